@@ -1,0 +1,5 @@
+import sys
+
+from tritonrl.cli import main
+
+sys.exit(main())

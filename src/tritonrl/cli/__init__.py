@@ -1,0 +1,57 @@
+"""The ``tritonrl`` command: parses arguments and hands each subcommand to its module.
+
+Each module in this package defines ``register(subparsers)``, which adds its subcommands and sets
+``func`` on their parsers to a function ``(args) -> int`` (the exit status). Errors the user can fix
+(``tritonrl.errors.UserError``) print one line and exit 2; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from tritonrl import __version__
+from tritonrl.errors import UserError
+
+# Subcommand modules, in the order --help lists them. A module that cannot be imported (for instance
+# because the `train` extra is missing) still lets the others work.
+COMMAND_MODULES = ("tasks", "verify", "train", "evaluate", "pipeline")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tritonrl",
+        description="Train language models to write correct, fast Triton kernels, and judge them strictly.",
+    )
+    parser.add_argument("--version", action="version", version=f"tritonrl {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"tritonrl.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith("tritonrl.cli"):
+                continue  # not written yet
+            raise
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        print(f"tritonrl: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tritonrl: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,16 @@
+"""Errors a user can cause (bad path, unknown task, malformed config).
+
+The CLI prints these as one line and exits with status 2; any other exception is our bug and keeps its traceback.
+"""
+
+
+class UserError(Exception):
+    """A mistake in the user's input, reported as one line without a traceback."""
+
+
+class TaskError(UserError):
+    """A task source or task file that cannot be found, read or understood."""
+
+
+class ConfigError(UserError):
+    """A config file or option that is missing, malformed or inconsistent."""

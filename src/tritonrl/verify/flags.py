@@ -1,0 +1,77 @@
+"""Named reasons a candidate is rejected or marked, each with a one-line rationale.
+
+A flag's value is what appears in ``VerifyResult.flags`` and in reports. Each static check and runtime
+check has a fixture kernel in ``tests/verify/fixtures/`` that trips it.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Flag(str, Enum):
+    # format
+    NO_CODE = "no_code"
+    # static checks (tritonrl.verify.static)
+    SYNTAX_ERROR = "syntax_error"
+    NO_MODELNEW = "no_modelnew"
+    NO_TRITON_KERNEL = "no_triton_kernel"
+    TRY_EXCEPT_FALLBACK = "try_except_fallback"
+    REFERENCE_REUSE = "reference_reuse"
+    TORCH_COMPUTE = "torch_compute"
+    TAMPERING = "tampering"
+    THREADS = "threads"
+    PROCESS_EXIT = "process_exit"
+    FORBIDDEN_IMPORT = "forbidden_import"
+    # load / run
+    IMPORT_ERROR = "import_error"
+    INIT_ERROR = "init_error"
+    RUNTIME_ERROR = "runtime_error"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    # runtime checks (tritonrl.verify.harness, compared in the parent)
+    NO_TRITON_LAUNCH = "no_triton_launch"
+    INPUT_MUTATION = "input_mutation"
+    NOT_PLAIN_TENSOR = "not_plain_tensor"
+    SHAPE_MISMATCH = "shape_mismatch"
+    DTYPE_MISMATCH = "dtype_mismatch"
+    DEVICE_MISMATCH = "device_mismatch"
+    OUTPUT_MISMATCH = "output_mismatch"
+    NONFINITE_OUTPUT = "nonfinite_output"
+    DEGENERATE_OUTPUT = "degenerate_output"
+    TINY_MISMATCH = "tiny_mismatch"
+    # timing
+    SUSPICIOUS_SPEEDUP = "suspicious_speedup"
+    TIMING_UNAVAILABLE = "timing_unavailable"
+
+
+RATIONALE: dict[Flag, str] = {
+    Flag.NO_CODE: "No Python code defining ModelNew could be found in the completion.",
+    Flag.SYNTAX_ERROR: "The code does not parse as Python.",
+    Flag.NO_MODELNEW: "The answer must define class ModelNew.",
+    Flag.NO_TRITON_KERNEL: "The answer must define at least one @triton.jit kernel.",
+    Flag.TRY_EXCEPT_FALLBACK: "A try/except around kernel launches lets a broken kernel fall back to PyTorch.",
+    Flag.REFERENCE_REUSE: "Inheriting from, building or looking up the reference Model computes the answer with it.",
+    Flag.TORCH_COMPUTE: "High-level torch compute in the forward path does the work instead of Triton (strict mode).",
+    Flag.TAMPERING: "Assigning to torch/triton/numpy attributes or sys.modules can fool the harness.",
+    Flag.THREADS: "Threads and side processes can finish work outside the timed or checked window.",
+    Flag.PROCESS_EXIT: "Exiting the process (os._exit, sys.exit) can skip the checks.",
+    Flag.FORBIDDEN_IMPORT: "Modules for processes, sockets, introspection of the harness have no place in a kernel.",
+    Flag.IMPORT_ERROR: "The module raised while being imported (or Triton failed to compile it).",
+    Flag.INIT_ERROR: "ModelNew(*get_init_inputs()) raised.",
+    Flag.RUNTIME_ERROR: "The forward pass raised.",
+    Flag.TIMEOUT: "The candidate did not finish within the time limit.",
+    Flag.CRASH: "The candidate's process died (segfault, os._exit, out of memory).",
+    Flag.NO_TRITON_LAUNCH: "A forward pass must launch at least one Triton kernel.",
+    Flag.INPUT_MUTATION: "The inputs must be unchanged after the forward pass.",
+    Flag.NOT_PLAIN_TENSOR: "Outputs must be plain torch.Tensor, not subclasses or other objects.",
+    Flag.SHAPE_MISMATCH: "Output shapes must equal the reference's.",
+    Flag.DTYPE_MISMATCH: "Output dtypes must equal the reference's (no silent precision downgrade).",
+    Flag.DEVICE_MISMATCH: "Outputs must be on the same device as the reference's.",
+    Flag.OUTPUT_MISMATCH: "Outputs differ from the reference beyond the tolerance.",
+    Flag.NONFINITE_OUTPUT: "Outputs have NaN or Inf where the reference has none.",
+    Flag.DEGENERATE_OUTPUT: "Constant or all-zero output where the reference varies (output-scale guard).",
+    Flag.TINY_MISMATCH: "Outputs differ from the reference on the tiny shape variant.",
+    Flag.SUSPICIOUS_SPEEDUP: "A speedup above the threshold is more likely a harness hole than a kernel.",
+    Flag.TIMING_UNAVAILABLE: "No GPU: runtimes are not measured (reported as null, never faked).",
+}
