@@ -23,6 +23,7 @@ class Flag(str, Enum):
     THREADS = "threads"
     PROCESS_EXIT = "process_exit"
     FORBIDDEN_IMPORT = "forbidden_import"
+    TORCH_COMPILE = "torch_compile"
     # load / run
     IMPORT_ERROR = "import_error"
     INIT_ERROR = "init_error"
@@ -57,6 +58,7 @@ RATIONALE: dict[Flag, str] = {
     Flag.THREADS: "Threads and side processes can finish work outside the timed or checked window.",
     Flag.PROCESS_EXIT: "Exiting the process (os._exit, sys.exit) can skip the checks.",
     Flag.FORBIDDEN_IMPORT: "Modules for processes, sockets, introspection of the harness have no place in a kernel.",
+    Flag.TORCH_COMPILE: "torch.compile / Inductor / TorchScript generate the kernels; the answer must write them.",
     Flag.IMPORT_ERROR: "The module raised while being imported (or Triton failed to compile it).",
     Flag.INIT_ERROR: "ModelNew(*get_init_inputs()) raised.",
     Flag.RUNTIME_ERROR: "The forward pass raised.",

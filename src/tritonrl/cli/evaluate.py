@@ -1,0 +1,108 @@
+"""``tritonrl eval``, ``tritonrl report`` and ``tritonrl compare``: thin wrappers over evaluate and report.
+
+    tritonrl eval --model M --tasks bundled --level 1 --k 4 --temperature 0.7 --out out/base
+    tritonrl eval --completions examples/golden/completions.jsonl --timeout 10 --out out/golden
+    tritonrl eval --solutions my_kernels/ --out out/mine
+    tritonrl report out/base/results.jsonl --out out/base     # rebuild the report, no GPU or model needed
+    tritonrl compare out/base out/sft out/rl --out out/compare
+
+Defaults come from ``EvalConfig`` / ``VerifyConfig`` (or the ``eval``/``verify`` sections of ``--config``);
+flags given on the command line override them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+from tritonrl.config import EvalConfig, PipelineConfig, VerifyConfig, load_config
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("eval", help="sample, verify and report: rates, pass@k, fast_p",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model", help="hub id, local model/adapter dir, or run dir (RUN_DIR[:stage])")
+    source.add_argument("--completions", help="JSONL of {task, completion} generated elsewhere")
+    source.add_argument("--solutions", help="directory of hand-written kernels, file stem = task name")
+    p.add_argument("--config", help="YAML whose eval: and verify: sections give the defaults")
+    p.add_argument("--tasks", help="bundled | a KernelBench dir or task file | name,name (with --model)")
+    p.add_argument("--level", type=int, help="only tasks of this level (with --model)")
+    p.add_argument("--max-tasks", type=int, help="only the first N tasks (with --model)")
+    p.add_argument("--k", type=int, help="samples per task")
+    p.add_argument("--temperature", type=float)
+    p.add_argument("--max-new-tokens", type=int)
+    p.add_argument("--backend", choices=["hf", "vllm", "auto"])
+    p.add_argument("--device", help="auto | cpu | cuda (generation and verification)")
+    p.add_argument("--timeout", type=float, help="seconds per candidate (verifier timeout_s)")
+    p.add_argument("--workers", type=int, help="parallel verifier processes (0: one per core)")
+    p.add_argument("--out", required=True, help="output directory")
+    p.set_defaults(func=run_eval)
+
+    p = subparsers.add_parser("report", help="rebuild report.json/report.md/plots from results.jsonl")
+    p.add_argument("results", help="results.jsonl (or the directory holding it)")
+    p.add_argument("--out", help="output directory (default: next to the results)")
+    p.set_defaults(func=run_report)
+
+    p = subparsers.add_parser("compare", help="compare runs (eval dirs or pipeline run dirs): table + plot")
+    p.add_argument("runs", nargs="+", help="eval dirs with report.json, or pipeline run dirs")
+    p.add_argument("--out", required=True, help="output directory")
+    p.set_defaults(func=run_compare)
+
+
+def configs_from_args(args) -> tuple[EvalConfig, VerifyConfig]:
+    """Dataclass defaults, then ``--config``'s sections, then the flags that were given."""
+    base = load_config(args.config, schema=PipelineConfig) if args.config else PipelineConfig()
+    gen_flags = {"tasks": args.tasks, "level": args.level, "max_tasks": args.max_tasks, "k": args.k,
+                 "temperature": args.temperature, "max_new_tokens": args.max_new_tokens, "backend": args.backend,
+                 "device": args.device}
+    verify_flags = {"device": args.device, "timeout_s": args.timeout, "workers": args.workers}
+    gen = dataclasses.replace(base.eval, **{k: v for k, v in gen_flags.items() if v is not None})
+    verify = dataclasses.replace(base.verify, **{k: v for k, v in verify_flags.items() if v is not None})
+    return gen, verify
+
+
+def run_eval(args) -> int:
+    from tritonrl import evaluate
+
+    gen, verify = configs_from_args(args)
+    if args.completions:
+        report = evaluate.evaluate_completions(args.completions, verify, args.out)
+    elif args.solutions:
+        report = evaluate.evaluate_solutions(args.solutions, verify, args.out)
+    else:
+        tasks = evaluate.select_tasks(gen.tasks, gen.level, gen.max_tasks)
+        report = evaluate.evaluate(args.model, tasks, gen.k, gen, verify, args.out)
+    _print_summary(report, Path(args.out))
+    return 0
+
+
+def run_report(args) -> int:
+    from tritonrl import report as rep
+
+    rows = rep.load_results(args.results)
+    source = Path(args.results)
+    out = Path(args.out) if args.out else (source if source.is_dir() else source.parent)
+    built = rep.write_report(rows, out, {"results": str(source)})
+    rep.print_warnings(built)
+    _print_summary(built, out)
+    return 0
+
+
+def run_compare(args) -> int:
+    from tritonrl.report import compare_runs
+
+    comparison = compare_runs(args.runs, args.out)
+    print(Path(args.out, "comparison.md").read_text())
+    print(f"comparison: {Path(args.out, 'comparison.md')} ({len(comparison['runs'])} runs)")
+    return 0
+
+
+def _print_summary(report: dict, out: Path) -> None:
+    from tritonrl.report import fmt
+
+    rates = ", ".join(f"{name} {fmt(report[f'{name}_rate'])}" for name in ("format", "valid", "compiled", "correct"))
+    passes = ", ".join(f"{k} {fmt(v)}" for k, v in report["pass_at_k"].items())
+    print(f"{report['n_samples']} samples, {report['n_tasks']} tasks: {rates}; {passes}")
+    print(f"report: {out / 'report.md'}")

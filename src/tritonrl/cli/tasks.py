@@ -1,0 +1,113 @@
+"""``tritonrl tasks list|show|variants`` and ``tritonrl prompt``: look at tasks and what a model is shown.
+
+    tritonrl tasks list bundled --level 2         # aligned table + level distribution
+    tritonrl tasks list ~/KernelBench --json      # [{"name", "level", "origin", ...}]
+    tritonrl tasks list kernelbook.jsonl          # filter report on stderr
+    tritonrl tasks show l1_softmax                # source, level, reference solution or not
+    tritonrl tasks variants l2_gemm_bias_relu     # the tiny / alt shape variants' changed constants
+    tritonrl prompt l1_softmax                    # the chat messages for a task
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from tritonrl.errors import TaskError
+from tritonrl.tasks import get_task, load_tasks
+from tritonrl.tasks.levels import level_distribution
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    tasks = subparsers.add_parser("tasks", help="list and inspect tasks")
+    sub = tasks.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
+
+    listing = sub.add_parser("list", help="list the tasks of a source")
+    listing.add_argument("source", help="'bundled', a KernelBench dir, a KernelBook .jsonl/.parquet, or a .py file")
+    listing.add_argument("--level", type=int, default=None, help="only tasks of this level")
+    listing.add_argument("--json", action="store_true", help="print a JSON array instead of a table")
+    listing.set_defaults(func=cmd_list)
+
+    show = sub.add_parser("show", help="print a task's source and facts")
+    show.add_argument("task", help="bundled task name or path to a .py task file")
+    show.set_defaults(func=cmd_show)
+
+    variants = sub.add_parser("variants", help="print the shape variants of a task")
+    variants.add_argument("task", help="bundled task name or path to a .py task file")
+    variants.add_argument("--n", type=int, default=2, help="number of alternative-shape variants")
+    variants.set_defaults(func=cmd_variants)
+
+    prompt = subparsers.add_parser("prompt", help="print the chat messages for a task")
+    prompt.add_argument("task", help="bundled task name or path to a .py task file")
+    prompt.add_argument("--template", default=None, help="prompt template file")
+    prompt.set_defaults(func=cmd_prompt)
+
+
+def _load(source: str, level: int | None) -> list:
+    if Path(source).suffix in (".jsonl", ".parquet"):
+        from tritonrl.tasks.kernelbook import load_kernelbook
+
+        if not Path(source).expanduser().is_file():
+            raise TaskError(f"no such KernelBook file: {source}")
+        tasks, report = load_kernelbook(source)
+        print(report.table(), file=sys.stderr)
+        return [t for t in tasks if level is None or t.level == level]
+    return load_tasks(source, level)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    tasks = _load(args.source, args.level)
+    if args.json:
+        rows = [{"name": t.name, "level": t.level, "origin": t.origin, "path": t.path,
+                 "has_solution": t.solution is not None} for t in tasks]
+        print(json.dumps(rows, indent=2))
+        return 0
+    width = max([len("name"), *(len(t.name) for t in tasks)])
+    print(f"{'name':<{width}}  level  origin       solution")
+    for t in tasks:
+        print(f"{t.name:<{width}}  {t.level:>5}  {t.origin:<11}  {'yes' if t.solution else 'no'}")
+    distribution = ", ".join(f"level {level}: {count}" for level, count in level_distribution(tasks).items())
+    print(f"{len(tasks)} tasks ({distribution or 'none'})")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    task = get_task(args.task)
+    print(f"# {task.name}  (level {task.level}, origin {task.origin})")
+    if task.path:
+        print(f"# path: {task.path}")
+    print(f"# reference solution: {'yes' if task.solution else 'no'}")
+    print(task.source.rstrip())
+    return 0
+
+
+def cmd_variants(args: argparse.Namespace) -> int:
+    from tritonrl.tasks.variants import alt_variants, tiny_variant
+
+    task = get_task(args.task)
+    variants = [tiny_variant(task), *alt_variants(task, n=args.n)]
+    for variant in variants:
+        changes = variant.meta.get("changes", {})
+        described = ", ".join(f"{name} {old} -> {new}" for name, (old, new) in changes.items())
+        print(f"{variant.variant:<6} {described or '(unchanged: already small)'}")
+    if len(variants) == 1:
+        print("(no alternative-shape variant runs for this task)")
+    return 0
+
+
+def cmd_prompt(args: argparse.Namespace) -> int:
+    from tritonrl.prompts import PromptTemplate, build_messages  # imported only when asked for
+
+    task = get_task(args.task)
+    template = None
+    if args.template:
+        path = Path(args.template).expanduser()
+        if not path.is_file():
+            raise TaskError(f"no such template file: {path}")
+        template = PromptTemplate.from_file(path)
+    for message in build_messages(task, template=template):
+        print(f"--- {message['role']} ---")
+        print(message["content"])
+    return 0

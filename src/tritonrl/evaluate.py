@@ -1,0 +1,337 @@
+"""Evaluation: sample k completions per task, verify them all in one ``verify_many``, write results and a report.
+
+    tritonrl eval --model Qwen/Qwen2.5-Coder-7B-Instruct --k 4 --temperature 0.7 --out out/base
+    tritonrl eval --model runs/smoke --out out/rl            # a run dir: the model named in its manifest.json
+    tritonrl eval --completions samples.jsonl --out out/x    # completions generated elsewhere
+    tritonrl eval --solutions my_kernels/ --out out/y        # hand-written kernels, file stem = task name
+
+Outputs in ``out_dir``: ``results.jsonl`` (one row per sample: task, level, sample index, completion, extracted
+code, the full ``VerifyResult``), then ``report.json``, ``report.md`` and plots (``tritonrl.report``). Training and
+evaluation share the ``Verifier``, so their numbers cannot drift.
+
+A model is a hub id, a local directory (a full model, or a PEFT adapter whose ``adapter_config.json`` names its
+base), or a run directory: its ``manifest.json`` names the model each stage wrote (``RUN_DIR`` takes the most
+recently finished; ``RUN_DIR:sft`` or ``RUN_DIR:rl`` picks one). Paths come from the manifest, never from a guess.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from tritonrl.config import EvalConfig, VerifyConfig
+from tritonrl.errors import TaskError, UserError
+from tritonrl.report import RESULTS_JSONL, print_warnings, write_report
+from tritonrl.tasks.model import KernelTask
+
+RL_STAGES = ("grpo", "rloo", "best_of_n")  # manifest stage names of tritonrl.train.rl (RUN_DIR:rl)
+
+
+@dataclass
+class Pending:
+    """One sample waiting for its verdict: a completion to extract from, or code as written."""
+
+    task: KernelTask
+    index: int
+    completion: str | None = None
+    code: str | None = None
+
+
+class Generator(Protocol):
+    def generate(self, prompts: Sequence[list[dict[str, str]]], k: int) -> list[list[str]]:
+        """k completions for each chat prompt."""
+
+
+# ---------------------------------------------------------------- tasks
+def select_tasks(spec: str, level: int | None = None, max_tasks: int | None = None) -> list[KernelTask]:
+    """``bundled``, a KernelBench dir or task file, or comma-separated bundled names; then level and count."""
+    from tritonrl.tasks import get_task, load_tasks
+
+    if spec == "bundled" or Path(spec).exists():
+        tasks = load_tasks(spec, level)
+    else:
+        tasks = [get_task(name.strip()) for name in spec.split(",") if name.strip()]
+        tasks = [t for t in tasks if level is None or t.level == level]
+    tasks = sorted(tasks, key=lambda t: t.name)[:max_tasks]
+    if not tasks:
+        raise TaskError(f"no tasks selected by {spec!r}" + (f" at level {level}" if level else ""))
+    return tasks
+
+
+# ---------------------------------------------------------------- models
+@dataclass(frozen=True)
+class ModelSource:
+    """Where to load a model from: base weights, an optional PEFT adapter, the tokenizer."""
+
+    base: str
+    adapter: str | None = None
+    tokenizer: str | None = None
+
+
+def resolve_model(spec: str) -> ModelSource:
+    """A hub id, ``tiny:DIR``, a model or adapter directory, or ``RUN_DIR[:stage]`` read through its manifest."""
+    path = Path(spec).expanduser()
+    if spec.startswith("tiny:"):
+        return ModelSource(base=spec)  # the training stack's locally built tiny model
+    if (path / "manifest.json").is_file():
+        return _from_manifest(path, None)
+    run_dir, sep, stage = spec.rpartition(":")
+    if sep and (Path(run_dir) / "manifest.json").is_file():
+        return _from_manifest(Path(run_dir), stage)
+    if path.is_dir():
+        return _from_directory(path)
+    if sep or spec.startswith((".", "/", "~")) or spec.count("/") > 1:
+        raise UserError(f"model path not found: {spec}")
+    return ModelSource(base=spec)  # a hub id
+
+
+def _from_directory(path: Path, base: str | None = None, tokenizer: str | None = None) -> ModelSource:
+    adapter_config = path / "adapter_config.json"
+    if not adapter_config.is_file():
+        return ModelSource(base=str(path), tokenizer=tokenizer)
+    # The adapter records the base it was trained on; that record, not a guess, names the base.
+    base = base or json.loads(adapter_config.read_text()).get("base_model_name_or_path")
+    if not base:
+        raise UserError(f"PEFT adapter {path} names no base model (base_model_name_or_path)")
+    return ModelSource(base=base, adapter=str(path), tokenizer=tokenizer or str(path))
+
+
+def _from_manifest(run_dir: Path, stage: str | None) -> ModelSource:
+    """The model a stage recorded; without a stage, the most recently finished trained stage."""
+    from tritonrl.train.manifest import RunManifest
+
+    manifest = RunManifest(run_dir)
+    stages = manifest.load()["stages"]
+    trained = {name: entry for name, entry in stages.items()
+               if entry.get("status") == "done" and "model" in entry.get("outputs", {})}
+    if stage == "rl":
+        trained = {n: e for n, e in trained.items() if n in RL_STAGES}
+    elif stage:
+        manifest.output(stage, "model")  # a one-line error if missing or unfinished
+        trained = {stage: stages[stage]}
+    if not trained:
+        raise UserError(f"run {run_dir} has no finished stage with a model in {manifest.path}"
+                        + (f" (asked for {stage!r})" if stage else ""))
+    name = max(trained, key=lambda n: trained[n].get("finished") or "")
+    outputs = trained[name]["outputs"]
+    model = Path(outputs["model"])
+    if not model.exists() and (run_dir / model).exists():
+        model = run_dir / model
+    if not model.exists():
+        raise UserError(f"manifest {manifest.path} names model {model} for stage {name!r}, which is missing")
+    return _from_directory(model, base=outputs.get("base_model"), tokenizer=outputs.get("tokenizer"))
+
+
+def load_generator(spec: str, config: EvalConfig) -> Generator:
+    """The generation backend for a model spec: vLLM when asked for and installed, else transformers."""
+    source = resolve_model(spec)
+    backend = config.backend
+    if backend in ("vllm", "auto"):
+        try:
+            import vllm  # noqa: F401
+        except ImportError:
+            if backend == "vllm":
+                raise UserError("backend vllm asked for, but vllm is not installed") from None
+            backend = "hf"
+        else:
+            backend = "vllm"
+    if backend == "vllm":
+        return VLLMGenerator(source, config)
+    if backend != "hf":
+        raise UserError(f"unknown generation backend {backend!r} (hf, vllm, auto)")
+    return HFGenerator(source, config)
+
+
+class HFGenerator:
+    """transformers ``generate`` with the tokenizer's chat template, left padding, k sequences per prompt."""
+
+    def __init__(self, source: ModelSource, config: EvalConfig):
+        import torch
+
+        self.config = config
+        device = config.device if config.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+        from tritonrl.config import ModelConfig
+        from tritonrl.train.models import load_model, load_tokenizer
+
+        # The training stack's loader: same dtype handling, tiny:DIR models, merged adapters as bases.
+        model, tokenizer = load_model(ModelConfig(name_or_path=source.base, dtype="auto"))
+        if source.tokenizer:
+            tokenizer = load_tokenizer(source.tokenizer)
+        tokenizer.padding_side = "left"
+        self.tokenizer = tokenizer
+        if source.adapter:
+            from peft import PeftModel
+
+            model = PeftModel.from_pretrained(model, source.adapter)
+        self.model = model.to(device).eval()
+        self.device = device
+
+    def _prompt_text(self, messages: list[dict[str, str]]) -> str:
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+    def generate(self, prompts: Sequence[list[dict[str, str]]], k: int) -> list[list[str]]:
+        import torch
+
+        torch.manual_seed(self.config.seed)
+        sampling = self.config.temperature > 0
+        kwargs: dict[str, Any] = {"max_new_tokens": self.config.max_new_tokens, "num_return_sequences": k,
+                                  "do_sample": sampling, "pad_token_id": self.tokenizer.pad_token_id}
+        if sampling:
+            kwargs.update(temperature=self.config.temperature, top_p=self.config.top_p)
+        out: list[list[str]] = []
+        size = max(1, self.config.batch_size)
+        for start in range(0, len(prompts), size):
+            texts = [self._prompt_text(m) for m in prompts[start:start + size]]
+            batch = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+            batch = batch.to(self.device)
+            with torch.no_grad():
+                tokens = self.model.generate(**batch, **kwargs)
+            decoded = self.tokenizer.batch_decode(tokens[:, batch["input_ids"].shape[1]:], skip_special_tokens=True)
+            out += [decoded[i * k:(i + 1) * k] for i in range(len(texts))]
+        return out
+
+
+class VLLMGenerator:
+    """vLLM's offline ``LLM.chat``; a PEFT adapter is served as a LoRA request on its base."""
+
+    def __init__(self, source: ModelSource, config: EvalConfig):
+        from vllm import LLM
+
+        self.source, self.config = source, config
+        self.llm = LLM(model=source.base, tokenizer=source.tokenizer or source.base, seed=config.seed,
+                       enable_lora=source.adapter is not None)
+
+    def generate(self, prompts: Sequence[list[dict[str, str]]], k: int) -> list[list[str]]:
+        from vllm import SamplingParams
+
+        params = SamplingParams(n=k, temperature=self.config.temperature, top_p=self.config.top_p,
+                                max_tokens=self.config.max_new_tokens, seed=self.config.seed)
+        lora = None
+        if self.source.adapter:
+            from vllm.lora.request import LoRARequest
+
+            lora = LoRARequest("adapter", 1, self.source.adapter)
+        outputs = self.llm.chat(list(prompts), params, lora_request=lora)
+        return [[c.text for c in o.outputs] for o in outputs]
+
+
+# ---------------------------------------------------------------- the three ways in
+def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: EvalConfig | None = None,
+             verify: VerifyConfig | None = None, out_dir: str | Path = "out/eval",
+             meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Generate k samples per task with ``model`` (a spec or a ``Generator``), verify, write the report."""
+    from tritonrl.prompts import build_messages
+
+    gen = gen or EvalConfig()
+    generator = load_generator(model, gen) if isinstance(model, str) else model
+    prompts = [build_messages(task, gen.prompt_template) for task in tasks]
+    completions = generator.generate(prompts, k)
+    pending = [Pending(task, i, completion=text) for task, texts in zip(tasks, completions)
+               for i, text in enumerate(texts)]
+    info = {"model": model if isinstance(model, str) else type(model).__name__, "k": k,
+            "temperature": gen.temperature, "max_new_tokens": gen.max_new_tokens, **(meta or {})}
+    return verify_and_report(pending, verify, out_dir, info)
+
+
+def read_completions(path: str | Path) -> list[Pending]:
+    """``{"task": name-or-path, "completion": text}`` per line; errors name the line."""
+    from tritonrl.tasks import get_task
+
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"completions file not found: {path}")
+    tasks: dict[str, KernelTask] = {}
+    counts: dict[str, int] = {}
+    pending = []
+    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("task"), str) or "completion" not in row:
+            raise UserError(f"{path}:{lineno}: need an object with a string 'task' and a 'completion'")
+        name = row["task"]
+        if name not in tasks:
+            try:
+                tasks[name] = get_task(_task_spec(name, path.parent))
+            except UserError as exc:
+                raise UserError(f"{path}:{lineno}: {exc}") from None
+        index = counts[name] = counts.get(name, -1) + 1
+        pending.append(Pending(tasks[name], index, completion=row["completion"]))
+    if not pending:
+        raise UserError(f"{path} holds no completions")
+    return pending
+
+
+def _task_spec(name: str, base: Path) -> str:
+    """A bundled name as is; a task file path as given, else relative to the completions file."""
+    if name.endswith(".py") and not Path(name).exists() and (base / name).exists():
+        return str(base / name)
+    return name
+
+
+def evaluate_completions(path: str | Path, verify: VerifyConfig | None = None, out_dir: str | Path = "out/eval",
+                         meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Verify completions generated elsewhere (see ``read_completions``) and write the report."""
+    return verify_and_report(read_completions(path), verify, out_dir, {"completions": str(path), **(meta or {})})
+
+
+def read_solutions(directory: str | Path) -> list[Pending]:
+    """Every ``*.py`` in ``directory`` is the code for the task named by its file stem."""
+    from tritonrl.tasks import get_task
+
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise UserError(f"solutions directory not found: {directory}")
+    files = sorted(directory.glob("*.py"))
+    if not files:
+        raise UserError(f"no .py files in {directory}")
+    return [Pending(get_task(f.stem), 0, code=f.read_text()) for f in files]
+
+
+def evaluate_solutions(directory: str | Path, verify: VerifyConfig | None = None,
+                       out_dir: str | Path = "out/eval", meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    return verify_and_report(read_solutions(directory), verify, out_dir,
+                             {"solutions": str(directory), **(meta or {})})
+
+
+# ---------------------------------------------------------------- verify, record, report
+def verify_and_report(pending: list[Pending], verify: VerifyConfig | None, out_dir: str | Path,
+                      meta: dict[str, Any] | None = None, verifier: Any = None) -> dict[str, Any]:
+    """One ``verify_many`` over all samples; ``results.jsonl`` first, then the report; warnings to stderr."""
+    from tritonrl.verify import VerifyItem
+
+    verify = verify or VerifyConfig()
+    items = [VerifyItem(p.task, completion=p.completion, code=p.code) for p in pending]
+    if verifier is None:
+        from tritonrl.verify.backends import make_verifier
+
+        with make_verifier(verify) as owned:  # verify.backend: local or ray
+            results = owned.verify_many(items, progress=True)
+    else:
+        results = verifier.verify_many(items)
+    if len(results) != len(pending):
+        raise RuntimeError(f"verifier returned {len(results)} results for {len(pending)} samples")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [_row(p, r) for p, r in zip(pending, results)]
+    with open(out / RESULTS_JSONL, "w") as fh:
+        fh.writelines(json.dumps(row) + "\n" for row in rows)
+    report = write_report(rows, out, {"device": verify.device, "timeout_s": verify.timeout_s, **(meta or {})})
+    print_warnings(report)
+    return report
+
+
+def _row(p: Pending, result) -> dict[str, Any]:
+    code = result.code if result.code is not None else p.code
+    if code is None and p.completion is not None:
+        from tritonrl.extract import extract_code
+
+        code = extract_code(p.completion)
+    return {"task": p.task.name, "level": p.task.level, "sample": p.index, "task_path": p.task.path,
+            "completion": p.completion, "code": code, "result": result.to_dict()}

@@ -1,0 +1,348 @@
+"""Reports of an evaluation: ``report.json``, ``report.md`` and PNG plots, rebuilt from ``results.jsonl`` alone.
+
+    tritonrl report out/eval/results.jsonl --out out/eval      # no GPU, no model needed
+    tritonrl compare out/base out/sft out/rl --out out/compare # eval dirs, or pipeline run dirs
+
+``results.jsonl`` has one row per sample: ``task``, ``level``, ``sample``, ``completion``, ``code`` and
+``result`` (a ``VerifyResult`` dict). The numbers come from ``tritonrl.metrics``; this module only lays them out.
+A run whose format or compile rate is 0 gets a loud warning at the top of ``report.md`` (and on stderr from
+the caller): that is the signature of a harness bug (wrong extraction, wrong path), not of a bad model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from tritonrl import metrics
+from tritonrl.errors import UserError
+from tritonrl.metrics import Sample
+from tritonrl.verify.result import VerifyResult
+
+REPORT_JSON = "report.json"
+REPORT_MD = "report.md"
+RESULTS_JSONL = "results.jsonl"
+ROW_KEYS = ("task", "level", "result")
+
+
+# ---------------------------------------------------------------- reading results
+def load_results(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of a ``results.jsonl``; a missing file or a malformed line is a one-line ``UserError``."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / RESULTS_JSONL
+    if not path.is_file():
+        raise UserError(f"results file not found: {path}")
+    rows = []
+    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+        missing = [k for k in ROW_KEYS if not isinstance(row, dict) or k not in row]
+        if missing:
+            raise UserError(f"{path}:{lineno}: result row lacks {', '.join(missing)}")
+        rows.append(row)
+    return rows
+
+
+def to_samples(rows: list[dict[str, Any]]) -> list[Sample]:
+    return [Sample(row["task"], int(row["level"]), VerifyResult.from_dict(row["result"]), int(row.get("sample", 0)))
+            for row in rows]
+
+
+def default_ks(samples: list[Sample]) -> list[int]:
+    """pass@1 and pass@n for the smallest per-task sample count n (the k the run was made with)."""
+    groups = metrics.group_by_task(samples)
+    if not groups:
+        return [1]
+    return sorted({1, min(len(g) for g in groups.values())})
+
+
+# ---------------------------------------------------------------- building the report
+def build_report(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Everything ``report.json`` holds: headline metrics, per level, per task, failures, warnings."""
+    samples = to_samples(rows)
+    ks = default_ks(samples)
+    timed = metrics.timing_available(samples)
+    report: dict[str, Any] = {"meta": dict(meta or {})}
+    report.update(metrics.summarize(samples, ks, timed))
+    report["per_level"] = metrics.per_level(samples, ks, timed)
+    report["per_task"] = metrics.per_task(samples, ks, timed)
+    report["failures"] = metrics.failure_breakdown(samples)
+    report["funnel"] = metrics.stage_funnel(samples)
+    report["warnings"] = harness_warnings(report, rows)
+    return report
+
+
+def harness_warnings(report: dict[str, Any], rows: list[dict[str, Any]], n_examples: int = 3) -> list[str]:
+    """A loud warning for a 0 format rate, else for a 0 compile rate, with examples of the failing outputs."""
+    for key, stage_name in (("format_rate", "format"), ("compiled_rate", "compile")):
+        if report["n_samples"] and report[key] == 0:
+            examples = [_example(row) for row in rows[:n_examples]]
+            return [f"{key} is 0 over {report['n_samples']} samples: every sample failed at or before the "
+                    f"{stage_name} stage. Unless the model is an untrained smoke-test model, this is the signature "
+                    "of a harness bug (extraction, paths, chat template), not of a bad model. Examples:\n"
+                    + "\n".join(examples)]
+    return []
+
+
+def _example(row: dict[str, Any], max_chars: int = 300) -> str:
+    text = (row.get("completion") or row.get("code") or "").strip().replace("\n", "\\n")
+    if len(text) > max_chars:
+        text = text[:max_chars] + "..."
+    result = row["result"]
+    error = (result.get("error") or "").splitlines()[0][:200] if result.get("error") else ""
+    return (f"  - {row['task']} #{row.get('sample', 0)}: stage={result['stage']} flags={result.get('flags')} "
+            f"error={error!r}\n    output: {text!r}")
+
+
+def print_warnings(report: dict[str, Any], stream=None) -> None:
+    """Warnings to stderr, framed so that nobody scrolls past them."""
+    stream = stream or sys.stderr
+    for warning in report.get("warnings", []):
+        bar = "!" * 100
+        print(f"{bar}\nWARNING: {warning}\n{bar}", file=stream)
+
+
+# ---------------------------------------------------------------- writing it out
+def write_report(rows: list[dict[str, Any]], out_dir: str | Path, meta: dict[str, Any] | None = None,
+                 title: str = "Evaluation report") -> dict[str, Any]:
+    """Write ``report.json``, ``report.md`` and the plots into ``out_dir``; return the report."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    report = build_report(rows, meta)
+    samples = to_samples(rows)
+    report["plots"] = write_run_plots(report, metrics.speedups(samples), out)
+    (out / REPORT_JSON).write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
+    (out / REPORT_MD).write_text(render_markdown(report, title))
+    return report
+
+
+def fmt(value: Any, percent: bool = True, unavailable: str = "n/a") -> str:
+    if value is None:
+        return unavailable
+    if isinstance(value, float) and percent:
+        return f"{100 * value:.1f}%"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return lines + [""]
+
+
+def render_markdown(report: dict[str, Any], title: str = "Evaluation report") -> str:
+    """The report a person reads first: warnings, headline rates, pass@k, fast_p, per level, per task, failures."""
+    lines = [f"# {title}", ""]
+    for warning in report.get("warnings", []):
+        lines += ["> **WARNING: possible harness bug.**", ">"]
+        lines += [f"> {line}" for line in warning.splitlines()] + [""]
+    meta = report.get("meta", {})
+    if meta:
+        lines += [", ".join(f"{k}: `{v}`" for k, v in meta.items() if v is not None), ""]
+    lines += ["## Headline", ""]
+    headline = [["samples", str(report["n_samples"])], ["tasks", str(report["n_tasks"])]]
+    headline += [[name, fmt(report[f"{name}_rate"])] for name in metrics.RATE_NAMES]
+    lines += _table(["metric", "value"], headline)
+    lines += ["## pass@k and fast_p", ""]
+    unavailable = "unavailable (not timed)"
+    cells = [[k, fmt(v)] for k, v in report["pass_at_k"].items()]
+    cells += [[f"{k} (@1, per task)", fmt(v, unavailable=unavailable)] for k, v in report["fast_p"].items()]
+    cells.append(["geomean speedup (correct, timed)", fmt(report["geomean_speedup"], False, unavailable)])
+    lines += _table(["metric", "value"], cells)
+    if not report["timing_available"]:
+        note = "Timing unavailable (CPU run): fast_p for p > 0 and speedups are reported as unavailable, never as 0."
+        lines += [note, ""]
+    lines += _per_level_md(report) + _per_task_md(report) + _failures_md(report)
+    if report.get("plots"):
+        lines += ["## Plots", ""] + [f"![{Path(p).stem}]({p})" for p in report["plots"]] + [""]
+    return "\n".join(lines)
+
+
+def _per_level_md(report: dict[str, Any]) -> list[str]:
+    rows = [[lv, str(s["n_samples"]), str(s["n_tasks"]), *(fmt(s[f"{r}_rate"]) for r in metrics.RATE_NAMES),
+             fmt(s["pass_at_k"].get("pass@1"))] for lv, s in report["per_level"].items()]
+    return ["## Per level", ""] + _table(["level", "samples", "tasks", *metrics.RATE_NAMES, "pass@1"], rows)
+
+
+def _per_task_md(report: dict[str, Any]) -> list[str]:
+    rows = []
+    for name, t in report["per_task"].items():
+        counts = [f"{t[f'n_{r}']}/{t['n']}" for r in metrics.RATE_NAMES]
+        rows.append([name, str(t["level"]), *counts, fmt(t["best_speedup"], False), t["top_failure"] or "-"])
+    header = ["task", "level", *metrics.RATE_NAMES, "best speedup", "top failure"]
+    return ["## Per task", ""] + _table(header, rows)
+
+
+def _failures_md(report: dict[str, Any]) -> list[str]:
+    failures = report["failures"]
+    lines = ["## Failures", ""]
+    lines += _table(["failed stage", "samples"], [[k, str(v)] for k, v in failures["by_stage"].items()] or
+                    [["(none)", "0"]])
+    lines += _table(["flag", "samples"], [[k, str(v)] for k, v in failures["by_flag"].items()] or [["(none)", "0"]])
+    return lines
+
+
+# ---------------------------------------------------------------- comparing runs
+def find_report(path: str | Path) -> list[tuple[str, Path]]:
+    """(name, report.json) pairs: an eval dir gives itself; a pipeline run dir gives each ``eval/<name>``."""
+    path = Path(path)
+    if path.is_file() and path.name == REPORT_JSON:
+        return [(path.parent.name, path)]
+    if (path / REPORT_JSON).is_file():
+        return [(path.name, path / REPORT_JSON)]
+    order = {"base": 0, "sft": 1, "rl": 2}  # the pipeline's models, in training order
+    found = sorted(((p.parent.name, p) for p in path.glob(f"eval/*/{REPORT_JSON}")),
+                   key=lambda item: (order.get(item[0], len(order)), item[0]))
+    if not found:
+        raise UserError(f"no {REPORT_JSON} in {path} (nor in {path}/eval/*/): run `tritonrl eval` first")
+    return found
+
+
+COMPARE_KEYS = ("format_rate", "valid_rate", "compiled_rate", "correct_rate")
+
+
+def compare_runs(paths: list[str | Path], out_dir: str | Path) -> dict[str, Any]:
+    """A table (and plot) of the headline metrics of several runs: base vs SFT vs RL."""
+    runs: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        for name, report_path in find_report(path):
+            key = name if name not in runs else f"{Path(path).name}/{name}"
+            runs[key] = json.loads(report_path.read_text())
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    table = {name: _comparable(r) for name, r in runs.items()}
+    comparison = {"runs": table, "plots": write_comparison_plot(table, out)}
+    (out / "comparison.json").write_text(json.dumps(comparison, indent=2) + "\n")
+    (out / "comparison.md").write_text(render_comparison(comparison))
+    return comparison
+
+
+def _comparable(report: dict[str, Any]) -> dict[str, Any]:
+    row = {k: report.get(k) for k in ("n_samples", "n_tasks", *COMPARE_KEYS, "geomean_speedup")}
+    row.update(report.get("pass_at_k", {}))
+    row.update(report.get("fast_p", {}))
+    row["warnings"] = len(report.get("warnings", []))
+    return row
+
+
+def render_comparison(comparison: dict[str, Any]) -> str:
+    runs = comparison["runs"]
+    first = [*COMPARE_KEYS]
+    rest = sorted({k for row in runs.values() for k in row} - {*first, "n_samples", "n_tasks", "warnings",
+                                                                 "geomean_speedup"},
+                  key=lambda k: (not k.startswith("pass"), float(k.split("_")[1]) if k.startswith("fast_") else 0, k))
+    keys = [*first, *rest, "geomean_speedup"]
+    rows = [[name, str(r["n_samples"]), *(fmt(r.get(k), percent=k != "geomean_speedup") for k in keys),
+             "YES" if r["warnings"] else ""] for name, r in runs.items()]
+    header = ["run", "samples", *(k.removesuffix("_rate") for k in keys), "harness warning"]
+    lines = ["# Comparison", ""] + _table(header, rows)
+    lines += [f"![{Path(p).stem}]({p})" for p in comparison["plots"]] + [""]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- plots (matplotlib, Agg: no display needed)
+def _pyplot():
+    """matplotlib's pyplot on the Agg backend, or None when matplotlib is not installed (core install)."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def write_run_plots(report: dict[str, Any], speedups: list[float], out: Path) -> list[str]:
+    """``funnel.png`` and ``speedups.png`` in ``out``; returns their file names (empty without matplotlib)."""
+    plt = _pyplot()
+    if plt is None:
+        return []
+    return [_funnel_plot(plt, report, out / "funnel.png"), _speedup_plot(plt, report, speedups, out / "speedups.png")]
+
+
+def _funnel_plot(plt, report: dict[str, Any], path: Path) -> str:
+    funnel = report["funnel"]
+    labels = ["samples", "format ok", "valid", "compiled", "tiny correct", "correct"]
+    counts = list(funnel.values())
+    total = max(funnel["samples"], 1)
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    bars = ax.barh(labels[::-1], counts[::-1], color=["#2b8a3e", "#5c940d", "#e67700", "#1971c2", "#1864ab",
+                                                      "#868e96"])
+    for bar, count in zip(bars, counts[::-1]):
+        ax.text(bar.get_width() + total * 0.01, bar.get_y() + bar.get_height() / 2,
+                f"{count} ({100 * count / total:.0f}%)", va="center", fontsize=9)
+    ax.set_xlim(0, total * 1.25)
+    ax.set_xlabel("samples that passed the stage")
+    ax.set_title(f"Verification funnel ({funnel['samples']} samples, {report['n_tasks']} tasks)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
+
+
+def _speedup_plot(plt, report: dict[str, Any], speedups: list[float], path: Path) -> str:
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    if not speedups:
+        why = ("Timing unavailable (CPU run):\nspeedups are not measured, fast_p (p > 0) is unavailable"
+               if not report["timing_available"] else "No correct, timed sample: no speedups to show")
+        ax.text(0.5, 0.5, why, ha="center", va="center", fontsize=12, transform=ax.transAxes)
+        ax.set_axis_off()
+    else:
+        low, high = min(min(speedups), 0.5), max(max(speedups), 2.5)
+        bins = [math.exp(math.log(low) + i * (math.log(high) - math.log(low)) / 15) for i in range(16)]
+        ax.hist(speedups, bins=bins, color="#1971c2", edgecolor="white")
+        ax.set_xscale("log")
+        ticks = [t for t in (0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 20) if low <= t <= high * 1.05]
+        ax.set_xticks(ticks, [f"{t:g}x" for t in ticks])
+        ax.xaxis.set_minor_formatter(plt.NullFormatter())
+        ax.yaxis.set_major_locator(plt.MaxNLocator(integer=True))
+        for p, style in ((1.0, "-"), (1.5, "--"), (2.0, ":")):
+            ax.axvline(p, color="#c92a2a", linestyle=style, label=f"{p:g}x")
+        ax.set_xlabel("speedup over the PyTorch reference (log scale)")
+        ax.set_ylabel("correct samples")
+        ax.legend(title="fast_p threshold")
+    ax.set_title("Speedup distribution (correct samples)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
+
+
+def write_comparison_plot(runs: dict[str, dict[str, Any]], out: Path) -> list[str]:
+    """``comparison.png``: grouped bars of the headline rates, pass@1 and fast_1 per run."""
+    plt = _pyplot()
+    if plt is None or not runs:
+        return []
+    keys = [*COMPARE_KEYS, "pass@1", "fast_1"]
+    fig, ax = plt.subplots(figsize=(max(7, 1.2 * len(keys) * max(1, len(runs)) / 2), 4))
+    width = 0.8 / len(runs)
+    for i, (name, row) in enumerate(runs.items()):
+        values = [row.get(k) for k in keys]
+        xs = [j + i * width for j in range(len(keys))]
+        label = f"{name} (harness warning: see report)" if row.get("warnings") else name
+        ax.bar(xs, [100 * v if v is not None else 0 for v in values], width, label=label)
+        for x, v in zip(xs, values):
+            ax.text(x, (100 * v if v is not None else 0) + 1, "n/a" if v is None else f"{100 * v:.0f}",
+                    ha="center", fontsize=8)
+    ax.set_xticks([j + width * (len(runs) - 1) / 2 for j in range(len(keys))])
+    ax.set_xticklabels([k.replace("_rate", "") for k in keys])
+    ax.set_ylim(0, 110)
+    ax.set_ylabel("% (n/a: unavailable, e.g. fast_1 on CPU)")
+    ax.set_title("Runs compared")
+    ax.legend()
+    fig.tight_layout()
+    path = out / "comparison.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [path.name]

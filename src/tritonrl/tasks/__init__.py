@@ -1,0 +1,66 @@
+"""Tasks: PyTorch programs (KernelBench format) to be rewritten with Triton kernels.
+
+    from tritonrl.tasks import load_tasks, get_task
+    load_tasks("bundled", level=2)          # the bundled suite
+    load_tasks("~/KernelBench")             # a KernelBench clone (or its KernelBench/ subdirectory)
+    load_tasks("kernelbook.jsonl")          # KernelBook rows (filtered; see tritonrl.tasks.kernelbook)
+    get_task("l1_softmax")                  # a bundled task by name, or get_task("path/to/task.py")
+
+Shape variants live in ``tritonrl.tasks.variants``, difficulty labels in ``tritonrl.tasks.levels``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+
+from tritonrl.errors import TaskError
+from tritonrl.tasks.model import KernelTask
+from tritonrl.tasks.sources import find_kernelbench_root, load_bundled, load_kernelbench, load_task_file
+
+__all__ = ["KernelTask", "get_task", "load_tasks"]
+
+KERNELBOOK_SUFFIXES = (".jsonl", ".parquet")
+KERNELBOOK_HUB_ID = "GPUMODE/KernelBook"
+
+
+def load_tasks(source: str | Path, level: int | None = None) -> list[KernelTask]:
+    """Tasks from ``"bundled"``, a KernelBench dir, a KernelBook ``.jsonl``/``.parquet`` (or the hub id), or a ``.py``."""
+    source_str = str(source)
+    if source_str == "bundled":
+        return load_bundled(level)
+    path = Path(source_str).expanduser()
+    if path.suffix in KERNELBOOK_SUFFIXES or source_str == KERNELBOOK_HUB_ID:
+        if path.suffix and not path.is_file():
+            raise TaskError(f"no such KernelBook file: {path}")
+        from tritonrl.tasks.kernelbook import load_kernelbook
+
+        tasks, _report = load_kernelbook(source_str)
+    elif path.is_dir():
+        return load_kernelbench(path, level)
+    elif path.suffix == ".py":
+        tasks = [load_task_file(path)]
+    elif path.exists():
+        raise TaskError(f"{path}: not a task source (expected a directory, .py, .jsonl or .parquet)")
+    else:
+        raise TaskError(f"no such task source: {source_str} "
+                        "(expected 'bundled', a KernelBench dir, a .jsonl/.parquet file or a .py file)")
+    return [t for t in tasks if level is None or t.level == level]
+
+
+def get_task(name_or_path: str | Path) -> KernelTask:
+    """A task by bundled name (or KernelBench name when ``KERNELBENCH_DIR`` is set), or by ``.py`` path."""
+    text = str(name_or_path)
+    path = Path(text).expanduser()
+    if path.suffix == ".py" or os.sep in text:
+        return load_task_file(path)
+    candidates = {t.name: t for t in load_bundled()}
+    kernelbench_dir = os.environ.get("KERNELBENCH_DIR")
+    if kernelbench_dir and find_kernelbench_root(kernelbench_dir):
+        candidates.update({t.name: t for t in load_kernelbench(kernelbench_dir) if t.name not in candidates})
+    if text in candidates:
+        return candidates[text]
+    close = difflib.get_close_matches(text, list(candidates), n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else "; see `tritonrl tasks list bundled`"
+    raise TaskError(f"unknown task: {text}{hint}")

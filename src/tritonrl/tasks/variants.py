@@ -1,0 +1,423 @@
+"""Shape variants of a task: the same program with its module-level int constants rewritten.
+
+    from tritonrl.tasks.variants import tiny_variant, alt_variants
+    tiny = tiny_variant(task)            # variant "tiny": runs on CPU in well under a second
+    alts = alt_variants(task, n=2)       # variants "alt1", "alt2": similar size, other (non power-of-two) shapes
+    tiny.meta["changes"]                 # {"batch_size": (128, 2), ...}
+
+Each constant is classified by its name and use (batch / spatial / feature sizes, divisors such as groups and
+heads, and fixed structure such as kernel size, stride, padding, dilation, dim indices and small values).
+Candidates are decided by trying: the rewritten source is executed in a fresh namespace, ``Model`` is built from
+``get_init_inputs()`` and run on ``get_inputs()``; only variants that run and return a non-empty tensor are kept.
+Tiny candidates run for real, smallest first, falling back to milder shrinking; alternative shapes are checked
+on the ``meta`` device (shapes only, no arithmetic), or for real when an op has no meta kernel and the inputs
+are small. Only the constants' text changes; the rest of the source is kept as written. Results are cached
+per task key.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import dataclasses
+import math
+import random
+import time
+import warnings
+from dataclasses import dataclass
+
+from tritonrl.errors import TaskError
+from tritonrl.tasks.model import KernelTask
+
+STRUCTURAL_WORDS = ("kernel", "stride", "pad", "dilation", "pool", "scale_factor", "layer", "axis", "output_size",
+                    "topk", "top_k", "window", "order", "bits", "step", "stage", "block")
+SPATIAL_WORDS = ("height", "width", "depth", "length", "seq", "_len", "spatial", "time", "frame", "token")
+SPATIAL_NAMES = frozenset({"h", "w", "d", "l", "t", "H", "W", "D", "L", "T"})
+SIZE_WORDS = ("size", "dim", "channel", "feature", "hidden", "embed", "batch", "num_", "n_")
+# Shrinking schedule for the tiny variant, smallest first: (batch cap, spatial cap, feature cap, shrink divisors).
+TINY_TIERS = ((2, 8, 8, True), (2, 12, 16, True), (2, 16, 32, False), (4, 32, 64, False))
+UNIFORM_DIVISORS = (64, 32, 16, 8, 4, 2)  # last resort: divide every size by f, keeping all ratios
+ALT_SPREAD = 0.25
+ALT_KINDS = ("batch", "spatial", "feature", "shape")
+MAX_REAL_ALT_NUMEL = 1 << 22
+TINY_MAX_S = 1.0
+
+_TINY_CACHE: dict[str, KernelTask | TaskError] = {}
+_ALT_CACHE: dict[tuple[str, int, int], list[KernelTask]] = {}
+
+
+@dataclass(frozen=True)
+class Constant:
+    """One module-level assignment of an int (or a tuple of ints), with its kind and source position."""
+
+    name: str
+    value: int | tuple[int, ...]
+    kind: str  # "batch", "spatial", "feature", "shape" (tuple of sizes), "divisor" or "fixed"
+    node: ast.expr
+
+
+@dataclass
+class RunResult:
+    ok: bool
+    seconds: float = 0.0
+    error: str = ""
+
+
+def tiny_variant(task: KernelTask) -> KernelTask:
+    """Variant "tiny"; raises ``TaskError`` if no shrunk (or original) version runs."""
+    cached = _TINY_CACHE.get(task.key)
+    if cached is None:
+        try:
+            cached = _make_tiny(task)
+        except TaskError as exc:
+            cached = exc
+        _TINY_CACHE[task.key] = cached
+    if isinstance(cached, TaskError):
+        raise cached
+    return cached
+
+
+def alt_variants(task: KernelTask, n: int = 2, seed: int = 0) -> list[KernelTask]:
+    """Up to ``n`` variants "alt1".. with similar-size, different shapes; empty if none can be made."""
+    cache_key = (task.key, n, seed)
+    if cache_key not in _ALT_CACHE:
+        _ALT_CACHE[cache_key] = _make_alts(task, n, seed)
+    return list(_ALT_CACHE[cache_key])
+
+
+def find_constants(source: str) -> list[Constant]:
+    """Module-level ``name = <int or tuple of ints>`` assignments, classified (see the module docstring)."""
+    tree = ast.parse(source)
+    in_inputs = _names_used_in(tree, "get_inputs")
+    divisor_names = _divisor_names(tree)
+    found = []
+    for name, value_node in _assignments(tree):
+        value = _int_value(value_node)
+        if value is not None:
+            kind = _classify(name, value, name in in_inputs, name in divisor_names)
+            found.append(Constant(name, value, kind, value_node))
+    return found
+
+
+def _assignments(tree: ast.Module):
+    """(name, value node) for ``a = 1``, ``a: int = 1``, ``h = w = 1`` (named h) and ``d, h = 1, 2`` (element-wise)."""
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        elif isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        else:
+            continue
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        if names:
+            # ``height = width = 64``: one value, named by its most telling target
+            yield max(names, key=lambda n: any(w in n.lower() for w in SPATIAL_WORDS + SIZE_WORDS)), value
+        for target in targets:
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+                for element, element_value in zip(target.elts, value.elts):
+                    if isinstance(element, ast.Name):
+                        yield element.id, element_value
+
+
+def _classify(name: str, value: int | tuple, used_in_inputs: bool, is_divisor: bool) -> str:
+    low = name.lower()
+    if any(word in low for word in STRUCTURAL_WORDS):
+        return "fixed"
+    if isinstance(value, tuple):
+        return "shape" if ("shape" in low or "size" in low or "dims" in low) and min(value, default=0) > 0 else "fixed"
+    if is_divisor or (("group" in low or "head" in low) and not any(w in low for w in ("dim", "size", "channel"))):
+        return "divisor"
+    if value <= 4:
+        return "fixed"  # dim indices, 3 input channels, ...: nothing to gain, much to break
+    if "batch" in low:
+        return "batch"
+    if name in SPATIAL_NAMES or any(word in low for word in SPATIAL_WORDS):
+        return "spatial"
+    if not used_in_inputs and value <= 16 and not any(word in low for word in SIZE_WORDS):
+        return "fixed"  # an unnamed small hyper-parameter of the model, not a tensor size
+    return "feature"
+
+
+def _divisor_names(tree: ast.Module) -> set[str]:
+    """Names passed as ``groups=`` / ``num_groups=`` / ``num_heads=`` anywhere, or as GroupNorm's first argument."""
+    names = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for kw in node.keywords:
+            if kw.arg in ("groups", "num_groups", "num_heads", "n_head", "nhead") and isinstance(kw.value, ast.Name):
+                names.add(kw.value.id)
+    return names
+
+
+def _names_used_in(tree: ast.Module, function: str) -> set[str]:
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return set()
+
+
+def _int_value(node: ast.expr) -> int | tuple[int, ...] | None:
+    """The int a constant expression evaluates to (literals and + - * // **), or a tuple/list of such ints."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        items = [_int_value(e) for e in node.elts]
+        return tuple(items) if items and all(isinstance(i, int) for i in items) else None
+    if isinstance(node, ast.Constant):
+        return node.value if type(node.value) is int else None
+    if isinstance(node, ast.BinOp):
+        left, right = _int_value(node.left), _int_value(node.right)
+        if not (isinstance(left, int) and isinstance(right, int)):
+            return None
+        ops = {ast.Add: lambda: left + right, ast.Sub: lambda: left - right, ast.Mult: lambda: left * right,
+               ast.FloorDiv: lambda: left // right if right else None,
+               ast.Pow: lambda: left**right if 0 <= right <= 64 else None}
+        op = ops.get(type(node.op))
+        return op() if op else None
+    return None
+
+
+def rewrite_constants(source: str, constants: list[Constant], new_values: dict[int, object]) -> str:
+    """Replace the text of each constant whose index is in ``new_values``; everything else is kept verbatim."""
+    lines = source.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line.encode()))
+    data = source.encode()
+    edits = []
+    for index, value in new_values.items():
+        node = constants[index].node
+        start = offsets[node.lineno - 1] + node.col_offset
+        end = offsets[node.end_lineno - 1] + node.end_col_offset
+        edits.append((start, end, _literal(value, node)))
+    for start, end, text in sorted(edits, reverse=True):
+        data = data[:start] + text.encode() + data[end:]
+    return data.decode()
+
+
+def _literal(value: object, node: ast.expr) -> str:
+    if not isinstance(value, tuple):
+        return str(value)
+    inner = ", ".join(str(v) for v in value)
+    if isinstance(node, ast.List):
+        return f"[{inner}]"
+    return f"({inner},)" if len(value) == 1 else f"({inner})"
+
+
+# ---------------------------------------------------------------- running a candidate
+def run_source(source: str, meta: bool = False) -> RunResult:
+    """Execute a task source fresh, build ``Model``, run forward once under no_grad; ok if it returns data."""
+    import torch
+
+    namespace: dict = {"__name__": "tritonrl_task_variant"}
+    device = torch.device("meta") if meta else contextlib.nullcontext()
+    try:
+        with torch.random.fork_rng(devices=[]), torch.no_grad(), warnings.catch_warnings(), device, \
+                _cuda_redirect("meta" if meta else "cpu"):
+            warnings.simplefilter("ignore")
+            torch.manual_seed(0)
+            exec(compile(source, "<task variant>", "exec"), namespace)  # noqa: S102 -- running the task is the point
+            model = namespace["Model"](*namespace["get_init_inputs"]())
+            inputs = namespace["get_inputs"]()
+            start = time.perf_counter()
+            output = model(*inputs)
+            seconds = time.perf_counter() - start
+    except Exception as exc:  # noqa: BLE001 -- any failure of the candidate means "does not run"; the reason is kept
+        return RunResult(False, error=f"{type(exc).__name__}: {exc}".splitlines()[0][:200])
+    tensors = [t for t in _flatten(output) if isinstance(t, torch.Tensor)]
+    if not tensors or all(t.numel() == 0 for t in tensors):
+        return RunResult(False, seconds, "forward returned no tensor data")
+    return RunResult(True, seconds)
+
+
+@contextlib.contextmanager
+def _cuda_redirect(target: str):
+    """Where CUDA is missing (or shapes only are wanted), tensors a task asks to put on "cuda" go to ``target``.
+
+    Some task files create their inputs with ``device="cuda"`` or call ``.cuda()``; the shapes are what matter here.
+    """
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    if target == "cpu" and torch.cuda.is_available():
+        yield
+        return
+
+    class Redirect(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if func in (torch.Tensor.cuda, torch.Tensor.cpu):
+                return args[0].to(target)
+            if "device" in kwargs and "cuda" in str(kwargs["device"]):
+                kwargs["device"] = target
+            if func is torch.Tensor.to:
+                args = tuple(target if "cuda" in str(a) and isinstance(a, (str, torch.device)) else a for a in args)
+            return func(*args, **kwargs)
+
+    with Redirect():
+        yield
+
+
+def _flatten(output: object) -> list:
+    if isinstance(output, (list, tuple)):
+        return [item for sub in output for item in _flatten(sub)]
+    return [output]
+
+
+def _input_numel(source: str) -> int | None:
+    """Total elements of ``get_inputs()`` computed on the meta device (no memory), or None if that fails."""
+    import torch
+
+    namespace: dict = {"__name__": "tritonrl_task_variant"}
+    try:
+        with torch.random.fork_rng(devices=[]), torch.device("meta"), _cuda_redirect("meta"):
+            exec(compile(source, "<task variant>", "exec"), namespace)  # noqa: S102 -- running the task is the point
+            inputs = namespace["get_inputs"]()
+    except Exception:  # noqa: BLE001 -- inputs that cannot be built on meta: size unknown
+        return None
+    return sum(t.numel() for t in _flatten(inputs) if isinstance(t, torch.Tensor))
+
+
+# ---------------------------------------------------------------- tiny
+def _make_tiny(task: KernelTask) -> KernelTask:
+    try:
+        constants = find_constants(task.source)
+    except SyntaxError as exc:
+        raise TaskError(f"{task.name}: syntax error on line {exc.lineno}: {exc.msg}") from None
+    errors = []
+    for new_values in _tiny_candidates(constants):
+        if not new_values:
+            continue
+        source = rewrite_constants(task.source, constants, new_values)
+        result = run_source(source)
+        if result.ok:
+            return _variant(task, "tiny", source, constants, new_values)
+        errors.append(result.error)
+    result = run_source(task.source)  # nothing shrinks (or nothing shrunk runs): fine if already small and fast
+    if result.ok and result.seconds < TINY_MAX_S:
+        return _variant(task, "tiny", task.source, constants, {})
+    reason = errors[-1] if errors else result.error or "no shape constants to shrink"
+    raise TaskError(f"{task.name}: no tiny variant runs ({reason})")
+
+
+def _tiny_candidates(constants: list[Constant]):
+    """New values per constant index, from the smallest shapes to the mildest shrink (a generator: tried in order)."""
+    seen: list[dict] = []
+    for batch_cap, spatial_cap, feature_cap, shrink_divisors in TINY_TIERS:
+        divisors = {i: _small_divisor(c.value) for i, c in enumerate(constants)
+                    if c.kind == "divisor" and shrink_divisors and _small_divisor(c.value) != c.value}
+        multiple = math.lcm(1, *[divisors.get(i, c.value) for i, c in enumerate(constants) if c.kind == "divisor"])
+        caps = {"batch": (batch_cap, 1), "spatial": (spatial_cap, 1), "feature": (feature_cap, multiple),
+                "shape": (feature_cap, 1)}
+        candidate = dict(divisors)
+        candidate.update(_capped(constants, caps))
+        if candidate not in seen:
+            seen.append(candidate)
+            yield candidate
+    for factor in UNIFORM_DIVISORS:
+        candidate = {}
+        for i, c in enumerate(constants):
+            if c.kind in ("batch", "spatial", "feature"):
+                candidate[i] = max(1, c.value // factor)
+            elif c.kind == "shape":
+                candidate[i] = tuple(max(1, v // factor) for v in c.value)
+        candidate = {i: v for i, v in candidate.items() if v != constants[i].value}
+        if candidate not in seen:
+            seen.append(candidate)
+            yield candidate
+
+
+def _small_divisor(value: int) -> int:
+    """The largest divisor of ``value`` that is at most 4 (groups=8 -> 4, heads=3 -> 3)."""
+    return max(d for d in range(1, min(value, 4) + 1) if value % d == 0)
+
+
+def _capped(constants: list[Constant], caps: dict[str, tuple[int, int]]) -> dict[int, object]:
+    """Cap every size at its kind's cap; distinct originals stay distinct and ordered (cap, cap+step, ...)."""
+    new_values: dict[int, object] = {}
+    for kind, (cap, step) in caps.items():
+        members = [i for i, c in enumerate(constants) if c.kind == kind]
+        values = sorted({v for i in members for v in _as_tuple(constants[i].value)})
+        cap = _round_up(cap, step)
+        big = [v for v in values if v > cap]
+        mapping = {v: v for v in values if v <= cap}
+        mapping.update({v: cap + rank * step for rank, v in enumerate(big)})
+        for i in members:
+            old = constants[i].value
+            new = tuple(mapping[v] for v in old) if isinstance(old, tuple) else mapping[old]
+            if new != old:
+                new_values[i] = new
+    return new_values
+
+
+def _as_tuple(value: int | tuple) -> tuple:
+    return value if isinstance(value, tuple) else (value,)
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return max(multiple, -(-value // multiple) * multiple)
+
+
+# ---------------------------------------------------------------- alternative shapes
+def _make_alts(task: KernelTask, n: int, seed: int) -> list[KernelTask]:
+    try:
+        constants = find_constants(task.source)
+    except SyntaxError:
+        return []
+    if not any(c.kind in ("batch", "spatial", "feature", "shape") for c in constants):
+        return []
+    multiple = math.lcm(1, *[c.value for c in constants if c.kind == "divisor"])
+    variants: list[KernelTask] = []
+    tried: list[dict] = []
+    # All sizes at once first; if the task ties sizes together (e.g. a LayerNorm over a conv's output width),
+    # fall back to moving one kind of size at a time.
+    for attempt, kinds in enumerate([ALT_KINDS] * (2 * n) + [(kind,) for kind in ALT_KINDS for _ in range(n)]):
+        if len(variants) == n:
+            break
+        new_values = _perturbed(constants, random.Random(f"{seed}:{attempt}"), multiple, kinds)
+        if not new_values or new_values in tried:
+            continue
+        tried.append(new_values)
+        source = rewrite_constants(task.source, constants, new_values)
+        if _alt_runs(source):
+            variants.append(_variant(task, f"alt{len(variants) + 1}", source, constants, new_values))
+    return variants
+
+
+def _alt_runs(source: str) -> bool:
+    result = run_source(source, meta=True)
+    if result.ok:
+        return True
+    numel = _input_numel(source)  # an op without a meta kernel: run for real, but only if that is cheap
+    return numel is not None and numel <= MAX_REAL_ALT_NUMEL and run_source(source).ok
+
+
+def _perturbed(constants: list[Constant], rng: random.Random, multiple: int, kinds: tuple) -> dict[int, object]:
+    """Every size of ``kinds`` moved by up to +-25% to a value that is not a power of two; equal sizes stay equal."""
+    mapping: dict[tuple[str, int], int] = {}
+    new_values: dict[int, object] = {}
+    for i, c in enumerate(constants):
+        if c.kind not in kinds:
+            continue
+        step = multiple if c.kind == "feature" else 1
+        for v in _as_tuple(c.value):
+            if (c.kind, v) not in mapping:
+                mapping[(c.kind, v)] = _nearby(v, rng, step)
+        new = (tuple(mapping[(c.kind, v)] for v in c.value) if isinstance(c.value, tuple)
+               else mapping[(c.kind, c.value)])
+        if new != c.value:
+            new_values[i] = new
+    return new_values
+
+
+def _nearby(value: int, rng: random.Random, step: int) -> int:
+    if value <= 4:
+        return value
+    new = _round_up(max(1, round(value * rng.uniform(1 - ALT_SPREAD, 1 + ALT_SPREAD))), step)
+    while new == value or (new & (new - 1)) == 0:
+        new += step
+    return new
+
+
+def _variant(task: KernelTask, name: str, source: str, constants: list[Constant], new_values: dict) -> KernelTask:
+    changes = {constants[i].name: (constants[i].value, v) for i, v in sorted(new_values.items())}
+    return dataclasses.replace(task, variant=name, source=source, meta={**task.meta, "changes": changes})

@@ -1,0 +1,172 @@
+"""Best-of-N rejection-sampling fine-tuning: sample, verify, keep the best, fine-tune, repeat.
+
+    tritonrl rl --algo best-of-n --config configs/smoke.yaml --set best_of_n.rounds=2
+
+Each round r (``best_of_n``):
+  1. generate ``n`` completions per task with ``model.generate`` (sampling at ``rl.temperature``);
+  2. verify them all in one ``verify_many`` call (the same reward as GRPO);
+  3. keep per task the ``top_k`` best with reward >= ``min_reward`` (``reward_weighted``: every sample with
+     reward > 0, repeated ``round(reward * copies_per_reward)`` times, so better kernels weigh more);
+  4. SFT on the kept (prompt, completion) pairs with TRL's SFTTrainer (LoRA as configured), save the merged
+     model as ``round-r/model``; the next round samples from it.
+Rounds are recorded in ``rounds.json``; samples in ``round-r/samples.jsonl``, so ``--resume`` skips finished
+rounds, reuses the samples of an interrupted one and resumes its SFT from the newest complete checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from tritonrl.config import TrainingConfig
+from tritonrl.tasks.model import KernelTask
+from tritonrl.train.checkpoints import latest_complete_checkpoint
+from tritonrl.train.data import load_training_tasks, prompt_messages, to_dataset
+from tritonrl.train.manifest import atomic_write_text
+from tritonrl.train.models import load_model
+from tritonrl.train.rewards import VerifierReward
+from tritonrl.train.session import StageSession, peft_config, save_merged
+from tritonrl.train.sft import StageResult, sft_trainer_args
+
+STAGE = "best_of_n"
+
+
+@dataclass
+class Sample:
+    task_key: str
+    prompt: list[dict]
+    completion: str
+    reward: float = 0.0
+    correct: bool = False
+
+
+@dataclass
+class RoundRecord:
+    round: int
+    model: str
+    samples: int
+    kept: int
+    mean_reward: float
+    correct_rate: float
+
+
+def generate(model, tokenizer, prompts: list[list[dict]], n: int, max_new_tokens: int,
+             temperature: float) -> list[list[str]]:
+    """``n`` sampled completions (decoded text) for each chat prompt."""
+    model.eval()
+    outputs = []
+    for messages in prompts:
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        encoded = tokenizer(text, return_tensors="pt", add_special_tokens=False).to(model.device)
+        with torch.no_grad():
+            tokens = model.generate(**encoded, do_sample=True, temperature=temperature, num_return_sequences=n,
+                                    max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id)
+        new = tokens[:, encoded["input_ids"].shape[1]:]
+        outputs.append(tokenizer.batch_decode(new, skip_special_tokens=True))
+    return outputs
+
+
+def select(samples: list[Sample], top_k: int, min_reward: float, reward_weighted: bool = False,
+           copies_per_reward: float = 2.0) -> list[Sample]:
+    """The training set of one round (see the module docstring for the rule)."""
+    by_task: dict[str, list[Sample]] = {}
+    for s in samples:
+        by_task.setdefault(s.task_key, []).append(s)
+    kept: list[Sample] = []
+    for group in by_task.values():
+        ranked = sorted(group, key=lambda s: s.reward, reverse=True)
+        if reward_weighted:
+            for s in [s for s in ranked if s.reward > 0][:top_k]:
+                kept.extend([s] * max(1, round(s.reward * copies_per_reward)))
+        else:
+            kept.extend([s for s in ranked if s.reward >= min_reward][:top_k])
+    return kept
+
+
+def sample_round(model, tokenizer, tasks: list[KernelTask], config: TrainingConfig,
+                 reward: VerifierReward) -> list[Sample]:
+    prompts = [prompt_messages(t, config.data.prompt_template) for t in tasks]
+    texts = generate(model, tokenizer, prompts, config.best_of_n.n, config.rl.max_completion_length,
+                     config.rl.temperature)
+    samples = [Sample(t.key, p, c) for t, p, group in zip(tasks, prompts, texts, strict=True) for c in group]
+    rewards, results = reward.score([s.completion for s in samples], [s.task_key for s in samples])
+    for s, r, res in zip(samples, rewards, results, strict=True):
+        s.reward, s.correct = float(r), bool(res.correct)
+    return samples
+
+
+def _load_samples(path: Path) -> list[Sample] | None:
+    if not path.exists():
+        return None
+    return [Sample(**json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _save_samples(path: Path, samples: list[Sample]) -> None:
+    atomic_write_text(path, "".join(json.dumps(asdict(s)) + "\n" for s in samples))
+
+
+def _load_rounds(path: Path) -> list[RoundRecord]:
+    return [RoundRecord(**r) for r in json.loads(path.read_text())] if path.exists() else []
+
+
+def finetune_round(config: TrainingConfig, session: StageSession, round_dir: Path, model, tokenizer,
+                   kept: list[Sample]):
+    """SFT on the kept samples; returns the trainer (``session.stopped`` tells whether it finished)."""
+    from trl import SFTTrainer
+
+    rows = [{"prompt": s.prompt, "completion": [{"role": "assistant", "content": s.completion}]} for s in kept]
+    args = sft_trainer_args(config, session, max_steps=config.best_of_n.sft_steps_per_round)
+    args.output_dir = str(round_dir / "checkpoints")
+    trainer = SFTTrainer(model=model, args=args, train_dataset=to_dataset(rows), processing_class=tokenizer,
+                         peft_config=peft_config(config), callbacks=session.callbacks())
+    resume = latest_complete_checkpoint(round_dir / "checkpoints") if config.run.resume else None
+    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    return trainer
+
+
+def run_best_of_n(config: TrainingConfig, verifier=None) -> StageResult:
+    from tritonrl.train.rl import init_model_path
+
+    bon = config.best_of_n
+    tasks = load_training_tasks(config.data)[: bon.tasks_per_round or None]
+    reward = VerifierReward({t.key: t for t in tasks}, verifier=verifier, verify_config=config.verify,
+                            reward_config=config.reward)
+    steps, last = 0, None
+    with StageSession(config, STAGE) as session:
+        init = init_model_path(config, session.manifest)
+        session.manifest.record(STAGE, init_model=init)
+        rounds_path = session.stage_dir / "rounds.json"
+        rounds = _load_rounds(rounds_path) if config.run.resume else []
+        model_path = rounds[-1].model if rounds else init
+        for r in range(len(rounds), bon.rounds):
+            if session.stopped:
+                break
+            round_dir = session.stage_dir / f"round-{r}"
+            model, tokenizer = load_model(config.model, model_path)
+            samples = _load_samples(round_dir / "samples.jsonl")
+            if samples is None:
+                samples = sample_round(model, tokenizer, tasks, config, reward)
+                _save_samples(round_dir / "samples.jsonl", samples)
+            kept = select(samples, bon.top_k, bon.min_reward, bon.reward_weighted, bon.copies_per_reward)
+            if kept:
+                trainer = finetune_round(config, session, round_dir, model, tokenizer, kept)
+                steps += trainer.state.global_step
+                if session.stopped:
+                    break
+                save_merged(trainer, round_dir / "model")
+                tokenizer.save_pretrained(str(round_dir / "model"))
+                model_path = str(round_dir / "model")
+            last = RoundRecord(r, model_path, len(samples), len(kept),
+                               sum(s.reward for s in samples) / max(1, len(samples)),
+                               sum(s.correct for s in samples) / max(1, len(samples)))
+            rounds.append(last)
+            atomic_write_text(rounds_path, json.dumps([asdict(x) for x in rounds], indent=2))
+        if not session.stopped:
+            session.manifest.record(STAGE, model=model_path, tokenizer=model_path, base_model=init,
+                                    metrics=rounds_path)
+    return StageResult(STAGE, session.status, str(session.run_dir), steps,
+                       final_reward=last.mean_reward if last else None,
+                       model_path=model_path if session.status == "done" else None)

@@ -1,0 +1,75 @@
+"""Checkpoints that are safe to resume from: a ``COMPLETE`` marker written after everything else.
+
+transformers writes ``checkpoint-N/`` piece by piece (weights, optimizer, RNG, trainer state); a run killed
+half-way leaves a directory that looks like a checkpoint but cannot be resumed. ``CheckpointCallback`` runs
+after each save (``on_save``): it writes the extra state we own (the curriculum's ``state_dict``) and then the
+``COMPLETE`` marker, and asks the mirror to sync. ``latest_complete_checkpoint`` picks the newest marked one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from transformers import TrainerCallback
+
+from tritonrl.train.manifest import atomic_write_text
+
+MARKER = "COMPLETE"
+EXTRA_STATE = "tritonrl_state.json"
+_CHECKPOINT_RE = re.compile(r"^checkpoint-(\d+)$")
+
+
+class Stateful(Protocol):
+    def state_dict(self) -> dict[str, Any]: ...
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+def checkpoint_step(path: Path) -> int | None:
+    match = _CHECKPOINT_RE.match(path.name)
+    return int(match.group(1)) if match else None
+
+
+def latest_complete_checkpoint(output_dir: str | Path) -> Path | None:
+    """The highest-step ``checkpoint-N`` under ``output_dir`` that has the ``COMPLETE`` marker."""
+    root = Path(output_dir)
+    if not root.is_dir():
+        return None
+    marked = [p for p in root.iterdir() if checkpoint_step(p) is not None and (p / MARKER).exists()]
+    return max(marked, key=checkpoint_step, default=None)
+
+
+def load_extra_state(checkpoint: Path, stateful: dict[str, Stateful]) -> None:
+    """Restore our objects (curriculum, ...) from a checkpoint written by ``CheckpointCallback``."""
+    path = checkpoint / EXTRA_STATE
+    if not path.exists():
+        return
+    saved = json.loads(path.read_text())
+    for name, obj in stateful.items():
+        if name in saved:
+            obj.load_state_dict(saved[name])
+
+
+class CheckpointCallback(TrainerCallback):
+    """After every save: write extra state, then the ``COMPLETE`` marker, then call ``after_save``."""
+
+    def __init__(self, stateful: dict[str, Stateful] | None = None,
+                 after_save: Callable[[Path], None] | None = None):
+        self.stateful = stateful or {}
+        self.after_save = after_save
+
+    def on_save(self, args, state, control, **kwargs):
+        if not state.is_world_process_zero:
+            return control
+        checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+        if not checkpoint.is_dir():
+            return control
+        extra = {name: obj.state_dict() for name, obj in self.stateful.items()}
+        atomic_write_text(checkpoint / EXTRA_STATE, json.dumps(extra))
+        atomic_write_text(checkpoint / MARKER, f"step {state.global_step}\n")
+        if self.after_save:
+            self.after_save(checkpoint)
+        return control

@@ -1,0 +1,58 @@
+"""Training data: tasks from the configured sources, as TRL datasets.
+
+* SFT rows (conversational prompt/completion, loss on the completion only):
+  ``{"prompt": build_messages(task), "completion": [{"role": "assistant", "content": "```python\\n...```"}]}``
+* RL rows: ``{"prompt": build_messages(task), "task_key": task.key, "level": task.level}``; the reward
+  function looks the task up by ``task_key`` (TRL passes extra dataset columns to reward functions).
+"""
+
+from __future__ import annotations
+
+from tritonrl.config import DataConfig
+from tritonrl.errors import ConfigError
+from tritonrl.tasks import KernelTask, load_tasks
+
+
+def load_training_tasks(data: DataConfig, sources: list[str] | None = None) -> list[KernelTask]:
+    """Tasks from ``sources`` (default ``data.source``) at ``data.levels``, at most ``data.max_tasks``."""
+    tasks: list[KernelTask] = []
+    for source in sources or [data.source]:
+        tasks.extend(t for t in load_tasks(source) if t.level in data.levels)
+    if data.max_tasks is not None:
+        tasks = tasks[: data.max_tasks]
+    if not tasks:
+        raise ConfigError(f"no tasks at levels {data.levels} in {sources or [data.source]}")
+    return tasks
+
+
+def solution_message(solution: str) -> dict[str, str]:
+    return {"role": "assistant", "content": f"```python\n{solution.strip()}\n```"}
+
+
+def prompt_messages(task: KernelTask, template_path: str | None = None) -> list[dict[str, str]]:
+    """The chat prompt for ``task``: the default template, or a template file (``data.prompt_template``)."""
+    from tritonrl.prompts import PromptTemplate, build_messages
+
+    template = PromptTemplate.from_file(template_path) if template_path else None
+    return build_messages(task, template)
+
+
+def sft_rows(tasks: list[KernelTask], template_path: str | None = None) -> list[dict]:
+    """(prompt, completion) pairs for every task that has a known-good solution."""
+    return [
+        {"prompt": prompt_messages(t, template_path), "completion": [solution_message(t.solution)],
+         "task_key": t.key}
+        for t in tasks if t.solution
+    ]
+
+
+def rl_rows(tasks: list[KernelTask], template_path: str | None = None) -> list[dict]:
+    return [{"prompt": prompt_messages(t, template_path), "task_key": t.key, "level": t.level} for t in tasks]
+
+
+def to_dataset(rows: list[dict]):
+    from datasets import Dataset
+
+    if not rows:
+        raise ConfigError("no training rows (for SFT: no task in the sources has a solution)")
+    return Dataset.from_list(rows)

@@ -1,0 +1,130 @@
+"""Load causal LMs and their tokenizers; build a tiny local model for tests and the smoke config.
+
+``load_model(name_or_path)`` takes a hub id, a local model directory, or a PEFT adapter directory (an SFT
+stage's LoRA output): adapters are merged into their base so the next stage starts from exactly what SFT
+trained. ``build_tiny_model(out_dir)`` (or ``model.name_or_path: tiny:DIR``, or
+``python -m tritonrl.train.models DIR``) needs no download: a 2-layer Qwen2 (hidden 64) and a byte-level BPE
+tokenizer trained here on the bundled tasks and solutions, with a ChatML chat template.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+import transformers
+from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast
+
+from tritonrl.config import ModelConfig
+from tritonrl.errors import ConfigError
+
+CHATML_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+BUNDLED_DIR = Path(__file__).resolve().parent.parent / "tasks" / "bundled"
+
+
+def _dtype_kwargs(dtype: str) -> dict:
+    """transformers >= 4.56 calls it ``dtype``; older releases ``torch_dtype``."""
+    value = dtype if dtype == "auto" else getattr(torch, dtype)
+    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
+    return {"dtype": value} if (major, minor) >= (4, 56) else {"torch_dtype": value}
+
+
+def is_adapter_dir(path: str | Path) -> bool:
+    return (Path(path) / "adapter_config.json").exists()
+
+
+def load_tokenizer(name_or_path: str, trust_remote_code: bool = False):
+    tokenizer = AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def resolve_model_path(name_or_path: str) -> str:
+    """``tiny:DIR`` builds (once) the tiny local model in DIR; anything else is returned as given."""
+    if name_or_path.startswith("tiny:"):
+        return str(build_tiny_model(name_or_path.removeprefix("tiny:")))
+    return name_or_path
+
+
+def load_model(config: ModelConfig, name_or_path: str | None = None):
+    """(model, tokenizer) for ``name_or_path`` (default ``config.name_or_path``); adapters are merged."""
+    path = resolve_model_path(name_or_path or config.name_or_path)
+    kwargs = {"trust_remote_code": config.trust_remote_code, **_dtype_kwargs(config.dtype)}
+    if config.attn_implementation:
+        kwargs["attn_implementation"] = config.attn_implementation
+    try:
+        if is_adapter_dir(path):
+            from peft import AutoPeftModelForCausalLM
+
+            model = AutoPeftModelForCausalLM.from_pretrained(path, **kwargs).merge_and_unload()
+        else:
+            model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    except OSError as exc:
+        raise ConfigError(f"cannot load model {path!r}: {str(exc).splitlines()[0]}") from None
+    return model, load_tokenizer(path, config.trust_remote_code)
+
+
+def _training_corpus() -> list[str]:
+    files = sorted(BUNDLED_DIR.rglob("*.py"))
+    if not files:
+        raise ConfigError(f"no bundled task files under {BUNDLED_DIR} to train the tiny tokenizer on")
+    return [f.read_text() for f in files]
+
+
+def build_tiny_tokenizer(vocab_size: int = 3000) -> PreTrainedTokenizerFast:
+    """Byte-level BPE trained on the bundled sources: code tokenizes compactly, any byte still encodes."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    corpus = _training_corpus()
+    corpus.append("<|im_start|>system\nuser\nassistant\n```python\n```\n")
+    tok.train_from_iterator(corpus, trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                        bos_token=None, unk_token=None)
+    tokenizer.chat_template = CHATML_TEMPLATE
+    return tokenizer
+
+
+def build_tiny_model(out_dir: str | Path, vocab_size: int = 3000, seed: int = 0) -> Path:
+    """Write a tiny Qwen2 causal LM and its locally trained tokenizer to ``out_dir``; returns the path.
+
+    Reuses an existing build (marked by ``tiny.json``) so tests and smoke runs share one.
+    """
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    out = Path(out_dir)
+    if (out / "tiny.json").exists():
+        return out
+    tokenizer = build_tiny_tokenizer(vocab_size)
+    config = Qwen2Config(
+        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096, tie_word_embeddings=True,
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, bos_token_id=None,
+    )
+    torch.manual_seed(seed)
+    model = Qwen2ForCausalLM(config)
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    (out / "tiny.json").write_text(json.dumps({"vocab_size": len(tokenizer), "seed": seed}) + "\n")
+    return out
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(build_tiny_model(sys.argv[1] if len(sys.argv) > 1 else "runs/tiny-model"))

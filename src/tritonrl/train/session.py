@@ -1,0 +1,180 @@
+"""One training stage's lifecycle in a run directory: manifest, resume, signals, mirror, pre-emption.
+
+    with StageSession(config, "sft") as session:
+        trainer = SFTTrainer(..., args=SFTConfig(**session.trainer_kwargs()),
+                             callbacks=session.callbacks({"curriculum": curriculum}))
+        trainer.train(resume_from_checkpoint=session.resume_checkpoint())
+        if not session.stopped:
+            session.save_final(trainer, tokenizer)
+
+Layout: ``<run_dir>/manifest.json``, ``<run_dir>/<stage>/checkpoints/checkpoint-N/`` (each with ``COMPLETE``
+once whole), ``<run_dir>/<stage>/final/`` (model or adapter + tokenizer), ``config.json``, ``metrics.json``.
+On SIGTERM/SIGINT/pre-emption the trainer saves and stops, the stage is marked ``interrupted`` and the mirror
+is pushed once more; ``--resume`` continues from the newest complete checkpoint (pulled from the mirror
+first when the local run directory is gone).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+import json
+from pathlib import Path
+from typing import Any, Self
+
+from tritonrl.config import TrainingConfig
+from tritonrl.errors import ConfigError
+from tritonrl.train.checkpoints import (
+    CheckpointCallback,
+    Stateful,
+    latest_complete_checkpoint,
+    load_extra_state,
+)
+from tritonrl.train.manifest import RunManifest, atomic_write_text
+from tritonrl.train.mirror import Mirror, MirrorThread, safe_push
+from tritonrl.train.preemption import PreemptionWatcher
+from tritonrl.train.signals import SignalHandlers, StopCallback, StopRequest
+
+EXIT_INTERRUPTED = 143  # 128 + SIGTERM: schedulers read this as "stopped, resumable"
+
+
+class StageSession:
+    def __init__(self, config: TrainingConfig, stage: str):
+        self.config = config
+        self.stage = stage
+        self.run_dir = Path(config.run.run_dir)
+        self.stage_dir = self.run_dir / stage
+        self.checkpoint_dir = self.stage_dir / "checkpoints"
+        self.manifest = RunManifest(self.run_dir)
+        self.request = StopRequest()
+        self.mirror = Mirror(config.run.mirror_url, self.run_dir) if config.run.mirror_url else None
+        self._signals = SignalHandlers(self.request)
+        self._threads: list = []
+        self.status: str | None = None
+
+    @property
+    def stopped(self) -> bool:
+        return self.request.is_set()
+
+    # ------------------------------------------------------------ lifecycle
+    def __enter__(self) -> Self:
+        self._prepare_run_dir()
+        self.manifest.start(self.stage)
+        atomic_write_text(self.stage_dir / "config.json", json.dumps(dataclasses.asdict(self.config), indent=2))
+        self.manifest.record(self.stage, config=self.stage_dir / "config.json")
+        self._signals.__enter__()
+        if self.config.run.preemption_watch:
+            self._threads.append(PreemptionWatcher(self.request, self.config.run.preemption_url,
+                                                   self.config.run.preemption_poll_s).start())
+        if self.mirror:
+            self._threads.append(MirrorThread(self.mirror, self.config.run.mirror_interval_s).start())
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self._signals.__exit__()
+        for thread in self._threads:
+            thread.stop()
+        if exc_type is not None:
+            self.status = "failed"
+            self.manifest.finish(self.stage, "failed", error=f"{exc_type.__name__}: {exc}")
+        elif self.stopped:
+            self.status = "interrupted"
+            self.manifest.finish(self.stage, "interrupted", reason=self.request.reason)
+        else:
+            self.status = "done"
+            self.manifest.finish(self.stage, "done")
+        safe_push(self.mirror)
+
+    def _prepare_run_dir(self) -> None:
+        resume = self.config.run.resume
+        if resume and self.mirror and not self.manifest.path.exists() and self.mirror.exists():
+            self.mirror.pull()
+        entry = self.manifest.stage(self.stage)
+        if not resume and entry is not None and self.checkpoint_dir.exists():
+            raise ConfigError(f"{self.stage_dir} already holds a {self.stage} stage ({entry.get('status')}); "
+                              "pass --resume to continue it or choose another --run-dir")
+        self.stage_dir.mkdir(parents=True, exist_ok=True)
+
+    # ------------------------------------------------------------ trainer wiring
+    def trainer_kwargs(self) -> dict[str, Any]:
+        """Arguments every TRL config class takes: where and how often to checkpoint and log."""
+        run = self.config.run
+        return {
+            "output_dir": str(self.checkpoint_dir),
+            "save_strategy": "steps",
+            "save_steps": run.save_steps,
+            "save_total_limit": run.save_total_limit,
+            "logging_steps": run.logging_steps,
+            "report_to": run.report_to,
+            "seed": run.seed,
+        }
+
+    def callbacks(self, stateful: dict[str, Stateful] | None = None) -> list:
+        self._stateful = stateful or {}
+        after_save = (lambda _checkpoint: safe_push(self.mirror)) if self.mirror else None
+        return [CheckpointCallback(self._stateful, after_save), StopCallback(self.request)]
+
+    def resume_checkpoint(self) -> str | None:
+        """Newest complete checkpoint when resuming (restoring our extra state from it), else None."""
+        if not self.config.run.resume:
+            return None
+        checkpoint = latest_complete_checkpoint(self.checkpoint_dir)
+        if checkpoint is None:
+            return None
+        load_extra_state(checkpoint, getattr(self, "_stateful", {}))
+        return str(checkpoint)
+
+    def save_final(self, trainer, tokenizer, base_model: str, metrics: dict[str, Any] | None = None) -> Path:
+        """Save the trained model and tokenizer, and name them in the manifest.
+
+        A LoRA trained on top of a *merged* earlier adapter (RL after LoRA SFT) is saved merged: its own
+        ``adapter_config.json`` would name the original base and silently drop the earlier stage's weights.
+        """
+        from tritonrl.train.models import is_adapter_dir
+
+        final = self.stage_dir / "final"
+        if is_adapter_dir(base_model):
+            save_merged(trainer, final)
+        else:
+            trainer.save_model(str(final))
+        tokenizer.save_pretrained(str(final))
+        metrics_path = self.stage_dir / "metrics.json"
+        summary = {"global_step": trainer.state.global_step, "log_history": trainer.state.log_history,
+                   **(metrics or {})}
+        atomic_write_text(metrics_path, json.dumps(summary, indent=2, default=str))
+        self.manifest.record(self.stage, model=final, tokenizer=final, base_model=base_model, metrics=metrics_path)
+        return final
+
+
+def save_merged(trainer, out_dir: Path) -> None:
+    """Save a full model: the LoRA (if any) merged into its weights."""
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    if hasattr(model, "merge_and_unload"):
+        model = model.merge_and_unload()
+    model.save_pretrained(str(out_dir))
+
+
+def peft_config(config: TrainingConfig):
+    """PEFT LoRA config from ``config.lora``, or None for full fine-tuning."""
+    if not config.lora.enabled:
+        return None
+    from peft import LoraConfig as PeftLoraConfig
+
+    return PeftLoraConfig(r=config.lora.r, lora_alpha=config.lora.alpha, lora_dropout=config.lora.dropout,
+                          target_modules=config.lora.target_modules, task_type="CAUSAL_LM")
+
+
+def gradient_checkpointing(config: TrainingConfig) -> dict[str, bool]:
+    """Only pass the option when on: its name is deprecated in transformers 5 and warns when given at all."""
+    return {"gradient_checkpointing": True} if config.model.gradient_checkpointing else {}
+
+
+def trl_args(config_cls, **kwargs):
+    """Build a TRL config, dropping options this TRL release does not have (their names move between versions)."""
+    known = {f.name for f in dataclasses.fields(config_cls)}
+    dropped = sorted(k for k in kwargs if k not in known)
+    if dropped:
+        # Not silent: a setting the user made may not take effect on this TRL version.
+        warnings.warn(f"{config_cls.__name__} in this TRL version has no option(s) {', '.join(dropped)}; "
+                      "they are ignored", stacklevel=2)
+    return config_cls(**{k: v for k, v in kwargs.items() if k in known})

@@ -1,0 +1,31 @@
+"""Which verifier judges candidates: this machine's processes, or actors on a Ray cluster.
+
+    from tritonrl.verify.backends import make_verifier
+    with make_verifier(config.verify) as verifier:      # verify.backend: "local" (default) or "ray"
+        results = verifier.verify_many(items)
+
+Both have the same API (``verify``, ``verify_many``, ``close``, context manager) and the same verdicts, so
+training and evaluation pick a backend by config alone. Ray is optional and imported only for ``"ray"``.
+"""
+
+from __future__ import annotations
+
+from tritonrl.config import VerifyConfig
+from tritonrl.errors import ConfigError
+
+BACKENDS = ("local", "ray")
+
+
+def make_verifier(config: VerifyConfig | None = None):
+    """A ``Verifier`` (backend "local") or a ``RayVerifier`` (backend "ray") for ``config``."""
+    config = config or VerifyConfig()
+    if config.backend not in BACKENDS:
+        raise ConfigError(f"unknown verify.backend {config.backend!r}; choose {' or '.join(BACKENDS)}")
+    if config.backend == "local":
+        from tritonrl.verify.verifier import Verifier
+
+        return Verifier(config)
+    from tritonrl.verify.ray_backend import RayVerifier, import_ray
+
+    import_ray()  # the install hint before anything else is built
+    return RayVerifier(config, address=config.ray_address, num_actors=config.ray_num_actors)

@@ -1,0 +1,204 @@
+"""The child side: runs one candidate in a forked, sandboxed process and writes what it did to files.
+
+Started by the zygote (``tritonrl.verify.zygote``) in a fresh process group with a private temp dir as cwd.
+Everything that must not be influenced by the candidate is bound before the candidate is imported: the
+Triton launch counter, memory poisoning, the timers (``tritonrl.verify.timing``). The child judges nothing:
+it writes, per step, ``NN_<name>.json`` (ok, flag, error, Triton launches) and ``NN_<name>.pt`` (outputs and
+the inputs as they are after the forward pass); the trusted parent compares them with the reference and
+answers ``verdict_NN`` ("go" or "stop") before the next trial runs, so a wrong candidate stops early.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import time
+import traceback
+import warnings
+from typing import Any
+
+import torch
+
+from tritonrl.verify import timing as _timing
+from tritonrl.verify.trial import as_tuple, build_model, save_atomic, synchronize, to_device
+
+MAX_ERROR_CHARS = 400
+VERDICT_POLL_S = 0.003
+_launches = [0]
+
+
+def install_launch_counter() -> None:
+    """Count real (non-warm-up) Triton launches, on both the interpreter and the compiled path.
+
+    ``kernel[grid](...)`` and autotuned/heuristic kernels all end in ``JITFunction.run`` (GPU) or
+    ``InterpretedFunction.run`` (TRITON_INTERPRET=1); wrapping them at the class level works on triton 3.x.
+    """
+    from triton.runtime.jit import JITFunction
+
+    classes = [JITFunction]
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+        classes.append(InterpretedFunction)
+    except ImportError:
+        pass
+    for cls in classes:
+        original = cls.run
+        if getattr(original, "_tritonrl_counted", False):
+            continue
+
+        def run(self, *args, _original=original, **kwargs):
+            if not kwargs.get("warmup", False):
+                _launches[0] += 1
+            return _original(self, *args, **kwargs)
+
+        run._tritonrl_counted = True
+        cls.run = run
+
+
+def poison_memory(device: str) -> None:
+    """Make fresh allocations NaN (ints: max value) so a ``torch.empty`` output never written is caught."""
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+    if device.startswith("cuda"):
+        # Also leave NaN in the caching allocator's free blocks, for allocations that bypass the fill.
+        block = torch.full((64 * 1024 * 1024,), float("nan"), device=device)
+        del block
+
+
+def unpoison_memory() -> None:
+    """Timing measures the kernel, not the NaN fill of every torch.empty."""
+    torch.use_deterministic_algorithms(False)
+    torch.utils.deterministic.fill_uninitialized_memory = False
+
+
+def format_error(exc: BaseException, code_path: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """Exception type and message, plus the candidate's own lines from the traceback (model-readable)."""
+    head = f"{type(exc).__name__}: {exc}".strip()
+    if len(head) > limit // 2:
+        head = head[: limit // 2] + "..."
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == code_path]
+    lines = [f"  line {f.lineno}: {(f.line or '').strip()}" for f in frames[-3:]]
+    return "\n".join([head, *lines])[:limit]
+
+
+def run_candidate(spec: dict[str, Any]) -> None:
+    device = spec["device"]
+    warnings.simplefilter("ignore")
+    install_launch_counter()
+    if spec["poison"]:
+        poison_memory(device)
+    step = _Steps()
+    module = _import_candidate(spec["code_path"], step)
+    if module is None:
+        return
+    trials = spec["trials"]
+    first = torch.load(trials[0]["inputs_path"], weights_only=True)
+    try:
+        build_model(module.ModelNew, first["init_args"], trials[0]["seed"], spec["randomize"], device,
+                    trials[0]["dtype"])
+    except BaseException as exc:  # noqa: BLE001 - any failure of the candidate is reported, not raised
+        step.write("compile", ok=False, flag="init_error", error=format_error(exc, spec["code_path"]))
+        return
+    step.write("compile", ok=True)
+    for trial in trials:
+        if not _run_trial(module, trial, spec, step):
+            return
+    if spec["timing"]["enabled"]:
+        _run_timing(module, trials, spec, step)
+
+
+class _Steps:
+    """Numbered step files, and waiting for the parent's verdict after each."""
+
+    def __init__(self) -> None:
+        self.index = 0
+
+    def write(self, name: str, ok: bool, tensors: dict | None = None, **info: Any) -> None:
+        base = f"{self.index:02d}_{name}"
+        if tensors is not None:
+            save_atomic(tensors, base + ".pt")
+        with open(base + ".json.tmp", "w") as fh:
+            json.dump({"ok": ok, **info}, fh)
+        os.replace(base + ".json.tmp", base + ".json")
+        self.index += 1
+
+    def wait_verdict(self) -> bool:
+        path = f"verdict_{self.index - 1:02d}"
+        while not os.path.exists(path):
+            time.sleep(VERDICT_POLL_S)
+        with open(path) as fh:
+            return fh.read().strip() == "go"
+
+
+def _import_candidate(code_path: str, step: _Steps) -> Any:
+    try:
+        spec = importlib.util.spec_from_file_location("candidate", code_path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["candidate"] = module
+        spec.loader.exec_module(module)
+        if not isinstance(getattr(module, "ModelNew", None), type):
+            raise ImportError("the module defines no class ModelNew")  # noqa: TRY004 - reported as import_error
+    except BaseException as exc:  # noqa: BLE001
+        step.write("compile", ok=False, flag="import_error", error=format_error(exc, code_path))
+        return None
+    return module
+
+
+def _run_trial(module: Any, trial: dict, spec: dict, step: _Steps) -> bool:
+    device = spec["device"]
+    data = torch.load(trial["inputs_path"], weights_only=True)
+    try:
+        model = build_model(module.ModelNew, data["init_args"], trial["seed"], spec["randomize"], device,
+                            trial["dtype"])
+    except BaseException as exc:  # noqa: BLE001
+        step.write(trial["name"], ok=False, flag="init_error", error=format_error(exc, spec["code_path"]))
+        return False
+    inputs = to_device(data["inputs"], device)
+    _launches[0] = 0
+    try:
+        with torch.no_grad():
+            output = model(*inputs)
+        synchronize(device)
+    except BaseException as exc:  # noqa: BLE001
+        step.write(trial["name"], ok=False, flag="runtime_error", error=format_error(exc, spec["code_path"]))
+        return False
+    launches = _launches[0]
+    step.write(trial["name"], ok=True, tensors=_pack(output, inputs), launches=launches)
+    return step.wait_verdict()
+
+
+def _pack(output: Any, inputs: list) -> dict[str, list]:
+    """Plain tensors copied to the CPU; anything else becomes its type name (never pickled)."""
+    outputs, devices = [], []
+    for value in as_tuple(output):
+        if type(value) is torch.Tensor:
+            outputs.append(value.detach().to("cpu", copy=True).contiguous())
+            devices.append(value.device.type)
+        else:
+            outputs.append(f"{type(value).__module__}.{type(value).__qualname__}")
+            devices.append(None)
+    after = [x.detach().to("cpu", copy=True) if type(x) is torch.Tensor else None for x in inputs]
+    return {"outputs": outputs, "devices": devices, "inputs_after": after}
+
+
+def _run_timing(module: Any, trials: list, spec: dict, step: _Steps) -> None:
+    device = spec["device"]
+    trial = next(t for t in trials if t["stage"] == "full")
+    data = torch.load(trial["inputs_path"], weights_only=True)
+    try:
+        unpoison_memory()
+        model = build_model(module.ModelNew, data["init_args"], trial["seed"], spec["randomize"], device,
+                            trial["dtype"])
+        inputs = to_device(data["inputs"], device)
+
+        def forward() -> None:
+            with torch.no_grad():
+                model(*inputs)
+
+        result = _timing.time_forward(forward, spec["timing"]["warmup"], spec["timing"]["trials"])
+    except BaseException as exc:  # noqa: BLE001
+        step.write("timing", ok=False, error=format_error(exc, spec["code_path"]))
+        return
+    step.write("timing", ok=True, timing=result)

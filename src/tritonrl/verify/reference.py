@@ -1,0 +1,117 @@
+"""Reference outputs: computed in a process that never imports candidate code, cached on disk.
+
+Child side (``run_reference``, run in a fork of the zygote): for each trial, build the inputs and ``Model``
+exactly as ``tritonrl.verify.trial`` says, save the inputs (``<key>.inputs.pt``, what the candidate child
+reads) and, separately, the outputs and the inputs as they are after the forward pass (``<key>.ref.pt``, read
+only by the parent). On a GPU the first full trial is also timed.
+
+Parent side (``ReferenceCache``): one file pair per (task.key, variant, seed, scale, dtype, device), written
+with torch.save + atomic rename; a per-task lock makes the 8-16 candidates of one task share one computation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import types
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from tritonrl.errors import TaskError
+from tritonrl.verify.trial import (
+    TrialSpec,
+    as_tuple,
+    build_model,
+    make_inputs,
+    save_atomic,
+    synchronize,
+    to_device,
+)
+
+
+def default_cache_dir() -> str:
+    return os.path.join(tempfile.gettempdir(), f"tritonrl-refcache-{os.getuid()}")
+
+
+# ---------------------------------------------------------------- child side
+def run_reference(spec: dict[str, Any]) -> None:
+    device, done = spec["device"], []
+    for trial in spec["trials"]:
+        module = types.ModuleType("reference_task")
+        exec(compile(trial["spec"]["source"], "<task>", "exec"), module.__dict__)  # noqa: S102 - the trusted task
+        trial_spec = TrialSpec(**trial["spec"])
+        init_args, inputs = make_inputs(module, trial_spec)
+        save_atomic({"init_args": init_args, "inputs": inputs}, trial["inputs_path"])
+        model = build_model(module.Model, init_args, trial_spec.seed, spec["randomize"], device, trial_spec.dtype)
+        dev_inputs = to_device(inputs, device)
+        with torch.no_grad():
+            outputs = as_tuple(model(*dev_inputs))
+        synchronize(device)
+        ref = {
+            "outputs": [o.detach().to("cpu", copy=True).contiguous() for o in outputs],
+            "devices": [o.device.type for o in outputs],
+            "inputs_after": [x.detach().to("cpu", copy=True) if isinstance(x, torch.Tensor) else None
+                             for x in dev_inputs],
+            "timing": _time_reference(model, dev_inputs, spec) if trial.get("time") else None,
+        }
+        save_atomic(ref, trial["ref_path"])
+        done.append(trial["spec"]["name"])
+    with open("reference.json", "w") as fh:
+        json.dump({"ok": True, "trials": done}, fh)
+
+
+def _time_reference(model: torch.nn.Module, inputs: list, spec: dict) -> dict | None:
+    if not spec["device"].startswith("cuda"):
+        return None
+    from tritonrl.verify.timing import time_forward
+
+    def forward() -> None:
+        with torch.no_grad():
+            model(*inputs)
+
+    return time_forward(forward, spec["timing"]["warmup"], spec["timing"]["trials"])
+
+
+# ---------------------------------------------------------------- parent side
+class ReferenceCache:
+    """Paths of cached references, computing the missing ones through ``run_job`` (a sandboxed fork)."""
+
+    def __init__(self, cache_dir: str | None, device: str, randomize: bool, timing: dict[str, Any],
+                 run_job: Callable[[dict[str, Any]], tuple[bool, str]]) -> None:
+        self.dir = cache_dir or default_cache_dir()
+        os.makedirs(self.dir, exist_ok=True)
+        self.device, self.randomize, self.timing, self.run_job = device, randomize, timing, run_job
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def paths(self, trial: TrialSpec) -> tuple[str, str]:
+        key = trial.cache_key(self.device, self.randomize)
+        return os.path.join(self.dir, f"{key}.inputs.pt"), os.path.join(self.dir, f"{key}.ref.pt")
+
+    def ensure(self, trials: list[TrialSpec], time_first_full: bool) -> None:
+        """Compute every missing reference of these trials, once even when called from many threads."""
+        with self._guard:
+            lock = self._locks.setdefault(trials[0].task_key, threading.Lock())
+        with lock:
+            missing = []
+            first_full = next((t.name for t in trials if t.stage == "full"), None)
+            for trial in trials:
+                inputs_path, ref_path = self.paths(trial)
+                wants_time = time_first_full and trial.name == first_full
+                if not (os.path.exists(inputs_path) and os.path.exists(ref_path)) or (
+                        wants_time and self.load(trial)["timing"] is None):
+                    missing.append({"spec": trial.to_dict(), "inputs_path": inputs_path, "ref_path": ref_path,
+                                    "time": wants_time})
+            if not missing:
+                return
+            ok, error = self.run_job({"kind": "reference", "trials": missing, "device": self.device,
+                                      "randomize": self.randomize, "timing": self.timing})
+            if not ok:
+                raise TaskError(f"the reference Model failed on task {trials[0].task_key}: {error}")
+
+    def load(self, trial: TrialSpec) -> dict[str, Any]:
+        return torch.load(self.paths(trial)[1], map_location="cpu", weights_only=True)

@@ -1,0 +1,172 @@
+"""The parent side of the sandbox: a client of the zygote, and one running child seen from outside.
+
+``Zygote`` starts ``python -m tritonrl.verify.zygote`` (torch and Triton imported once, CUDA never touched)
+and asks it to fork a child per job; a reader thread routes its replies. ``Child`` is one forked job: its
+private workdir, its step files, the timeout and the kill, which takes the child's whole process group
+(the child called ``setsid``), so a hang or anything it spawned is gone. Not a security boundary: see
+``docs/verifier.md``, "Trust boundary and sandbox".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+POLL_S = 0.005
+START_TIMEOUT_S = 300.0
+
+
+@dataclass
+class Exit:
+    code: int
+    signal: int
+
+    def describe(self) -> str:
+        if self.signal:
+            name = signal.Signals(self.signal).name if self.signal in signal.Signals._value2member_map_ else ""
+            return f"killed by signal {self.signal} {name}".strip()
+        return f"exited with status {self.code}"
+
+
+class Zygote:
+    """One warm fork server; ``submit`` is thread-safe."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self._lock = threading.Lock()
+        self._next_id = 0
+        self._pids: dict[int, int] = {}
+        self._exits: dict[int, Exit] = {}
+        self._cond = threading.Condition()
+        self._proc: subprocess.Popen | None = None
+
+    def _start(self) -> None:
+        env = {**os.environ, **self.env}
+        self._proc = subprocess.Popen([sys.executable, "-m", "tritonrl.verify.zygote"], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, env=env, start_new_session=True)
+        ready = self._proc.stdout.readline()
+        if not ready:
+            raise RuntimeError("the verifier's zygote process failed to start")
+        threading.Thread(target=self._read, args=(self._proc,), daemon=True).start()
+
+    def _read(self, proc: subprocess.Popen) -> None:
+        for line in proc.stdout:
+            message = json.loads(line)
+            with self._cond:
+                if "pid" in message:
+                    self._pids[message["id"]] = message["pid"]
+                elif "exit" in message:
+                    self._exits[message["id"]] = Exit(message["exit"], message["signal"])
+                self._cond.notify_all()
+        with self._cond:  # the zygote died: every job still running is treated as crashed
+            for job_id in list(self._pids):
+                self._exits.setdefault(job_id, Exit(-1, signal.SIGKILL))
+            self._cond.notify_all()
+
+    def submit(self, kind: str, workdir: str, spec_path: str, env: dict[str, str], limits: dict) -> Child:
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._start()
+            self._next_id += 1
+            job_id = self._next_id
+            message = {"id": job_id, "kind": kind, "workdir": workdir, "spec": spec_path, "env": env,
+                       "limits": limits}
+            self._proc.stdin.write((json.dumps(message) + "\n").encode())
+            self._proc.stdin.flush()
+        with self._cond:
+            if not self._cond.wait_for(lambda: job_id in self._pids, timeout=START_TIMEOUT_S):
+                raise RuntimeError("the verifier's zygote did not fork a child")
+            pid = self._pids[job_id]
+        return Child(self, job_id, pid, workdir)
+
+    def exit_of(self, job_id: int) -> Exit | None:
+        with self._cond:
+            return self._exits.get(job_id)
+
+    def forget(self, job_id: int) -> None:
+        with self._cond:
+            self._pids.pop(job_id, None)
+            self._exits.pop(job_id, None)
+
+    def close(self) -> None:
+        if self._proc and self._proc.poll() is None:
+            self._proc.stdin.close()  # the zygote kills its children's groups and exits
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+        self._proc = None
+
+
+class Child:
+    """One forked job: wait for its step files, answer verdicts, kill its process group."""
+
+    def __init__(self, zygote: Zygote, job_id: int, pid: int, workdir: str) -> None:
+        self.zygote, self.job_id, self.pid, self.workdir = zygote, job_id, pid, workdir
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.workdir, name)
+
+    def wait_for(self, name: str, deadline: float) -> str:
+        """"ok" when the file exists, "exit" when the child ended without it, "timeout" past the deadline."""
+        path = self.path(name)
+        while True:
+            if os.path.exists(path):
+                return "ok"
+            if self.zygote.exit_of(self.job_id) is not None:
+                return "ok" if os.path.exists(path) else "exit"
+            if time.monotonic() > deadline:
+                return "timeout"
+            time.sleep(POLL_S)
+
+    def verdict(self, index: int, go: bool) -> None:
+        tmp = self.path(f".verdict_{index:02d}")
+        with open(tmp, "w") as fh:
+            fh.write("go" if go else "stop")
+        os.replace(tmp, self.path(f"verdict_{index:02d}"))
+
+    def read_json(self, name: str) -> dict[str, Any] | None:
+        try:
+            with open(self.path(name)) as fh:
+                data = json.load(fh)
+            return data if isinstance(data, dict) else None
+        except (OSError, ValueError):
+            return None
+
+    def exit(self) -> Exit | None:
+        return self.zygote.exit_of(self.job_id)
+
+    def kill(self) -> None:
+        """SIGKILL the child's whole process group (and the child itself, had it not yet called setsid).
+
+        Only a child not yet reaped is killed by pid; after it exited its pid may belong to someone else.
+        """
+        killers = [os.killpg] if self.exit() is not None else [os.killpg, os.kill]
+        for killer in killers:
+            try:
+                killer(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def finish(self, keep: bool = False) -> None:
+        self.kill()
+        deadline = time.monotonic() + 5
+        while self.exit() is None and time.monotonic() < deadline:
+            time.sleep(POLL_S)
+        self.zygote.forget(self.job_id)
+        if not keep:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def make_workdir(root: str | None = None) -> str:
+    """A private temp dir (mode 0700) for one child: its cwd, code, step files and stdio."""
+    return tempfile.mkdtemp(prefix="tritonrl-job-", dir=root)

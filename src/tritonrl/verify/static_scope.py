@@ -1,0 +1,566 @@
+"""What the static checks know about a candidate module: names, ModelNew, its forward path, value kinds.
+
+``Scope(tree)`` is built once per candidate and read by every check in ``tritonrl.verify.static``. Everything is
+read from the AST, flow-insensitively (a name that is *ever* bound to a tensor counts as a tensor), which errs
+towards rejecting.
+
+Name resolution: ``scope.qualname(expr)`` turns ``Fn.relu`` into ``torch.nn.functional.relu`` through every
+import alias, simple re-binding (``mm = torch.matmul``, ``self.act = F.gelu``, a parameter default
+``f=torch.relu``) and constant ``getattr(torch, "matmul")``. A bare name that nothing binds resolves to itself
+(``exit``, ``open``).
+
+Forward path: ModelNew's ``forward`` / ``__call__`` / ``_call_impl``, functions passed to ``register_*hook``,
+every method of an in-file base class, and transitively every in-file function, method or class that these
+*reference* (a call, or a reference passed on, e.g. ``functools.partial(helper)``). ``@triton.jit`` bodies are
+Triton code and never part of it.
+
+Value kinds (``Kind``) for the torch-compute check, inferred per forward-path function:
+  TENSOR: forward's parameters (unless annotated or defaulted as a number), ``self`` attributes assigned
+    ``nn.Parameter`` / a torch tensor / ``register_buffer``, ``weight``/``bias``-like attributes of submodules,
+    results of ``torch.*`` calls and of tensor methods, arithmetic or indexing involving a tensor, names bound to
+    any of these, parameters of in-file helpers that some call site passes a tensor, and results of in-file
+    helpers that return one.
+  META: ``.shape``, ``.dtype``, ``.size()``, ``.numel()``, ``.item()`` ... of a tensor (integers, shapes).
+  MODULE: ``self`` attributes assigned an ``nn.*`` layer, items of ``nn.Sequential``/``ModuleList``.
+  CONTAINER: list/dict/set/tuple literals and constructors (their ``.add``/``.index`` are not tensor methods).
+Limits: values that flow through containers, attributes of non-``self`` objects, ``*args`` or return values of
+callables passed around are not tracked; those escape the operator rule (the runtime launch check remains).
+"""
+
+from __future__ import annotations
+
+import ast
+from enum import Enum
+
+JIT_DECORATORS = frozenset({"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"})
+FORWARD_ROOTS = ("forward", "__call__", "_call_impl", "_wrapped_call_impl")
+_HOOK_PREFIX = "register_"
+NN_NON_MODULES = frozenset(
+    {"Parameter", "ParameterList", "ParameterDict", "Buffer", "Module", "init", "functional"}
+)
+# Tensor methods / attributes that return metadata (ints, dtypes, devices), not tensors.
+META_METHODS = frozenset(
+    {
+        "size",
+        "stride",
+        "numel",
+        "dim",
+        "ndimension",
+        "nelement",
+        "element_size",
+        "item",
+        "data_ptr",
+        "storage_offset",
+        "is_contiguous",
+        "get_device",
+        "is_floating_point",
+        "is_complex",
+        "tolist",
+    }
+)
+META_ATTRS = frozenset(
+    {
+        "shape",
+        "dtype",
+        "device",
+        "ndim",
+        "is_cuda",
+        "requires_grad",
+        "layout",
+        "itemsize",
+        "nbytes",
+        "is_leaf",
+    }
+)
+PARAM_ATTR_PREFIXES = ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias")
+_NUMBER_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
+
+
+class Kind(str, Enum):
+    TENSOR = "tensor"
+    META = "meta"
+    MODULE = "module"
+    CONTAINER = "container"
+
+
+def dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain (no alias resolution), else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def const_str(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.arg]:
+    a = fn.args
+    return [
+        *a.posonlyargs,
+        *a.args,
+        *([a.vararg] if a.vararg else []),
+        *a.kwonlyargs,
+        *([a.kwarg] if a.kwarg else []),
+    ]
+
+
+class Scope:
+    """Facts about one parsed candidate module (see the module docstring)."""
+
+    def __init__(self, tree: ast.Module):
+        self.tree = tree
+        self.aliases: dict[str, str] = {}  # local (possibly dotted, e.g. "self.act") name -> qualname
+        self.imported: set[str] = set()  # local names bound by import statements
+        self.functions: dict[str, ast.FunctionDef] = {}  # top-level non-kernel functions
+        self.classes: dict[str, ast.ClassDef] = {}
+        self.kernel_names: set[str] = set()
+        self.kernel_nodes: set[int] = set()  # id() of @triton.jit FunctionDefs
+        self.modelnew: ast.ClassDef | None = None
+        self.modelnew_rebound: list[ast.AST] = []
+        self._collect_top_level()
+        self._collect_aliases()
+        self._collect_kernels()
+        self.methods = self._modelnew_methods()
+        self.self_attrs = self._self_attr_kinds()
+        self.forward_path = self._forward_path()
+        self.param_kinds: dict[int, dict[str, Kind]] = {}
+        self.return_kinds: dict[int, Kind] = {}
+        self._infer_interprocedural()
+
+    # ------------------------------------------------------------------ collection
+    def _collect_top_level(self) -> None:
+        for node in self.tree.body:
+            if isinstance(node, ast.ClassDef):
+                self.classes[node.name] = node
+                if node.name == "ModelNew":
+                    self.modelnew = node
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions[node.name] = node
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        self.functions[t.id] = node.value  # a lambda bound at module level is a function
+        for node in ast.walk(self.tree):
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr))
+                else []
+            )
+            for t in targets:
+                elts = t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]
+                if any(isinstance(n, ast.Name) and n.id == "ModelNew" for n in elts):
+                    self.modelnew_rebound.append(node)
+
+    def _collect_aliases(self) -> None:
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    local = a.asname or a.name.split(".")[0]
+                    self.aliases[local] = a.name if a.asname else local
+                    self.imported.add(local)
+            elif isinstance(node, ast.ImportFrom):
+                module = "." * node.level + (node.module or "")
+                for a in node.names:
+                    self.aliases[a.asname or a.name] = f"{module}.{a.name}"
+                    self.imported.add(a.asname or a.name)
+        class_attrs = [
+            (f"self.{t.id}", s.value)
+            for c in self._modelnew_and_bases()
+            for s in c.body
+            if isinstance(s, ast.Assign)
+            for t in s.targets
+            if isinstance(t, ast.Name)
+        ]
+        for _ in range(3):  # re-bindings of re-bindings
+            for node in ast.walk(self.tree):
+                for target, value in [*self._simple_bindings(node), *class_attrs]:
+                    q = self.qualname(value)
+                    if q and q.split(".")[0] in self.imported and target not in self.imported:
+                        self.aliases[target] = q
+
+    @staticmethod
+    def _simple_bindings(node: ast.AST):
+        """(local dotted name, value) for ``name = value``, ``self.x = value``, walrus, and parameter defaults."""
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if dotted(t):
+                    yield dotted(t), node.value
+        elif (
+            isinstance(node, (ast.AnnAssign, ast.NamedExpr))
+            and node.value is not None
+            and dotted(node.target)
+        ):
+            yield dotted(node.target), node.value
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = node.args
+            positional = [*a.posonlyargs, *a.args]
+            for arg, default in zip(positional[len(positional) - len(a.defaults) :], a.defaults):
+                yield arg.arg, default
+            for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+                if default is not None:
+                    yield arg.arg, default
+
+    def _collect_kernels(self) -> None:
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if any(
+                    self.qualname(d.func if isinstance(d, ast.Call) else d) in JIT_DECORATORS
+                    for d in node.decorator_list
+                ):
+                    self.kernel_nodes.add(id(node))
+                    self.kernel_names.add(node.name)
+            elif (
+                isinstance(node, ast.Call)
+                and self.qualname(node.func) in JIT_DECORATORS
+                and node.args
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id in self.functions
+            ):
+                fn = self.functions[node.args[0].id]
+                self.kernel_nodes.add(id(fn))
+                self.kernel_names.add(fn.name)
+        for name in list(self.functions):
+            if id(self.functions[name]) in self.kernel_nodes:
+                del self.functions[name]
+
+    # ------------------------------------------------------------------ names
+    def qualname(self, node: ast.AST) -> str | None:
+        """Fully qualified name of a Name/Attribute chain or constant ``getattr``, through every alias."""
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) >= 2
+            and const_str(node.args[1])
+        ):
+            base = self.qualname(node.args[0])
+            raw = f"{base}.{const_str(node.args[1])}" if base else None
+        elif isinstance(node, ast.Attribute):
+            base = self.qualname(node.value)
+            raw = f"{base}.{node.attr}" if base else None
+        else:
+            raw = dotted(node)
+        return self._resolve(raw) if raw else None
+
+    def _resolve(self, raw: str) -> str:
+        parts = raw.split(".")
+        for i in range(len(parts), 0, -1):
+            head = ".".join(parts[:i])
+            if head in self.aliases and self.aliases[head] != head:
+                return ".".join([self.aliases[head], *parts[i:]])
+        return raw
+
+    def is_module_ref(self, node: ast.AST) -> bool:
+        """True when the expression's root is a name bound by an import (a module or an imported object)."""
+        raw = dotted(node)
+        return bool(raw) and raw.split(".")[0] in self.imported
+
+    # ------------------------------------------------------------------ ModelNew
+    def _modelnew_and_bases(self) -> list[ast.ClassDef]:
+        if self.modelnew is None:
+            return []
+        return [self.modelnew, *self._in_file_bases(self.modelnew)]
+
+    def _modelnew_methods(self) -> dict[str, ast.FunctionDef]:
+        methods: dict[str, ast.FunctionDef] = {}
+        if self.modelnew is None:
+            return methods
+        for base in self._in_file_bases(self.modelnew):
+            for item in base.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    methods[f"{base.name}.{item.name}"] = item
+        for item in self.modelnew.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                methods[item.name] = item
+        return methods
+
+    def _in_file_bases(self, cls: ast.ClassDef, seen: set[str] | None = None) -> list[ast.ClassDef]:
+        seen = seen if seen is not None else {cls.name}
+        found = []
+        for b in cls.bases:
+            if isinstance(b, ast.Name) and b.id in self.classes and b.id not in seen and b.id != "Model":
+                seen.add(b.id)
+                found += [self.classes[b.id], *self._in_file_bases(self.classes[b.id], seen)]
+        return found
+
+    def _self_attr_kinds(self) -> dict[str, Kind | str]:
+        """``self.<attr>`` -> Kind, or the name of the in-file class/function it was bound to."""
+        attrs: dict[str, Kind | str] = {}
+        for fn in self.methods.values():
+            for node in ast.walk(fn):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("register_buffer", "register_parameter")
+                    and const_str(node.args[0] if node.args else None)
+                ):
+                    attrs[const_str(node.args[0])] = Kind.TENSOR
+                for target, value in self._simple_bindings(node):
+                    if target.startswith("self.") and target.count(".") == 1:
+                        kind = self._init_value_kind(value)
+                        if kind is not None:
+                            attrs[target[5:]] = kind
+        return attrs
+
+    def _init_value_kind(self, value: ast.AST) -> Kind | str | None:
+        if isinstance(value, ast.Name) and (value.id in self.functions or value.id in self.classes):
+            return value.id
+        if isinstance(value, ast.Call):
+            if isinstance(value.func, ast.Name) and value.func.id in self.classes:
+                return value.func.id
+            q = self.qualname(value.func) or ""
+            last = q.rsplit(".", 1)[-1]
+            if q.startswith("torch.nn.") and last[:1].isupper() and last not in NN_NON_MODULES:
+                return Kind.MODULE
+            if q.startswith("torch."):
+                return Kind.TENSOR
+        return None
+
+    # ------------------------------------------------------------------ forward path
+    def _forward_path(self) -> list[ast.FunctionDef]:
+        """ModelNew's forward-path functions (see the module docstring), in discovery order."""
+        roots = [fn for name, fn in self.methods.items() if name in FORWARD_ROOTS or "." in name]
+        # functions and lambdas made inside any method (e.g. ``self.f = lambda t: ...`` in __init__) or in the
+        # class body can be stored and called from forward: treat them all as forward path
+        for cls in self._modelnew_and_bases():
+            for item in cls.body:
+                for node in ast.walk(item):
+                    if node is not item and isinstance(
+                        node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+                    ):
+                        roots.append(node)
+        for fn in self.methods.values():
+            for node in ast.walk(fn):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr.startswith(_HOOK_PREFIX)
+                    and "hook" in node.func.attr
+                ):
+                    roots += self._referenced(node)
+        path: list[ast.FunctionDef] = []
+        queue = list(roots)
+        while queue:
+            fn = queue.pop(0)
+            if id(fn) in {id(p) for p in path} or id(fn) in self.kernel_nodes:
+                continue
+            path.append(fn)
+            queue += self._referenced(fn)
+        return path
+
+    def _referenced(self, node: ast.AST) -> list[ast.FunctionDef]:
+        """In-file functions/methods/class methods that ``node`` references."""
+        found: list[ast.FunctionDef] = []
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                found += self._named(n.id)
+            elif (
+                isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name)
+                and n.value.id in ("self", "cls", "ModelNew")
+            ):
+                if n.attr in self.methods:
+                    found.append(self.methods[n.attr])
+                bound = self.self_attrs.get(n.attr)
+                if isinstance(bound, str) and not isinstance(bound, Kind):
+                    found += self._named(bound)
+        return found
+
+    def _named(self, name: str) -> list[ast.FunctionDef]:
+        if name in self.functions:
+            return [self.functions[name]]
+        if name in self.classes and name not in ("ModelNew", "Model"):
+            cls = self.classes[name]
+            return [
+                i
+                for c in [cls, *self._in_file_bases(cls)]
+                for i in c.body
+                if isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ]
+        return []
+
+    def owner_name(self, fn: ast.AST) -> str:
+        for name, m in self.methods.items():
+            if m is fn:
+                return f"ModelNew.{name}" if "." not in name else name
+        for cname, cls in self.classes.items():
+            if fn in cls.body:
+                return f"{cname}.{fn.name}"
+        return getattr(fn, "name", f"a lambda (line {getattr(fn, 'lineno', '?')})")
+
+    # ------------------------------------------------------------------ kinds
+    def callee(self, func: ast.AST) -> ast.FunctionDef | None:
+        """The in-file function or ModelNew method a call's ``func`` names, if any."""
+        if isinstance(func, ast.Name) and func.id in self.functions:
+            return self.functions[func.id]
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls", "ModelNew")
+            and func.attr in self.methods
+        ):
+            return self.methods[func.attr]
+        return None
+
+    def _initial_params(self, fn: ast.FunctionDef) -> dict[str, Kind]:
+        kinds: dict[str, Kind] = {}
+        is_root = any(fn is m for n, m in self.methods.items() if n in FORWARD_ROOTS)
+        a = fn.args
+        positional = [*a.posonlyargs, *a.args]
+        defaults = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults) :]], a.defaults))
+        for p in _params(fn):
+            if p.arg in ("self", "cls"):
+                continue
+            numeric = (isinstance(p.annotation, ast.Name) and p.annotation.id in _NUMBER_ANNOTATIONS) or (
+                isinstance(defaults.get(p.arg), ast.Constant) and defaults[p.arg].value is not None
+            )
+            if is_root and not numeric:
+                kinds[p.arg] = Kind.TENSOR
+        return kinds
+
+    def _infer_interprocedural(self) -> None:
+        for fn in self.forward_path:
+            self.param_kinds[id(fn)] = self._initial_params(fn)
+        for _ in range(6):
+            changed = False
+            for fn in self.forward_path:
+                env = self.env(fn)
+                for node in ast.walk(fn):
+                    if (
+                        isinstance(node, ast.Return)
+                        and node.value is not None
+                        and self.kind(node.value, env) == Kind.TENSOR
+                        and id(fn) not in self.return_kinds
+                    ):
+                        self.return_kinds[id(fn)] = Kind.TENSOR
+                        changed = True
+                    if isinstance(node, ast.Call):
+                        changed |= self._pass_args(node, env)
+            if not changed:
+                break
+
+    def _pass_args(self, call: ast.Call, env: dict[str, Kind]) -> bool:
+        target = self.callee(call.func)
+        if target is None or id(target) not in self.param_kinds:
+            return False
+        names = [p.arg for p in [*target.args.posonlyargs, *target.args.args] if p.arg not in ("self", "cls")]
+        pairs = list(zip(names, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+        kinds, changed = self.param_kinds[id(target)], False
+        for name, value in pairs:
+            if self.kind(value, env) == Kind.TENSOR and kinds.get(name) != Kind.TENSOR:
+                kinds[name] = Kind.TENSOR
+                changed = True
+        return changed
+
+    def env(self, fn: ast.AST) -> dict[str, Kind]:
+        """Kinds of the local names of a forward-path function (flow-insensitive fixpoint)."""
+        env: dict[str, Kind] = dict(self.param_kinds.get(id(fn), {}))
+        for _ in range(4):
+            before = dict(env)
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for t in targets:
+                        self._bind(t, node.value, env)
+                elif isinstance(node, (ast.For, ast.comprehension)):
+                    it = self.kind(node.iter, env)
+                    if it in (Kind.TENSOR, Kind.MODULE):
+                        self._bind_kind(node.target, it, env)
+                elif isinstance(node, ast.AugAssign) and self.kind(node.value, env) == Kind.TENSOR:
+                    self._bind_kind(node.target, Kind.TENSOR, env)
+            if env == before:
+                break
+        return env
+
+    def _bind(self, target: ast.AST, value: ast.AST, env: dict[str, Kind]) -> None:
+        if (
+            isinstance(target, (ast.Tuple, ast.List))
+            and isinstance(value, (ast.Tuple, ast.List))
+            and len(target.elts) == len(value.elts)
+        ):
+            for t, v in zip(target.elts, value.elts):
+                self._bind(t, v, env)
+            return
+        kind = self.kind(value, env)
+        if kind is not None:
+            self._bind_kind(target, kind, env)
+
+    @staticmethod
+    def _bind_kind(target: ast.AST, kind: Kind, env: dict[str, Kind]) -> None:
+        for n in ast.walk(target):
+            if isinstance(n, ast.Name) and env.get(n.id) != Kind.TENSOR:  # tensor wins: err towards rejecting
+                env[n.id] = kind
+
+    def kind(self, node: ast.AST, env: dict[str, Kind]) -> Kind | None:
+        """The inferred kind of an expression's value, or None when unknown."""
+        if isinstance(node, ast.Name):
+            return env.get(node.id)
+        if isinstance(
+            node, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp)
+        ):
+            return Kind.CONTAINER
+        if isinstance(node, ast.Attribute):
+            return self._attribute_kind(node, env)
+        if isinstance(node, ast.Subscript):
+            base = self.kind(node.value, env)
+            return base if base in (Kind.TENSOR, Kind.MODULE, Kind.META) else None
+        if isinstance(node, ast.Call):
+            return self._call_kind(node, env)
+        if isinstance(node, ast.BinOp):
+            sides = {self.kind(node.left, env), self.kind(node.right, env)}
+            return Kind.TENSOR if Kind.TENSOR in sides or isinstance(node.op, ast.MatMult) else None
+        if isinstance(node, ast.UnaryOp):
+            return Kind.TENSOR if self.kind(node.operand, env) == Kind.TENSOR else None
+        if isinstance(node, ast.IfExp):
+            return (
+                Kind.TENSOR
+                if Kind.TENSOR in {self.kind(node.body, env), self.kind(node.orelse, env)}
+                else None
+            )
+        if isinstance(node, ast.Compare):
+            if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+                return None
+            operands = [node.left, *node.comparators]
+            return Kind.TENSOR if any(self.kind(o, env) == Kind.TENSOR for o in operands) else None
+        return None
+
+    def _attribute_kind(self, node: ast.Attribute, env: dict[str, Kind]) -> Kind | None:
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            bound = self.self_attrs.get(node.attr)
+            return bound if isinstance(bound, Kind) else None
+        base = self.kind(node.value, env)
+        if base == Kind.TENSOR:
+            return Kind.META if node.attr in META_ATTRS else Kind.TENSOR
+        if base == Kind.MODULE and node.attr.startswith(PARAM_ATTR_PREFIXES):
+            return Kind.TENSOR
+        return None
+
+    def _call_kind(self, node: ast.Call, env: dict[str, Kind]) -> Kind | None:
+        if isinstance(node.func, ast.Name) and node.func.id in ("list", "dict", "set", "tuple"):
+            return Kind.CONTAINER
+        target = self.callee(node.func)
+        if target is not None:
+            return self.return_kinds.get(id(target))
+        if self.kind(node.func, env) == Kind.MODULE:
+            return Kind.TENSOR
+        q = self.qualname(node.func) or ""
+        if q.startswith("torch.") and not q.startswith(("torch.cuda.", "torch.backends.")):
+            last = q.rsplit(".", 1)[-1]
+            return (
+                None
+                if last in ("device", "dtype", "Size", "finfo", "iinfo") or last.startswith("is_")
+                else Kind.TENSOR
+            )
+        if isinstance(node.func, ast.Attribute) and self.kind(node.func.value, env) == Kind.TENSOR:
+            return Kind.META if node.func.attr in META_METHODS else Kind.TENSOR
+        return None

@@ -1,0 +1,351 @@
+"""The verifier: a staged funnel from model text to a ``VerifyResult``, cheapest stage first.
+
+    from tritonrl.verify import Verifier, VerifyItem
+    with Verifier() as verifier:
+        result = verifier.verify(task, completion=text)
+        results = verifier.verify_many([VerifyItem(task, completion=c) for c in completions], progress=True)
+
+Stages: extract -> static checks -> compile (import, construct ModelNew) -> tiny shape -> full multi-input
+trials -> timing (GPU only). Stops at the first failure. Candidate code runs only in a sandboxed child forked
+from a warm zygote (``tritonrl.verify.sandbox``); references come from a process that never imports candidate
+code (``tritonrl.verify.reference``); comparison happens here, in the parent (``tritonrl.verify.compare``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from tritonrl.config import VerifyConfig
+from tritonrl.errors import ConfigError, TaskError
+from tritonrl.reward import compute_reward
+from tritonrl.tasks.model import KernelTask
+from tritonrl.verify.compare import compare_trial, load_untrusted
+from tritonrl.verify.flags import Flag
+from tritonrl.verify.reference import ReferenceCache
+from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.sandbox import Child, Zygote, make_workdir
+from tritonrl.verify.trial import TrialSpec
+
+MAX_ERROR_CHARS = 500
+FSIZE_LIMIT_BYTES = 4 << 30
+
+
+@dataclass
+class VerifyItem:
+    task: KernelTask
+    completion: str | None = None
+    code: str | None = None
+
+
+def resolve_device(device: str) -> str:
+    if device not in ("auto", "cpu", "cuda"):
+        raise ConfigError(f"unknown device {device!r}; choose auto, cpu or cuda")
+    if device == "cpu":
+        return "cpu"
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if device == "cuda":
+        raise ConfigError("device 'cuda' requested but no CUDA GPU is available")
+    return "cpu"
+
+
+def build_trials(task: KernelTask, config: VerifyConfig) -> list[TrialSpec]:
+    """The tiny trial (when staged) and the full trials: seed, other seeds, scaled values, other shapes."""
+    from tritonrl.tasks.variants import alt_variants, tiny_variant
+
+    seed, trials = config.seed, []
+    if config.staged:
+        try:
+            tiny = tiny_variant(task)
+            trials.append(TrialSpec("tiny", "tiny", tiny.key, tiny.source, seed))
+        except TaskError:
+            pass  # no smaller version of this task runs: the full trials still judge it
+    plan = [(task, seed, 1.0)]
+    if config.multi_input:
+        alts = alt_variants(task, n=2, seed=seed) if config.alt_shapes else []
+        extra = [(task, seed + 1, config.scaled_input_factor)]
+        for k, alt in enumerate(alts):
+            extra.insert(2 * k, (alt, seed + 3 + k, 1.0))
+        plan += extra
+        while len(plan) < config.num_trials:
+            plan.append((task, seed + 10 + len(plan), 1.0))
+        plan = plan[: max(1, config.num_trials)]
+    for k, (variant, trial_seed, scale) in enumerate(plan):
+        trials.append(TrialSpec(f"full{k}", "full", variant.key, variant.source, trial_seed, scale))
+    if config.extra_dtype:
+        trials.append(TrialSpec(f"full_{config.extra_dtype}", "full", task.key, task.source, seed + 100, 1.0,
+                                config.extra_dtype))
+    return trials
+
+
+class Verifier:
+    """Judges candidates for tasks; one warm zygote and one reference cache shared by all calls."""
+
+    def __init__(self, config: VerifyConfig | None = None) -> None:
+        self.config = config or VerifyConfig()
+        self.device = resolve_device(self.config.device)
+        self.workers = self._count_workers()
+        env = {"TRITON_INTERPRET": "1" if self.device == "cpu" else "0"}
+        self._zygote = Zygote(env)
+        self._slots: queue.Queue[str] = queue.Queue()
+        for slot in (_visible_gpus()[: self.workers] if self.device == "cuda" else []):
+            self._slots.put(slot)
+        timing = {"warmup": self.config.warmup, "trials": self.config.timed_trials}
+        self._refs = ReferenceCache(self.config.cache_dir, self.device, self.config.randomize_params, timing,
+                                    self._run_reference_job)
+        self.sandbox_info: dict = {}
+
+    def _count_workers(self) -> int:
+        if self.device == "cuda":
+            import torch
+
+            gpus = torch.cuda.device_count()
+            return max(1, min(self.config.workers or gpus, gpus))
+        return max(1, self.config.workers or os.cpu_count() or 1)
+
+    # ------------------------------------------------------------ public API
+    def verify(self, task: KernelTask, code: str | None = None, completion: str | None = None) -> VerifyResult:
+        start = time.monotonic()
+        result = self._verify(task, code, completion)
+        result.elapsed_s = round(time.monotonic() - start, 3)
+        result.reward = compute_reward(result)
+        return result
+
+    def verify_many(self, items: list[VerifyItem], progress: bool = False) -> list[VerifyResult]:
+        """Results in the order of ``items``; ``workers`` candidates run at a time."""
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            futures = [pool.submit(self.verify, it.task, it.code, it.completion) for it in items]
+            bar = _progress_bar(len(items)) if progress else None
+            results = []
+            for future in futures:
+                results.append(future.result())
+                if bar is not None:
+                    bar.update(1)
+            if bar is not None:
+                bar.close()
+        return results
+
+    def close(self) -> None:
+        self._zygote.close()
+
+    def __enter__(self) -> Verifier:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ the funnel
+    def _verify(self, task: KernelTask, code: str | None, completion: str | None) -> VerifyResult:
+        if code is None and completion is not None:
+            from tritonrl.extract import extract_code
+
+            code = extract_code(completion)
+        if not code:
+            return VerifyResult(Stage.EXTRACT, flags=[Flag.NO_CODE.value],
+                                error="no Python code defining ModelNew was found in the completion")
+        if self.config.static_checks:
+            from tritonrl.verify.static import run_static_checks
+
+            violations = run_static_checks(code, self.config.strict)
+            if violations:
+                flags = list(dict.fromkeys(Flag(v.flag).value for v in violations))
+                error = "; ".join(f"line {v.line}: {v.message}" if v.line else v.message for v in violations)
+                return VerifyResult(Stage.STATIC, flags=flags, error=error[:MAX_ERROR_CHARS], code=code)
+        result = VerifyResult(Stage.COMPILE, valid=True, code=code)
+        trials = build_trials(task, self.config)
+        self._refs.ensure(trials, time_first_full=self._timed())
+        slot = self._slots.get() if self.device == "cuda" else None
+        try:
+            self._run_candidate(result, code, trials, slot)
+        finally:
+            if slot is not None:
+                self._slots.put(slot)
+        return result
+
+    def _timed(self) -> bool:
+        return self.config.timing and self.device == "cuda"
+
+    def _limits(self, threads: int) -> dict:
+        memory = self.config.sandbox_memory_gb
+        return {
+            "as_bytes": int(memory * (1 << 30)) if memory and self.device == "cpu" else None,
+            "cpu_s": int(self.config.timeout_s * max(1, threads)) + 30,  # backstop; the wall clock rules
+            "fsize_bytes": FSIZE_LIMIT_BYTES,
+            "threads": threads,
+            "network_isolation": self.config.network_isolation,
+        }
+
+    def _spawn(self, kind: str, spec: dict, workdir: str, slot: str | None) -> Child:
+        spec_path = os.path.join(workdir, "spec.json")
+        with open(spec_path, "w") as fh:
+            json.dump(spec, fh)
+        env = {"CUDA_VISIBLE_DEVICES": slot} if slot is not None else {}
+        threads = 1 if self.device == "cuda" else max(1, (os.cpu_count() or 1) // self.workers)
+        return self._zygote.submit(kind, workdir, spec_path, env, self._limits(threads))
+
+    def _run_reference_job(self, spec: dict) -> tuple[bool, str]:
+        workdir = make_workdir()
+        slot = self._slots.get() if self.device == "cuda" else None
+        try:
+            child = self._spawn("reference", spec, workdir, slot)
+            outcome = child.wait_for("reference.json", time.monotonic() + max(120.0, 4 * self.config.timeout_s))
+            error = "" if outcome == "ok" else (_stderr_tail(child) or outcome)
+            child.finish()
+        finally:
+            if slot is not None:
+                self._slots.put(slot)
+        return outcome == "ok", error
+
+    def _run_candidate(self, result: VerifyResult, code: str, trials: list[TrialSpec], slot: str | None) -> None:
+        workdir = make_workdir()
+        code_path = os.path.join(workdir, "candidate.py")
+        with open(code_path, "w") as fh:
+            fh.write(code)
+        spec = {
+            "code_path": code_path, "device": self.device, "randomize": self.config.randomize_params,
+            "poison": self.config.poison_memory,
+            "timing": {"enabled": self._timed(), "warmup": self.config.warmup, "trials": self.config.timed_trials},
+            "trials": [{"name": t.name, "stage": t.stage, "seed": t.seed, "dtype": t.dtype,
+                        "inputs_path": self._refs.paths(t)[0]} for t in trials],
+        }
+        deadline = time.monotonic() + self.config.timeout_s
+        child = self._spawn("candidate", spec, workdir, slot)
+        try:
+            if self._compile_step(result, child, deadline) and self._trial_steps(result, child, trials, deadline):
+                self._timing_step(result, child, trials, deadline)
+            self.sandbox_info = child.read_json("sandbox.json") or self.sandbox_info
+        finally:
+            child.finish()
+
+    def _wait_step(self, result: VerifyResult, child: Child, name: str, stage: Stage,
+                   deadline: float) -> dict | None:
+        """The child's status for this step, or None after recording a timeout or crash on ``result``."""
+        outcome = child.wait_for(name, deadline)
+        if outcome == "ok":
+            status = child.read_json(name)
+            if status is not None:
+                return status
+            outcome = "exit"
+        result.stage = stage
+        if outcome == "timeout":
+            result.flags.append(Flag.TIMEOUT.value)
+            result.error = f"timed out after {self.config.timeout_s:g} s ({stage.value} stage)"
+        else:
+            child.kill()
+            exit_ = child.exit()
+            how = exit_.describe() if exit_ else "died"
+            result.flags.append(Flag.CRASH.value)
+            result.error = _clip(f"the process {how} during the {stage.value} stage. {_stderr_tail(child)}")
+        return None
+
+    def _compile_step(self, result: VerifyResult, child: Child, deadline: float) -> bool:
+        status = self._wait_step(result, child, "00_compile.json", Stage.COMPILE, deadline)
+        if status is None:
+            return False
+        if not status.get("ok"):
+            result.flags.append(_flag(status.get("flag"), Flag.IMPORT_ERROR))
+            result.error = _clip(str(status.get("error")))
+            return False
+        result.compiled = True
+        return True
+
+    def _trial_steps(self, result: VerifyResult, child: Child, trials: list[TrialSpec], deadline: float) -> bool:
+        for index, trial in enumerate(trials, start=1):
+            stage = Stage.TINY if trial.stage == "tiny" else Stage.FULL
+            base = f"{index:02d}_{trial.name}"
+            status = self._wait_step(result, child, base + ".json", stage, deadline)
+            if status is None:
+                return False
+            problem = self._judge(status, child.path(base + ".pt"), trial)
+            child.verdict(index, go=problem is None)
+            if problem is not None:
+                flag, message = problem
+                result.stage = stage
+                result.flags.append(flag)
+                result.error = _clip(f"{trial.describe()}: {message}")
+                return False
+            if stage is Stage.TINY:
+                result.tiny_correct = True
+        result.correct = result.tiny_correct = True
+        result.stage = Stage.DONE
+        return True
+
+    def _judge(self, status: dict, tensors_path: str, trial: TrialSpec) -> tuple[str, str] | None:
+        if not status.get("ok"):
+            return _flag(status.get("flag"), Flag.RUNTIME_ERROR), str(status.get("error"))
+        if not isinstance(status.get("launches"), int) or status["launches"] < 1:
+            return Flag.NO_TRITON_LAUNCH.value, "the forward pass launched no Triton kernel"
+        mismatch = compare_trial(self._refs.load(trial), load_untrusted(tensors_path), self.config.atol,
+                                 self.config.rtol, trial.stage)
+        return None if mismatch is None else (mismatch.flag.value, mismatch.message)
+
+    def _timing_step(self, result: VerifyResult, child: Child, trials: list[TrialSpec], deadline: float) -> None:
+        if not self.config.timing:
+            return
+        if not self._timed():
+            result.flags.append(Flag.TIMING_UNAVAILABLE.value)
+            return
+        name = f"{len(trials) + 1:02d}_timing.json"
+        status = self._wait_step(result, child, name, Stage.TIMING, deadline)
+        if status is None:
+            return
+        if not status.get("ok"):
+            result.stage, result.error = Stage.TIMING, _clip(str(status.get("error")))
+            return
+        first_full = next(t for t in trials if t.stage == "full")
+        ref_timing = self._refs.load(first_full).get("timing") or {}
+        result.runtime_ms = float(status["timing"]["median_ms"])
+        result.ref_runtime_ms = ref_timing.get("median_ms")
+        result.timing = {"candidate": status["timing"], "reference": ref_timing}
+        if result.ref_runtime_ms and result.runtime_ms > 0:
+            result.speedup = result.ref_runtime_ms / result.runtime_ms
+            if result.speedup > self.config.suspicious_speedup:
+                result.flags.append(Flag.SUSPICIOUS_SPEEDUP.value)
+
+
+def _visible_gpus() -> list[str]:
+    """GPU ids for the children's CUDA_VISIBLE_DEVICES: this process's own list when it has one (Ray actors,
+    Slurm, a user's CUDA_VISIBLE_DEVICES=4,5), so slot k is the k-th GPU it may use, not physical GPU k."""
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    if visible:
+        return visible
+    import torch
+
+    return [str(i) for i in range(torch.cuda.device_count())]
+
+
+def _flag(value: object, default: Flag) -> str:
+    try:
+        return Flag(value).value
+    except ValueError:
+        return default.value
+
+
+def _clip(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."
+
+
+def _stderr_tail(child: Child, chars: int = 240) -> str:
+    try:
+        with open(child.path("stderr.txt"), errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return ""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][-chars:] if lines else ""
+
+
+def _progress_bar(total: int):
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc="verify", unit="cand")

@@ -1,0 +1,91 @@
+"""Shape variants: tiny runs fast and keeps structure; alternatives differ, run, and avoid powers of two."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tritonrl.errors import TaskError
+from tritonrl.tasks import KernelTask, load_tasks
+from tritonrl.tasks.variants import alt_variants, find_constants, run_source, tiny_variant
+
+KB_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "kernelbench"
+FIXTURE_TASKS = load_tasks(KB_FIXTURE)
+STRUCTURAL = ("kernel_size", "stride", "padding", "reduce_dim", "pool_kernel_size")
+
+
+@pytest.mark.parametrize("task", FIXTURE_TASKS, ids=[t.name for t in FIXTURE_TASKS])
+def test_tiny_variant_runs_fast_and_keeps_structure(task):
+    tiny = tiny_variant(task)
+    assert tiny.variant == "tiny" and tiny.source != task.source and tiny.name == task.name
+    result = run_source(tiny.source)
+    assert result.ok, result.error
+    assert result.seconds < 0.5
+    changed = tiny.meta["changes"]
+    assert not set(changed) & set(STRUCTURAL)
+    for name, (old, new) in changed.items():
+        assert new < old, name
+    # divisibility survives: channels stay multiples of the (possibly shrunk) group / head count
+    values = {c.name: c.value for c in find_constants(tiny.source)}
+    for divisor in ("groups", "num_groups", "num_heads"):
+        for size in ("in_channels", "out_channels", "features", "embed_dim"):
+            if divisor in values and size in values and values[size] > 4:
+                assert values[size] % values[divisor] == 0, (size, divisor)
+
+
+def test_tiny_keeps_text_outside_constants():
+    task = next(t for t in FIXTURE_TASKS if t.name == "1_Conv2d_grouped_strided")
+    tiny = tiny_variant(task)
+    original, shrunk = task.source.splitlines(), tiny.source.splitlines()
+    assert len(original) == len(shrunk)
+    differing = [a for a, b in zip(original, shrunk) if a != b]
+    assert differing and all(" = " in line and line.split(" = ")[0].replace(" ", "").replace("=", "")
+                             for line in differing)
+    assert "def forward(self, x):\n        return self.conv(x)" in tiny.source
+
+
+@pytest.mark.parametrize("task", FIXTURE_TASKS[:4], ids=[t.name for t in FIXTURE_TASKS[:4]])
+def test_alt_variants_differ_run_and_avoid_powers_of_two(task):
+    alts = alt_variants(task, n=2, seed=0)
+    assert [a.variant for a in alts] == ["alt1", "alt2"]
+    assert len({a.source for a in alts} | {task.source}) == 3
+    for alt in alts:
+        assert run_source(alt.source, meta=True).ok
+        for name, (old, new) in alt.meta["changes"].items():
+            for value in (new if isinstance(new, tuple) else (new,)):
+                assert value <= 4 or value & (value - 1) != 0, (name, new)
+            assert 0.5 <= (sum(new) if isinstance(new, tuple) else new) / (sum(old) if isinstance(old, tuple) else old) <= 1.6
+    assert alt_variants(task, n=2, seed=0) == alts  # cached and deterministic
+
+
+def test_unrunnable_task_has_no_tiny_variant():
+    source = ("import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n"
+              "        raise RuntimeError('never runs')\nsize = 64\n"
+              "def get_inputs():\n    return [torch.randn(size)]\ndef get_init_inputs():\n    return []\n")
+    with pytest.raises(TaskError, match="no tiny variant runs"):
+        tiny_variant(KernelTask(name="broken", level=1, source=source))
+    assert alt_variants(KernelTask(name="broken", level=1, source=source)) == []
+
+
+def test_cuda_device_in_inputs_runs_on_cpu():
+    source = ("import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n"
+              "        return x * 2\nbatch_size = 64\ndim = 300\n"
+              "def get_inputs():\n    return [torch.rand(batch_size, dim, device='cuda')]\n"
+              "def get_init_inputs():\n    return []\n")
+    tiny = tiny_variant(KernelTask(name="cuda_inputs", level=1, source=source))
+    assert tiny.meta["changes"] == {"batch_size": (64, 2), "dim": (300, 8)}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("KERNELBENCH_DIR"), reason="set KERNELBENCH_DIR to a KernelBench clone")
+def test_real_kernelbench_tiny_variants():
+    tasks = [t for level in (1, 2) for t in load_tasks(os.environ["KERNELBENCH_DIR"], level=level)]
+    failures = []
+    for task in tasks:
+        try:
+            result = run_source(tiny_variant(task).source)
+            if not result.ok or result.seconds > 1.0:
+                failures.append((task.name, result.error or f"{result.seconds:.2f}s"))
+        except TaskError as exc:
+            failures.append((task.name, str(exc)))
+    assert not failures, failures

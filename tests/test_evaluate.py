@@ -1,0 +1,146 @@
+"""evaluate: inputs (completions JSONL, solutions dir, model specs and run manifests) and the results it writes.
+
+The verifier and the generator are fakes here (fast, no subprocesses, no model); tests/test_golden.py runs the
+real verifier end to end.
+"""
+
+import json
+
+import pytest
+
+from tritonrl import evaluate
+from tritonrl.cli import main
+from tritonrl.errors import UserError
+from tritonrl.tasks import get_task
+from tritonrl.train.manifest import RunManifest
+from tritonrl.verify.result import Stage, VerifyResult
+
+
+class FakeVerifier:
+    """Correct when the text contains 'GOOD', a format error when it has no 'class ModelNew'."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def verify_many(self, items):
+        self.calls += 1
+        out = []
+        for it in items:
+            text = it.code if it.code is not None else it.completion
+            if "class ModelNew" not in text:
+                out.append(VerifyResult(stage=Stage.EXTRACT, flags=["no_code"]))
+            elif "GOOD" in text:
+                out.append(VerifyResult(stage=Stage.DONE, valid=True, compiled=True, tiny_correct=True,
+                                        correct=True, code=text))
+            else:
+                out.append(VerifyResult(stage=Stage.COMPILE, valid=True, flags=["import_error"], code=text))
+        return out
+
+
+class FakeGenerator:
+    def __init__(self, texts):
+        self.texts, self.prompts = texts, None
+
+    def generate(self, prompts, k):
+        self.prompts = prompts
+        return [[self.texts[(i * k + j) % len(self.texts)] for j in range(k)] for i in range(len(prompts))]
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path
+
+
+def test_completions_are_verified_in_one_call_and_recorded(tmp_path):
+    path = write_jsonl(tmp_path / "c.jsonl", [
+        {"task": "l1_relu", "completion": "```python\nclass ModelNew: GOOD\n```"},
+        {"task": "l1_relu", "completion": "no code here"},
+        {"task": "l2_swiglu", "completion": "class ModelNew: bad"},
+    ])
+    fake = FakeVerifier()
+    report = evaluate.verify_and_report(evaluate.read_completions(path), None, tmp_path / "out", verifier=fake)
+    assert fake.calls == 1
+    rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert [(r["task"], r["level"], r["sample"]) for r in rows] == [("l1_relu", 1, 0), ("l1_relu", 1, 1),
+                                                                     ("l2_swiglu", 2, 0)]
+    assert rows[0]["result"]["correct"] and rows[1]["result"]["stage"] == "extract"
+    assert rows[0]["code"] == "```python\nclass ModelNew: GOOD\n```" and rows[1]["completion"] == "no code here"
+    assert report["correct_rate"] == pytest.approx(1 / 3) and report["format_rate"] == pytest.approx(2 / 3)
+    assert (tmp_path / "out" / "report.md").is_file()
+
+
+def test_task_file_paths_resolve_relative_to_the_completions_file(tmp_path):
+    task_file = tmp_path / "my_task.py"
+    task_file.write_text(get_task("l1_relu").source)
+    path = write_jsonl(tmp_path / "c.jsonl", [{"task": "my_task.py", "completion": "x"}])
+    (pending,) = evaluate.read_completions(path)
+    assert pending.task.name == "my_task" and pending.completion == "x"
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("{oops", r"c.jsonl:2: not valid JSON"),
+    ('{"completion": "x"}', r"c.jsonl:2: need an object with a string 'task'"),
+    ('{"task": "l1_no_such_task", "completion": "x"}', r"c.jsonl:2: .*l1_no_such_task"),
+])
+def test_malformed_completions_name_the_line(tmp_path, line, message):
+    path = write_jsonl(tmp_path / "c.jsonl", [{"task": "l1_relu", "completion": "x"}, line])
+    with pytest.raises(UserError, match=message):
+        evaluate.read_completions(path)
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    assert main(["eval", "--completions", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path)]) == 2
+    assert main(["eval", "--solutions", str(tmp_path / "nope"), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"tritonrl: error: completions file not found: {tmp_path / 'missing.jsonl'}",
+                   f"tritonrl: error: solutions directory not found: {tmp_path / 'nope'}"]
+
+
+def test_solutions_dir_uses_file_stems_as_task_names(tmp_path):
+    (tmp_path / "l1_relu.py").write_text("class ModelNew: GOOD")
+    (tmp_path / "l1_tanh.py").write_text("class ModelNew: broken")
+    pending = evaluate.read_solutions(tmp_path)
+    assert [(p.task.name, p.code, p.completion) for p in pending] == [
+        ("l1_relu", "class ModelNew: GOOD", None), ("l1_tanh", "class ModelNew: broken", None)]
+
+
+def test_evaluate_end_to_end_with_fakes(tmp_path, monkeypatch):
+    fake = FakeVerifier()
+    real = evaluate.verify_and_report
+    monkeypatch.setattr(evaluate, "verify_and_report",
+                        lambda pending, verify, out, meta=None: real(pending, verify, out, meta, verifier=fake))
+    gen = FakeGenerator(["class ModelNew: GOOD", "prose"])
+    report = evaluate.evaluate(gen, evaluate.select_tasks("l1_relu,l2_swiglu"), k=2, out_dir=tmp_path)
+    assert len(gen.prompts) == 2 and gen.prompts[0][-1]["role"] == "user"
+    assert "l1_relu" in gen.prompts[0][-1]["content"] or "relu" in gen.prompts[0][-1]["content"].lower()
+    assert report["n_samples"] == 4 and report["correct_rate"] == 0.5 and report["meta"]["k"] == 2
+    assert report["pass_at_k"] == {"pass@1": 0.5, "pass@2": 1.0}
+
+
+def test_select_tasks_filters_by_level_and_count():
+    assert [t.level for t in evaluate.select_tasks("bundled", level=2, max_tasks=3)] == [2, 2, 2]
+    with pytest.raises(UserError, match="no tasks selected"):
+        evaluate.select_tasks("l1_relu", level=2)
+
+
+def test_resolve_model_from_hub_id_dirs_and_manifest(tmp_path):
+    assert evaluate.resolve_model("Qwen/Qwen2.5-Coder-7B-Instruct") == evaluate.ModelSource(
+        "Qwen/Qwen2.5-Coder-7B-Instruct")
+    adapter = tmp_path / "run" / "sft" / "final"
+    adapter.mkdir(parents=True)
+    (adapter / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "from/adapter"}))
+    manifest = RunManifest(tmp_path / "run")
+    manifest.start("sft")
+    manifest.record("sft", model=adapter, tokenizer=adapter, base_model="from/manifest")
+    manifest.finish("sft")
+    got = evaluate.resolve_model(str(tmp_path / "run"))
+    assert got == evaluate.ModelSource(base="from/manifest", adapter=str(adapter), tokenizer=str(adapter))
+    assert evaluate.resolve_model(str(adapter)).base == "from/adapter"  # the adapter's own record
+    assert evaluate.resolve_model(f"{tmp_path / 'run'}:sft") == got
+    with pytest.raises(UserError, match="asked for 'rl'"):
+        evaluate.resolve_model(f"{tmp_path / 'run'}:rl")
+    with pytest.raises(UserError, match="no stage 'grpo'"):
+        evaluate.resolve_model(f"{tmp_path / 'run'}:grpo")
+    assert evaluate.resolve_model("tiny:runs/tiny-model").base == "tiny:runs/tiny-model"
+    with pytest.raises(UserError, match="model path not found"):
+        evaluate.resolve_model(str(tmp_path / "missing"))

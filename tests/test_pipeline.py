@@ -1,0 +1,118 @@
+"""The pipeline's bookkeeping: stages in the manifest, skipping finished ones, resuming an interrupted one.
+
+Training and evaluation are fakes here (they have their own tests); the real smoke run is
+``tritonrl pipeline --config configs/smoke.yaml`` (marked slow below).
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tritonrl import evaluate, pipeline
+from tritonrl.config import PipelineConfig, load_config
+from tritonrl.errors import ConfigError
+from tritonrl.report import write_report
+from tritonrl.train.manifest import RunManifest
+from tritonrl.train.sft import StageResult
+from tritonrl.verify.result import Stage, VerifyResult
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class FakeTraining:
+    """Stands in for run_sft / run_rl: writes the manifest entry a real stage writes."""
+
+    def __init__(self, interrupt_first: set[str] = frozenset()):
+        self.calls: list[tuple[str, bool]] = []
+        self.interrupt_first = set(interrupt_first)
+
+    def __call__(self, stage):
+        def run(config):
+            self.calls.append((stage, config.run.resume))
+            manifest = RunManifest(config.run.run_dir)
+            manifest.start(stage)
+            if stage in self.interrupt_first:
+                self.interrupt_first.discard(stage)
+                manifest.finish(stage, "interrupted")
+                return StageResult(stage, "interrupted", config.run.run_dir, 1)
+            model = Path(config.run.run_dir) / stage / "final"
+            model.mkdir(parents=True, exist_ok=True)
+            manifest.record(stage, model=model, tokenizer=model, base_model="fake/base")
+            manifest.finish(stage, "done")
+            return StageResult(stage, "done", config.run.run_dir, 2)
+        return run
+
+
+@pytest.fixture
+def fakes(monkeypatch):
+    training = FakeTraining()
+    evaluated = []
+
+    def fake_evaluate(spec, tasks, k, gen, verify, out, meta=None):
+        evaluated.append(spec)
+        ok = VerifyResult(stage=Stage.DONE, valid=True, compiled=True, tiny_correct=True, correct=True)
+        rows = [{"task": t.name, "level": t.level, "sample": 0, "completion": "x", "code": None,
+                 "result": ok.to_dict()} for t in tasks]
+        return write_report(rows, out, meta)
+
+    monkeypatch.setattr("tritonrl.train.sft.run_sft", training("sft"))
+    monkeypatch.setattr("tritonrl.train.rl.run_rl", training("grpo"))
+    monkeypatch.setattr(evaluate, "evaluate", fake_evaluate)
+    return training, evaluated
+
+
+def smoke_config(run_dir) -> PipelineConfig:
+    return load_config(str(ROOT / "configs" / "smoke.yaml"),
+                       [f"run.run_dir={run_dir}", "model.name_or_path=fake/base"], schema=PipelineConfig)
+
+
+def test_pipeline_records_every_stage_and_skips_them_on_rerun(tmp_path, fakes):
+    training, evaluated = fakes
+    config = smoke_config(tmp_path / "run")
+    report = pipeline.run_pipeline(config, log=lambda _: None)
+    assert report == tmp_path / "run" / "report" / "comparison.md" and report.is_file()
+    stages = RunManifest(tmp_path / "run").load()["stages"]
+    assert {name: s["status"] for name, s in stages.items()} == {
+        n: "done" for n in ("data", "sft", "grpo", "eval_base", "eval_sft", "eval_rl", "report")}
+    assert evaluated == ["fake/base", f"{tmp_path / 'run'}:sft", f"{tmp_path / 'run'}:grpo"]
+    assert json.loads(Path(stages["data"]["outputs"]["tasks"]).read_text())["eval"]
+    comparison = json.loads((tmp_path / "run" / "report" / "comparison.json").read_text())
+    assert list(comparison["runs"]) == ["base", "sft", "rl"]
+
+    log = []
+    pipeline.run_pipeline(config, log=log.append)
+    assert training.calls == [("sft", False), ("grpo", False)] and len(evaluated) == 3
+    assert sum("skipped" in line for line in log) == 6 and "report: " in log[-1]
+
+
+def test_an_interrupted_stage_is_resumed_on_rerun(tmp_path, fakes):
+    training, _ = fakes
+    training.interrupt_first = {"grpo"}
+    config = smoke_config(tmp_path / "run")
+    with pytest.raises(pipeline.StageNotFinished, match="grpo ended interrupted"):
+        pipeline.run_pipeline(config, log=lambda _: None)
+    assert RunManifest(tmp_path / "run").stage("eval_base") is None
+    pipeline.run_pipeline(config, log=lambda _: None)
+    assert training.calls == [("sft", False), ("grpo", False), ("grpo", True)]
+
+
+def test_unknown_stage_is_a_config_error(tmp_path):
+    config = smoke_config(tmp_path)
+    config.pipeline.stages = ["data", "distill"]
+    with pytest.raises(ConfigError, match="distill"):
+        pipeline.run_pipeline(config)
+
+
+@pytest.mark.slow
+def test_smoke_pipeline_end_to_end(tmp_path):
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    cmd = [sys.executable, "-m", "tritonrl", "pipeline", "--config", "configs/smoke.yaml",
+           "--run-dir", str(tmp_path / "run")]
+    done = subprocess.run(cmd, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == str(tmp_path / "run" / "report" / "comparison.md")
+    assert (tmp_path / "run" / "report" / "comparison.png").is_file()

@@ -1,0 +1,170 @@
+"""The funnel's stages, the parent-side comparison, the shared reference cache and the CLI."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.verify.tasks import TASKS
+from tritonrl.cli import main
+from tritonrl.verify import Flag, Stage, VerifyItem
+from tritonrl.verify.compare import compare_trial
+from tritonrl.verify.trial import build_model
+
+RUNTIME = Path(__file__).parent / "fixtures" / "runtime"
+GOOD = (RUNTIME / "good_relu.py").read_text()
+ATOL = {"float32": 1e-4}
+RTOL = {"float32": 1e-4}
+
+
+# ---------------------------------------------------------------- funnel stages
+def test_good_candidate_is_correct_and_untimed_on_cpu(verifier):
+    result = verifier.verify(TASKS["relu"], code=GOOD)
+    assert (result.stage, result.valid, result.compiled, result.tiny_correct, result.correct) == (
+        Stage.DONE, True, True, True, True)
+    assert result.runtime_ms is None and result.speedup is None
+    assert Flag.TIMING_UNAVAILABLE.value in result.flags
+    assert result.reward == 1.0
+
+
+def test_completion_is_extracted(verifier):
+    completion = f"Here is my kernel.\n```python\n{GOOD}\n```\n"
+    assert verifier.verify(TASKS["relu"], completion=completion).correct
+
+
+def test_completion_without_code_fails_extract(verifier):
+    result = verifier.verify(TASKS["relu"], completion="I cannot write this kernel.")
+    assert result.stage == Stage.EXTRACT and Flag.NO_CODE.value in result.flags and not result.valid
+
+
+def test_static_violation_stops_before_running(verifier):
+    code = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+    result = verifier.verify(TASKS["relu"], code=code)
+    assert result.stage == Stage.STATIC and not result.valid and not result.compiled
+    assert Flag.NO_TRITON_KERNEL.value in result.flags
+
+
+def test_import_error_names_the_line(runtime_verifier):
+    code = GOOD.replace("class ModelNew", "undefined_name + 1\n\n\nclass ModelNew")
+    result = runtime_verifier.verify(TASKS["relu"], code=code)
+    assert result.stage == Stage.COMPILE and Flag.IMPORT_ERROR.value in result.flags
+    assert "NameError" in result.error and "undefined_name + 1" in result.error
+    assert len(result.error) <= 500
+
+
+def test_runtime_error_names_the_line(runtime_verifier):
+    code = GOOD.replace("n = x.numel()", "n = x.numel() // 0")
+    result = runtime_verifier.verify(TASKS["relu"], code=code)
+    assert result.stage == Stage.TINY and Flag.RUNTIME_ERROR.value in result.flags
+    assert "ZeroDivisionError" in result.error and "x.numel() // 0" in result.error
+
+
+def test_verify_many_preserves_order(runtime_verifier):
+    wrong = GOOD.replace("tl.where(x > 0, x, 0.0)", "tl.where(x > 0, x, 1.0)")
+    codes = [GOOD, wrong, GOOD, wrong]
+    results = runtime_verifier.verify_many([VerifyItem(TASKS["relu"], code=c) for c in codes])
+    assert [r.correct for r in results] == [True, False, True, False]
+
+
+def test_reference_computed_once_per_task(runtime_verifier, monkeypatch):
+    """Candidates of one task share its references: a fresh task costs one reference job, not one per call."""
+    calls = []
+    original = runtime_verifier._refs.run_job
+    monkeypatch.setattr(runtime_verifier._refs, "run_job", lambda spec: calls.append(spec) or original(spec))
+    task = TASKS["relu"].with_variant("", TASKS["relu"].source + "\n# a distinct task key\n")
+    results = runtime_verifier.verify_many([VerifyItem(task, code=GOOD)] * 3)
+    assert all(r.correct for r in results)
+    assert len(calls) == 1
+
+
+# ---------------------------------------------------------------- parent-side comparison
+def _ref(out, inputs=None):
+    inputs = inputs if inputs is not None else [torch.ones(3)]
+    return {"outputs": [out], "devices": ["cpu"], "inputs_after": inputs}
+
+
+def _got(out, inputs=None, device="cpu"):
+    return {**_ref(out, inputs), "devices": [device]}
+
+
+def test_compare_accepts_within_tolerance():
+    e = torch.randn(100)
+    assert compare_trial(_ref(e), _got(e + 1e-6), ATOL, RTOL, "full") is None
+
+
+def test_compare_tiny_magnitudes_need_relative_accuracy():
+    e = torch.rand(1000) * 2e-5 + 1e-6
+    off = e * 1.5  # within atol everywhere, 50% relative error
+    mismatch = compare_trial(_ref(e), _got(off), ATOL, RTOL, "full")
+    assert mismatch is not None and mismatch.flag == Flag.OUTPUT_MISMATCH
+    zeros = compare_trial(_ref(e), _got(torch.zeros(1000)), ATOL, RTOL, "full")
+    assert zeros is not None and zeros.flag == Flag.DEGENERATE_OUTPUT
+
+
+@pytest.mark.parametrize("got, flag", [
+    (torch.full((4,), float("nan")), Flag.NONFINITE_OUTPUT),
+    (torch.ones(4, dtype=torch.float16), Flag.DTYPE_MISMATCH),
+    (torch.ones(2, 2), Flag.SHAPE_MISMATCH),
+    (torch.nn.Parameter(torch.ones(4)), Flag.NOT_PLAIN_TENSOR),
+    ("mymodule.LazyTensor", Flag.NOT_PLAIN_TENSOR),
+])
+def test_compare_flags(got, flag):
+    mismatch = compare_trial(_ref(torch.ones(4)), _got(got), ATOL, RTOL, "full")
+    assert mismatch is not None and mismatch.flag == flag
+
+
+def test_compare_detects_input_mutation_and_device():
+    e = torch.randn(4)
+    assert compare_trial(_ref(e), _got(e, inputs=[torch.zeros(3)]), ATOL, RTOL, "full").flag == Flag.INPUT_MUTATION
+    assert compare_trial(_ref(e), _got(e, device="cuda"), ATOL, RTOL, "full").flag == Flag.DEVICE_MISMATCH
+    assert compare_trial(_ref(e), None, ATOL, RTOL, "full").flag == Flag.NOT_PLAIN_TENSOR
+
+
+def test_randomized_parameters_match_and_differ_from_defaults():
+    a = build_model(torch.nn.LayerNorm, [8], seed=3, randomize=True, device="cpu", dtype=None)
+    b = build_model(torch.nn.LayerNorm, [8], seed=3, randomize=True, device="cpu", dtype=None)
+    assert torch.equal(a.weight, b.weight) and torch.equal(a.bias, b.bias)
+    assert not torch.equal(a.weight, torch.ones(8)) and not torch.equal(a.bias, torch.zeros(8))
+
+
+# ---------------------------------------------------------------- CLI
+def _last_json(capsys) -> dict:
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_cli_batch_json_and_exit_codes(tmp_path, capsys):
+    task_file = tmp_path / "relu_task.py"
+    task_file.write_text(TASKS["relu"].source)
+    (tmp_path / "cands").mkdir()
+    (tmp_path / "cands" / "a_good.py").write_text(GOOD)
+    (tmp_path / "cands" / "b_bad.py").write_text(GOOD.replace("0.0), mask=mask)", "1.0), mask=mask)"))
+    args = ["verify", "--task", str(task_file), "--device", "cpu", "--timeout", "20", "--json"]
+    assert main(args + ["--solution", str(tmp_path / "cands" / "a_good.py")]) == 0
+    single = _last_json(capsys)
+    assert {"correct", "valid", "compiled", "stage", "flags", "error", "speedup", "reward"} <= set(single)
+    assert single["correct"] is True and single["speedup"] is None
+    assert main(args + ["--solution", str(tmp_path / "cands")]) == 1
+    lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
+    assert [line["correct"] for line in lines] == [True, False]
+
+
+def test_cli_bad_usage_exits_2(tmp_path, capsys):
+    assert main(["verify", "--task", "no_such_task_xyz", "--solution", str(RUNTIME / "good_relu.py")]) == 2
+    assert main(["verify", "--task", "l1_relu", "--solution", str(tmp_path / "missing.py")]) == 2
+
+
+# ---------------------------------------------------------------- GPU (skipped without CUDA)
+@pytest.mark.gpu
+def test_gpu_candidate_is_timed(tmp_path):
+    from tritonrl.config import VerifyConfig
+    from tritonrl.verify import Verifier
+
+    config = VerifyConfig(device="cuda", cache_dir=str(tmp_path), timed_trials=20, warmup=3)
+    with Verifier(config) as gpu_verifier:
+        result = gpu_verifier.verify(TASKS["relu"], code=GOOD)
+        stale = gpu_verifier.verify(TASKS["relu"], code=(RUNTIME / "stale_buffer.py").read_text())
+    assert result.correct and result.stage == Stage.DONE, result.error
+    assert result.runtime_ms and result.runtime_ms > 0 and result.speedup and result.speedup > 0
+    assert Flag.TIMING_UNAVAILABLE.value not in result.flags
+    assert not stale.correct
