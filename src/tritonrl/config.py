@@ -36,10 +36,10 @@ class VerifyConfig:
     randomize_params: bool = True   # re-randomize parameters identically in both models (defeats default-init)
     poison_memory: bool = True      # fill freshly allocated memory with NaN (defeats stale-buffer outputs)
     timing: bool = True             # time candidate and reference (GPU only; CPU reports None)
-    warmup: int = 10
-    timed_trials: int = 100
-    suspicious_speedup: float = 10.0  # above this the result is flagged and the speedup credit withheld
-    withhold_suspicious: bool = True
+    warmup: int = 10                # untimed runs before timing (JIT compile, autotune); docs/timing.md
+    timed_trials: int = 100         # timed runs; median and 10%-trimmed mean reported, with the spread
+    suspicious_speedup: float = 10.0  # above this the result is flagged SUSPICIOUS_SPEEDUP (reward: withhold)
+    compile_baseline: bool = False  # also time torch.compile(Model): timing["ref_compile_ms"], "speedup_vs_compile"
     sandbox_memory_gb: float | None = 16.0  # RLIMIT_AS-style cap for candidate processes (None: no cap)
     cache_dir: str | None = None    # reference-output cache (None: a per-user temp dir)
     static_checks: bool = True      # off only to test the runtime defences on their own
@@ -62,6 +62,7 @@ class RewardConfig:
     preset: str = "correctness"        # "correctness" (default) or "staged" (partial credit, opt-in)
     speedup_weight: float = 0.3        # correctness preset: bonus weight on the clipped speedup
     max_speedup: float = 2.0           # speedups are clipped here before the bonus is computed
+    withhold_suspicious_speedup: bool = True  # no speedup credit for a result flagged SUSPICIOUS_SPEEDUP
     # staged preset: credit for reaching each stage (0 for invalid / static failure)
     compiled_credit: float = 0.3
     tiny_credit: float = 0.5
@@ -181,6 +182,7 @@ class RLRunConfig:
     use_cpu: bool = False
     use_vllm: bool = False
     vllm_mode: str = "colocate"     # "server" or "colocate"
+    vllm_server_base_url: str | None = None  # server mode: e.g. "http://gen-node:8000" (trl vllm-serve)
     curriculum: bool = True         # sample prompts by the adaptive curriculum (off: uniform, TRL's sampler)
     async_reward: bool = False      # verify in a thread via TRL's async reward functions
     init_from: str | None = None    # a manifest stage ("sft") whose model to start from; None: model.name_or_path

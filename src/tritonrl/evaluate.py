@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from tritonrl.config import EvalConfig, VerifyConfig
 from tritonrl.errors import TaskError, UserError
+from tritonrl.jsonl import iter_jsonl
 from tritonrl.report import RESULTS_JSONL, print_warnings, write_report
 from tritonrl.tasks.model import KernelTask
 
@@ -246,13 +247,7 @@ def read_completions(path: str | Path) -> list[Pending]:
     tasks: dict[str, KernelTask] = {}
     counts: dict[str, int] = {}
     pending = []
-    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+    for lineno, row in iter_jsonl(path):
         if not isinstance(row, dict) or not isinstance(row.get("task"), str) or "completion" not in row:
             raise UserError(f"{path}:{lineno}: need an object with a string 'task' and a 'completion'")
         name = row["task"]

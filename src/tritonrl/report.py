@@ -19,6 +19,7 @@ from typing import Any
 
 from tritonrl import metrics
 from tritonrl.errors import UserError
+from tritonrl.jsonl import iter_jsonl
 from tritonrl.metrics import Sample
 from tritonrl.verify.result import VerifyResult
 
@@ -37,13 +38,7 @@ def load_results(path: str | Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise UserError(f"results file not found: {path}")
     rows = []
-    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+    for lineno, row in iter_jsonl(path):
         missing = [k for k in ROW_KEYS if not isinstance(row, dict) or k not in row]
         if missing:
             raise UserError(f"{path}:{lineno}: result row lacks {', '.join(missing)}")

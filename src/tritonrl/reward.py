@@ -10,7 +10,8 @@ Presets (``RewardConfig.preset``):
     0 invalid or static failure; compiled_credit (0.3) compiled; tiny_credit (0.5) tiny run passed;
     full_credit (0.7) full run passed; when timed, full_credit + (1 - full_credit) * min(speedup / max_speedup, 1).
 
-A speedup flagged as suspicious earns no speedup credit. A missing speedup (CPU, timing off) earns none.
+A speedup flagged as suspicious (``VerifyConfig.suspicious_speedup``) earns no speedup credit while
+``RewardConfig.withhold_suspicious_speedup`` is on (the default). A missing speedup (CPU, timing off) earns none.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ PRESETS = ("correctness", "staged")
 
 
 def speedup_credit(result: VerifyResult, config: RewardConfig) -> float:
-    """min(speedup, max_speedup) / max_speedup in [0, 1]; 0 when untimed or flagged as suspicious."""
-    if result.speedup is None or Flag.SUSPICIOUS_SPEEDUP.value in result.flags:
+    """min(speedup, max_speedup) / max_speedup in [0, 1]; 0 when untimed or (by default) flagged as suspicious."""
+    if result.speedup is None:
+        return 0.0
+    if config.withhold_suspicious_speedup and Flag.SUSPICIOUS_SPEEDUP.value in result.flags:
         return 0.0
     return max(0.0, min(result.speedup, config.max_speedup)) / config.max_speedup
 

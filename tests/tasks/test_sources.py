@@ -36,7 +36,7 @@ def test_kernelbench_dir_names_levels_and_numeric_order(tmp_path):
 
 
 def test_fixture_dir_by_level():
-    assert len(load_tasks(KB_FIXTURE, level=1)) == 4
+    assert len(load_tasks(KB_FIXTURE, level=1)) == 9
     assert all(t.level == 2 for t in load_tasks(KB_FIXTURE, level=2))
 
 

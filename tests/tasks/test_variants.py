@@ -1,6 +1,7 @@
 """Shape variants: tiny runs fast and keeps structure; alternatives differ, run, and avoid powers of two."""
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,8 @@ from tritonrl.tasks.variants import alt_variants, find_constants, run_source, ti
 
 KB_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "kernelbench"
 FIXTURE_TASKS = load_tasks(KB_FIXTURE)
-STRUCTURAL = ("kernel_size", "stride", "padding", "reduce_dim", "pool_kernel_size")
+STRUCTURAL = ("kernel_size", "stride", "padding", "reduce_dim", "pool_kernel_size", "dilation", "output_padding",
+              "scan_dim", "pool_window")
 
 
 @pytest.mark.parametrize("task", FIXTURE_TASKS, ids=[t.name for t in FIXTURE_TASKS])
@@ -24,13 +26,60 @@ def test_tiny_variant_runs_fast_and_keeps_structure(task):
     changed = tiny.meta["changes"]
     assert not set(changed) & set(STRUCTURAL)
     for name, (old, new) in changed.items():
-        assert new < old, name
+        assert all(n <= o for n, o in zip(_as_tuple(new), _as_tuple(old))) and new != old, name
     # divisibility survives: channels stay multiples of the (possibly shrunk) group / head count
     values = {c.name: c.value for c in find_constants(tiny.source)}
     for divisor in ("groups", "num_groups", "num_heads"):
         for size in ("in_channels", "out_channels", "features", "embed_dim"):
             if divisor in values and size in values and values[size] > 4:
                 assert values[size] % values[divisor] == 0, (size, divisor)
+
+
+def _as_tuple(value):
+    return value if isinstance(value, tuple) else (value,)
+
+
+def _fixture(name):
+    return next(t for t in FIXTURE_TASKS if t.name == name)
+
+
+def _tiny_values(name):
+    tiny = tiny_variant(_fixture(name))
+    assert run_source(tiny.source).ok
+    return {c.name: c.value for c in find_constants(tiny.source)}
+
+
+def test_tiny_keeps_sizes_equal_across_kinds():
+    # the per-sample weights (batch_size,) broadcast against rows of length sample_shape[0]: both must move together
+    values = _tiny_values("9_Weighted_row_loss")
+    assert values["batch_size"] == values["sample_shape"][0] < 2048
+
+
+def test_tiny_keeps_grouping_dilation_and_output_padding():
+    conv3d = _tiny_values("5_Conv3d_grouped_dilated_asymmetric")
+    assert conv3d["groups"] > 1 and conv3d["in_channels"] % conv3d["groups"] == conv3d["out_channels"] % conv3d["groups"] == 0
+    assert conv3d["dilation"] == (2, 3, 1) and conv3d["kernel_size"] == (2, 3, 5)
+    deconv = _tiny_values("6_ConvTranspose2d_output_padding")
+    assert deconv["groups"] == 5  # prime: kept rather than collapsed to 1
+    assert deconv["output_padding"] == 2 < deconv["stride"]
+
+
+def test_tiny_keeps_a_window_that_needs_room():
+    # a 24-wide pooling window over the features: the tiny feature size must stay >= 24
+    values = _tiny_values("5_Gemm_AvgPool1d_wide_window_Max")
+    assert values["pool_window"] == 24 <= values["out_features"] < 3072
+
+
+def test_tiny_never_runs_a_large_original():
+    # forward refuses every shrunk shape; the original inputs (64 x 8192 x 4096 floats) must not be allocated
+    source = ("import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n"
+              "        assert x.shape[-1] >= 4096\n        return x.sum()\nbatch_size = 64\nseq_len = 8192\n"
+              "hidden = 4096\ndef get_inputs():\n    return [torch.randn(batch_size, seq_len, hidden)]\n"
+              "def get_init_inputs():\n    return []\n")
+    start = time.perf_counter()
+    with pytest.raises(TaskError, match="no tiny variant runs"):
+        tiny_variant(KernelTask(name="huge_only", level=1, source=source))
+    assert time.perf_counter() - start < 30
 
 
 def test_tiny_keeps_text_outside_constants():

@@ -12,9 +12,10 @@ def test_stage_lifecycle_and_output(tmp_path):
     assert m.stage("sft")["status"] == "running"
     with pytest.raises(ConfigError, match="running"):
         m.output("sft", "model")
+    (tmp_path / "sft" / "final").mkdir(parents=True)
     m.record("sft", model=tmp_path / "sft" / "final")
     m.finish("sft")
-    assert m.output("sft", "model") == str(tmp_path / "sft" / "final")
+    assert m.output("sft", "model") == str((tmp_path / "sft" / "final").resolve())
     with pytest.raises(ConfigError, match="no stage"):
         m.output("grpo", "model")
     with pytest.raises(ConfigError, match="no 'metrics'"):

@@ -40,6 +40,7 @@ UNIFORM_DIVISORS = (64, 32, 16, 8, 4, 2)  # last resort: divide every size by f,
 ALT_SPREAD = 0.25
 ALT_KINDS = ("batch", "spatial", "feature", "shape")
 MAX_REAL_ALT_NUMEL = 1 << 22
+MAX_TINY_NUMEL = 1 << 22  # inputs larger than this are never run for real while looking for a tiny variant
 TINY_MAX_S = 1.0
 
 _TINY_CACHE: dict[str, KernelTask | TaskError] = {}
@@ -288,20 +289,43 @@ def _make_tiny(task: KernelTask) -> KernelTask:
         if not new_values:
             continue
         source = rewrite_constants(task.source, constants, new_values)
+        if not _small_inputs(source):
+            errors.append("inputs too large to run on CPU")
+            continue
         result = run_source(source)
-        if result.ok:
+        if result.ok and result.seconds < TINY_MAX_S:
             return _variant(task, "tiny", source, constants, new_values)
+        if result.ok:
+            break  # candidates only grow from here: the rest would be slower still
         errors.append(result.error)
-    result = run_source(task.source)  # nothing shrinks (or nothing shrunk runs): fine if already small and fast
+    # nothing shrinks (or nothing shrunk runs): fine if already small and fast, but never run a large original
+    result = run_source(task.source) if _small_inputs(task.source) else RunResult(False, error="inputs too large")
     if result.ok and result.seconds < TINY_MAX_S:
         return _variant(task, "tiny", task.source, constants, {})
     reason = errors[-1] if errors else result.error or "no shape constants to shrink"
     raise TaskError(f"{task.name}: no tiny variant runs ({reason})")
 
 
+def _small_inputs(source: str) -> bool:
+    numel = _input_numel(source)
+    return numel is not None and numel <= MAX_TINY_NUMEL
+
+
 def _tiny_candidates(constants: list[Constant]):
-    """New values per constant index, from the smallest shapes to the mildest shrink (a generator: tried in order)."""
+    """New values per constant index, from the smallest shapes to the mildest shrink (a generator: tried in order).
+
+    Each shrink is followed by its "tied" form, where sizes that were equal across kinds stay equal (a loss whose
+    target has ``batch_size`` elements and whose prediction rows have ``input_shape = (batch_size,)`` elements).
+    """
     seen: list[dict] = []
+    for candidate in _shrinks(constants):
+        for option in (candidate, _tied(constants, candidate)):
+            if option not in seen:
+                seen.append(option)
+                yield option
+
+
+def _shrinks(constants: list[Constant]):
     for batch_cap, spatial_cap, feature_cap, shrink_divisors in TINY_TIERS:
         divisors = {i: _small_divisor(c.value) for i, c in enumerate(constants)
                     if c.kind == "divisor" and shrink_divisors and _small_divisor(c.value) != c.value}
@@ -310,9 +334,7 @@ def _tiny_candidates(constants: list[Constant]):
                 "shape": (feature_cap, 1)}
         candidate = dict(divisors)
         candidate.update(_capped(constants, caps))
-        if candidate not in seen:
-            seen.append(candidate)
-            yield candidate
+        yield candidate
     for factor in UNIFORM_DIVISORS:
         candidate = {}
         for i, c in enumerate(constants):
@@ -320,15 +342,41 @@ def _tiny_candidates(constants: list[Constant]):
                 candidate[i] = max(1, c.value // factor)
             elif c.kind == "shape":
                 candidate[i] = tuple(max(1, v // factor) for v in c.value)
-        candidate = {i: v for i, v in candidate.items() if v != constants[i].value}
-        if candidate not in seen:
-            seen.append(candidate)
-            yield candidate
+        yield {i: v for i, v in candidate.items() if v != constants[i].value}
+
+
+def _tied(constants: list[Constant], candidate: dict[int, object]) -> dict[int, object]:
+    """``candidate`` with every original size shared by constants of different kinds mapped to one new value.
+
+    The feature kind's value wins (it respects group/head multiples); otherwise the smallest.
+    """
+    new_of: dict[int, list[tuple[str, int]]] = {}
+    for i, c in enumerate(constants):
+        if c.kind in ("batch", "spatial", "feature", "shape"):
+            new = _as_tuple(candidate.get(i, c.value))
+            for old, value in zip(_as_tuple(c.value), new):
+                new_of.setdefault(old, []).append((c.kind, value))
+    choice = {}
+    for old, pairs in new_of.items():
+        if len({kind for kind, _ in pairs}) > 1:
+            features = [v for kind, v in pairs if kind == "feature"]
+            choice[old] = min(features) if features else min(v for _, v in pairs)
+    tied = dict(candidate)
+    for i, c in enumerate(constants):
+        if c.kind in ("batch", "spatial", "feature", "shape") and any(v in choice for v in _as_tuple(c.value)):
+            current = _as_tuple(candidate.get(i, c.value))
+            new = tuple(choice.get(old, cur) for old, cur in zip(_as_tuple(c.value), current))
+            value = new if isinstance(c.value, tuple) else new[0]
+            if value != c.value:
+                tied[i] = value
+    return tied
 
 
 def _small_divisor(value: int) -> int:
-    """The largest divisor of ``value`` that is at most 4 (groups=8 -> 4, heads=3 -> 3)."""
-    return max(d for d in range(1, min(value, 4) + 1) if value % d == 0)
+    """The largest divisor of ``value`` in 2..4 (groups=8 -> 4, heads=6 -> 3), or ``value`` itself when it has none
+    (groups=5 stays 5): shrinking a group count to 1 would drop the grouping the task is about."""
+    small = [d for d in range(2, min(value, 4) + 1) if value % d == 0]
+    return max(small) if small else value
 
 
 def _capped(constants: list[Constant], caps: dict[str, tuple[int, int]]) -> dict[int, object]:
@@ -392,18 +440,20 @@ def _alt_runs(source: str) -> bool:
 
 
 def _perturbed(constants: list[Constant], rng: random.Random, multiple: int, kinds: tuple) -> dict[int, object]:
-    """Every size of ``kinds`` moved by up to +-25% to a value that is not a power of two; equal sizes stay equal."""
-    mapping: dict[tuple[str, int], int] = {}
+    """Every size of ``kinds`` moved by up to +-25% to a value that is not a power of two; equal sizes stay equal.
+
+    Equal means equal across kinds too: a ``batch_size`` that also appears in ``input_shape`` moves with it.
+    """
+    feature_values = {v for c in constants if c.kind == "feature" for v in _as_tuple(c.value)}
+    mapping: dict[int, int] = {}
     new_values: dict[int, object] = {}
     for i, c in enumerate(constants):
         if c.kind not in kinds:
             continue
-        step = multiple if c.kind == "feature" else 1
         for v in _as_tuple(c.value):
-            if (c.kind, v) not in mapping:
-                mapping[(c.kind, v)] = _nearby(v, rng, step)
-        new = (tuple(mapping[(c.kind, v)] for v in c.value) if isinstance(c.value, tuple)
-               else mapping[(c.kind, c.value)])
+            if v not in mapping:
+                mapping[v] = _nearby(v, rng, multiple if v in feature_values else 1)
+        new = tuple(mapping[v] for v in c.value) if isinstance(c.value, tuple) else mapping[c.value]
         if new != c.value:
             new_values[i] = new
     return new_values

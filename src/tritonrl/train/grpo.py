@@ -22,7 +22,8 @@ def online_args(config_cls, config: TrainingConfig, session: StageSession, curri
         gradient_accumulation_steps=rl.gradient_accumulation_steps,
         num_generations=rl.num_generations, max_completion_length=rl.max_completion_length,
         max_prompt_length=rl.max_prompt_length, temperature=rl.temperature, beta=rl.beta,
-        use_vllm=rl.use_vllm, vllm_mode=rl.vllm_mode, bf16=rl.bf16, use_cpu=rl.use_cpu,
+        use_vllm=rl.use_vllm, vllm_mode=rl.vllm_mode, vllm_server_base_url=rl.vllm_server_base_url,
+        bf16=rl.bf16, use_cpu=rl.use_cpu,
         **gradient_checkpointing(config),
         # The curriculum sampler's state is restored from the checkpoint; replaying skipped batches would
         # advance it twice.

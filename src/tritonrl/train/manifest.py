@@ -41,6 +41,13 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+def _absolute(value: str | os.PathLike) -> str:
+    """Local paths are stored absolute, so a reader in another working directory finds the same file;
+    values that are no local path (a hub id such as ``Qwen/Qwen2.5-Coder-7B-Instruct``) are kept as given."""
+    path = Path(value)
+    return str(path.resolve()) if isinstance(value, os.PathLike) or path.exists() else str(value)
+
+
 class RunManifest:
     """Read-modify-write access to one run directory's manifest."""
 
@@ -72,7 +79,7 @@ class RunManifest:
         """Add output paths (``model=...``, ``tokenizer=...``) to a stage without changing its status."""
         data = self.load()
         entry = data["stages"].setdefault(name, {"outputs": {}, "status": "running", "started": _now()})
-        entry["outputs"].update({k: str(v) for k, v in outputs.items() if v is not None})
+        entry["outputs"].update({k: _absolute(v) for k, v in outputs.items() if v is not None})
         self._save(data)
 
     def finish(self, name: str, status: str = "done", **extra: Any) -> None:
@@ -92,4 +99,8 @@ class RunManifest:
             raise ConfigError(f"stage {stage!r} in {self.path} is {entry.get('status')}, not done")
         if key not in entry.get("outputs", {}):
             raise ConfigError(f"stage {stage!r} in {self.path} recorded no {key!r} output")
-        return entry["outputs"][key]
+        value = entry["outputs"][key]
+        if os.path.isabs(value) and not os.path.exists(value):
+            # Loud, not a guess elsewhere: the earlier attempt at this system read a path nobody wrote.
+            raise ConfigError(f"stage {stage!r} in {self.path} recorded {key}={value}, which no longer exists")
+        return value

@@ -17,8 +17,8 @@ first when the local run directory is gone).
 from __future__ import annotations
 
 import dataclasses
-import warnings
 import json
+import warnings
 from pathlib import Path
 from typing import Any, Self
 

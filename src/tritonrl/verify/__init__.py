@@ -7,8 +7,22 @@
 See ``docs/verifier.md`` for the funnel, the runtime checks and what the sandbox does and does not protect.
 """
 
+from typing import TYPE_CHECKING
+
 from tritonrl.verify.flags import RATIONALE, Flag
 from tritonrl.verify.result import Stage, VerifyResult
-from tritonrl.verify.verifier import Verifier, VerifyItem
+
+if TYPE_CHECKING:
+    from tritonrl.verify.verifier import Verifier, VerifyItem
 
 __all__ = ["RATIONALE", "Flag", "Stage", "Verifier", "VerifyItem", "VerifyResult"]
+
+
+def __getattr__(name: str):
+    # Loaded on first use, so importing a light submodule (flags, result, static) never pulls in the
+    # verifier, which itself imports tritonrl.reward (that imports tritonrl.verify.flags: a cycle otherwise).
+    if name in ("Verifier", "VerifyItem"):
+        from tritonrl.verify import verifier
+
+        return getattr(verifier, name)
+    raise AttributeError(f"module 'tritonrl.verify' has no attribute {name!r}")

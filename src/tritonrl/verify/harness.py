@@ -2,7 +2,11 @@
 
 Started by the zygote (``tritonrl.verify.zygote``) in a fresh process group with a private temp dir as cwd.
 Everything that must not be influenced by the candidate is bound before the candidate is imported: the
-Triton launch counter, memory poisoning, the timers (``tritonrl.verify.timing``). The child judges nothing:
+Triton launch counter, memory poisoning, the timers (``tritonrl.verify.timing``). On a GPU, when the parent
+asks for it (no cached figure for this task and GPU), the reference ``Model`` is timed here *before* the
+candidate is imported, with the same timer, inputs and GPU: ``ref_timing.json``, which the parent reads before it
+answers ``verdict_ref`` and the import goes ahead, so candidate code can never touch the figure it is compared
+against. The child judges nothing:
 it writes, per step, ``NN_<name>.json`` (ok, flag, error, Triton launches) and ``NN_<name>.pt`` (outputs and
 the inputs as they are after the forward pass); the trusted parent compares them with the reference and
 answers ``verdict_NN`` ("go" or "stop") before the next trial runs, so a wrong candidate stops early.
@@ -22,7 +26,7 @@ from typing import Any
 import torch
 
 from tritonrl.verify import timing as _timing
-from tritonrl.verify.trial import as_tuple, build_model, save_atomic, synchronize, to_device
+from tritonrl.verify.trial import as_tuple, build_model, save_atomic, to_device
 
 MAX_ERROR_CHARS = 400
 VERDICT_POLL_S = 0.003
@@ -87,8 +91,12 @@ def run_candidate(spec: dict[str, Any]) -> None:
     device = spec["device"]
     warnings.simplefilter("ignore")
     install_launch_counter()
+    if spec["timing"]["enabled"] and spec["timing"].get("reference"):
+        _time_reference(spec)
     if spec["poison"]:
         poison_memory(device)
+    if device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()  # the peak reported is the candidate's, not the poison block's
     step = _Steps()
     module = _import_candidate(spec["code_path"], step)
     if module is None:
@@ -124,8 +132,8 @@ class _Steps:
         os.replace(base + ".json.tmp", base + ".json")
         self.index += 1
 
-    def wait_verdict(self) -> bool:
-        path = f"verdict_{self.index - 1:02d}"
+    def wait_verdict(self, path: str | None = None) -> bool:
+        path = path or f"verdict_{self.index - 1:02d}"
         while not os.path.exists(path):
             time.sleep(VERDICT_POLL_S)
         with open(path) as fh:
@@ -160,7 +168,7 @@ def _run_trial(module: Any, trial: dict, spec: dict, step: _Steps) -> bool:
     try:
         with torch.no_grad():
             output = model(*inputs)
-        synchronize(device)
+        _sync(device)
     except BaseException as exc:  # noqa: BLE001
         step.write(trial["name"], ok=False, flag="runtime_error", error=format_error(exc, spec["code_path"]))
         return False
@@ -183,11 +191,18 @@ def _pack(output: Any, inputs: list) -> dict[str, list]:
     return {"outputs": outputs, "devices": devices, "inputs_after": after}
 
 
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        _timing.synchronize()  # bound before import: a candidate's no-op torch.cuda.synchronize changes nothing
+
+
 def _run_timing(module: Any, trials: list, spec: dict, step: _Steps) -> None:
+    """Time ModelNew on the first full trial's inputs, after every correctness trial passed, unpoisoned."""
     device = spec["device"]
     trial = next(t for t in trials if t["stage"] == "full")
     data = torch.load(trial["inputs_path"], weights_only=True)
     try:
+        peak_trials = _timing.peak_memory_bytes()
         unpoison_memory()
         model = build_model(module.ModelNew, data["init_args"], trial["seed"], spec["randomize"], device,
                             trial["dtype"])
@@ -198,7 +213,50 @@ def _run_timing(module: Any, trials: list, spec: dict, step: _Steps) -> None:
                 model(*inputs)
 
         result = _timing.time_forward(forward, spec["timing"]["warmup"], spec["timing"]["trials"])
+        info = {**_timing.device_info(), "trials_peak_memory_bytes": peak_trials}
     except BaseException as exc:  # noqa: BLE001
         step.write("timing", ok=False, error=format_error(exc, spec["code_path"]))
         return
-    step.write("timing", ok=True, timing=result)
+    step.write("timing", ok=True, timing=result, device=info)
+
+
+def _time_reference(spec: dict) -> None:
+    """Time the task's ``Model`` (and optionally ``torch.compile(Model)``), then wait for the parent's go.
+
+    Runs before any candidate code is imported, so the figures are the trusted process's own. Writes
+    ``ref_timing.json``; an error is reported there, never raised (the candidate is still judged).
+    """
+    import types
+
+    ref = spec["timing"]["reference"]
+    report: dict[str, Any] = {"ok": True}
+    try:
+        task = types.ModuleType("reference_task")
+        exec(compile(ref["source"], "<task>", "exec"), task.__dict__)  # noqa: S102 - the trusted task
+        data = torch.load(ref["inputs_path"], weights_only=True)
+        model = build_model(task.Model, data["init_args"], ref["seed"], spec["randomize"], spec["device"],
+                            ref["dtype"])
+        inputs = to_device(data["inputs"], spec["device"])
+        warmup, trials = spec["timing"]["warmup"], spec["timing"]["trials"]
+        report["reference"] = _timing.time_forward(_no_grad(model, inputs), warmup, trials)
+        if ref.get("compile"):
+            import torch._inductor.config as inductor_config
+
+            inductor_config.compile_threads = 1  # no worker pool inside the sandboxed child
+            report["compile"] = _timing.time_forward(_no_grad(torch.compile(model), inputs), warmup, trials)
+        report["device"] = _timing.device_info()
+        del model, inputs
+        torch.cuda.empty_cache()
+    except BaseException as exc:  # noqa: BLE001 - the reference's failure must not pass for the candidate's
+        report = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]}
+    with open("ref_timing.json.tmp", "w") as fh:
+        json.dump(report, fh)
+    os.replace("ref_timing.json.tmp", "ref_timing.json")
+    _Steps().wait_verdict("verdict_ref")
+
+
+def _no_grad(model: torch.nn.Module, inputs: list):
+    def forward() -> None:
+        with torch.no_grad():
+            model(*inputs)
+    return forward

@@ -95,10 +95,10 @@ class Verifier:
         env = {"TRITON_INTERPRET": "1" if self.device == "cpu" else "0"}
         self._zygote = Zygote(env)
         self._slots: queue.Queue[str] = queue.Queue()
+        self._gpu_names: dict[str, str] = {}  # slot -> GPU name, learned from trusted reference timings
         for slot in (_visible_gpus()[: self.workers] if self.device == "cuda" else []):
             self._slots.put(slot)
-        timing = {"warmup": self.config.warmup, "trials": self.config.timed_trials}
-        self._refs = ReferenceCache(self.config.cache_dir, self.device, self.config.randomize_params, timing,
+        self._refs = ReferenceCache(self.config.cache_dir, self.device, self.config.randomize_params,
                                     self._run_reference_job)
         self.sandbox_info: dict = {}
 
@@ -160,7 +160,9 @@ class Verifier:
                 return VerifyResult(Stage.STATIC, flags=flags, error=error[:MAX_ERROR_CHARS], code=code)
         result = VerifyResult(Stage.COMPILE, valid=True, code=code)
         trials = build_trials(task, self.config)
-        self._refs.ensure(trials, time_first_full=self._timed())
+        start = time.monotonic()
+        self._refs.ensure(trials)
+        result.timing["stage_s"] = {"reference": round(time.monotonic() - start, 4)}
         slot = self._slots.get() if self.device == "cuda" else None
         try:
             self._run_candidate(result, code, trials, slot)
@@ -208,21 +210,63 @@ class Verifier:
         code_path = os.path.join(workdir, "candidate.py")
         with open(code_path, "w") as fh:
             fh.write(code)
+        ref_key = self._ref_timing_key(trials, slot)
+        cached = self._refs.load_timing(ref_key) if ref_key else None
         spec = {
             "code_path": code_path, "device": self.device, "randomize": self.config.randomize_params,
             "poison": self.config.poison_memory,
-            "timing": {"enabled": self._timed(), "warmup": self.config.warmup, "trials": self.config.timed_trials},
+            "timing": {"enabled": self._timed(), "warmup": self.config.warmup, "trials": self.config.timed_trials,
+                       "reference": self._ref_timing_request(trials) if self._timed() and cached is None else None},
             "trials": [{"name": t.name, "stage": t.stage, "seed": t.seed, "dtype": t.dtype,
                         "inputs_path": self._refs.paths(t)[0]} for t in trials],
         }
-        deadline = time.monotonic() + self.config.timeout_s
+        stages = result.timing["stage_s"]
+        start = time.monotonic()
         child = self._spawn("candidate", spec, workdir, slot)
         try:
-            if self._compile_step(result, child, deadline) and self._trial_steps(result, child, trials, deadline):
-                self._timing_step(result, child, trials, deadline)
+            ref_timing = cached
+            if spec["timing"]["reference"]:
+                ref_timing = self._ref_timing_step(child, trials, slot)
+                stages["ref_timing"] = round(time.monotonic() - start, 4)
+            deadline = time.monotonic() + self.config.timeout_s  # the reference's timing is not the candidate's
+            mark = time.monotonic()
+            compiled = self._compile_step(result, child, deadline)
+            stages["compile"], mark = round(time.monotonic() - mark, 4), time.monotonic()
+            if compiled and self._trial_steps(result, child, trials, deadline):
+                stages["correctness"], mark = round(time.monotonic() - mark, 4), time.monotonic()
+                self._timing_step(result, child, trials, deadline, ref_timing, cached is not None)
+                stages["timing"] = round(time.monotonic() - mark, 4)
             self.sandbox_info = child.read_json("sandbox.json") or self.sandbox_info
         finally:
             child.finish()
+
+    # ------------------------------------------------------------ calibrated timing (docs/timing.md)
+    def _ref_timing_key(self, trials: list[TrialSpec], slot: str | None) -> str | None:
+        """Cache key of the reference's timing on this slot's GPU; None until that GPU's name is known."""
+        gpu = self._gpu_names.get(slot) if slot is not None else None
+        if not self._timed() or gpu is None:
+            return None
+        first_full = next(t for t in trials if t.stage == "full")
+        return reference_timing_key(first_full, gpu, self.config)
+
+    def _ref_timing_request(self, trials: list[TrialSpec]) -> dict:
+        first_full = next(t for t in trials if t.stage == "full")
+        return {"source": first_full.source, "inputs_path": self._refs.paths(first_full)[0],
+                "seed": first_full.seed, "dtype": first_full.dtype, "compile": self.config.compile_baseline}
+
+    def _ref_timing_step(self, child: Child, trials: list[TrialSpec], slot: str | None) -> dict | None:
+        """Read the reference timing the child made before importing the candidate, cache it, then say go."""
+        deadline = time.monotonic() + max(120.0, 4 * self.config.timeout_s)
+        report = child.read_json("ref_timing.json") if child.wait_for("ref_timing.json", deadline) == "ok" else None
+        write_verdict(child, "ref")
+        if not report or not report.get("ok"):
+            return {"ok": False, "error": (report or {}).get("error", "the reference was not timed")}
+        gpu = report["device"]["gpu"]
+        if slot is not None:
+            self._gpu_names[slot] = gpu
+        first_full = next(t for t in trials if t.stage == "full")
+        self._refs.save_timing(reference_timing_key(first_full, gpu, self.config), report)
+        return report
 
     def _wait_step(self, result: VerifyResult, child: Child, name: str, stage: Stage,
                    deadline: float) -> dict | None:
@@ -286,7 +330,8 @@ class Verifier:
                                  self.config.rtol, trial.stage)
         return None if mismatch is None else (mismatch.flag.value, mismatch.message)
 
-    def _timing_step(self, result: VerifyResult, child: Child, trials: list[TrialSpec], deadline: float) -> None:
+    def _timing_step(self, result: VerifyResult, child: Child, trials: list[TrialSpec], deadline: float,
+                     ref_timing: dict | None, ref_cached: bool) -> None:
         if not self.config.timing:
             return
         if not self._timed():
@@ -299,15 +344,47 @@ class Verifier:
         if not status.get("ok"):
             result.stage, result.error = Stage.TIMING, _clip(str(status.get("error")))
             return
-        first_full = next(t for t in trials if t.stage == "full")
-        ref_timing = self._refs.load(first_full).get("timing") or {}
+        result.timing.update(timing_summary(status, ref_timing or {}, ref_cached))
         result.runtime_ms = float(status["timing"]["median_ms"])
-        result.ref_runtime_ms = ref_timing.get("median_ms")
-        result.timing = {"candidate": status["timing"], "reference": ref_timing}
+        result.ref_runtime_ms = result.timing.get("ref_median_ms")
         if result.ref_runtime_ms and result.runtime_ms > 0:
             result.speedup = result.ref_runtime_ms / result.runtime_ms
             if result.speedup > self.config.suspicious_speedup:
                 result.flags.append(Flag.SUSPICIOUS_SPEEDUP.value)
+        compile_ms = result.timing.get("ref_compile_ms")
+        if compile_ms and result.runtime_ms > 0:
+            result.timing["speedup_vs_compile"] = compile_ms / result.runtime_ms
+
+
+def reference_timing_key(trial: TrialSpec, gpu: str, config: VerifyConfig) -> str:
+    """What a cached reference timing depends on: the trial's inputs, the GPU and the timing protocol."""
+    return "|".join(map(str, (trial.cache_key("cuda", config.randomize_params), gpu, config.warmup,
+                              config.timed_trials, config.compile_baseline, "timing-v2")))
+
+
+def timing_summary(status: dict, ref_timing: dict, ref_cached: bool) -> dict:
+    """``VerifyResult.timing``: both sides' statistics, the GPU and its clocks, the reference's provenance."""
+    device = status.get("device") or {}
+    reference = ref_timing.get("reference") or {}
+    summary = {
+        "candidate": status["timing"], "reference": reference, "device": device,
+        "gpu": device.get("gpu"), "sm_clock_mhz": device.get("sm_clock_mhz"),
+        "mem_clock_mhz": device.get("mem_clock_mhz"),
+        "peak_memory_bytes": device.get("trials_peak_memory_bytes"),
+        "ref_median_ms": reference.get("median_ms"), "ref_cached": ref_cached,
+    }
+    if ref_timing.get("compile"):
+        summary["ref_compile_ms"] = ref_timing["compile"]["median_ms"]
+    if not ref_timing.get("ok", True) or not reference:
+        summary["reference_error"] = ref_timing.get("error", "no reference timing")
+    return summary
+
+
+def write_verdict(child: Child, name: str, go: bool = True) -> None:
+    tmp = child.path(f".verdict_{name}")
+    with open(tmp, "w") as fh:
+        fh.write("go" if go else "stop")
+    os.replace(tmp, child.path(f"verdict_{name}"))
 
 
 def _visible_gpus() -> list[str]:
