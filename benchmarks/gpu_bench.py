@@ -48,6 +48,20 @@ def mutants(task: KernelTask) -> dict[str, str]:
             "syntax_error": solution[: len(solution) // 2]}
 
 
+def load_module(source: str, name: str):
+    """Import ``source`` from a real file (Triton's @jit reads its source back through ``inspect``)."""
+    import importlib.util
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(prefix="bench-mod-"), f"{name}.py")
+    with open(path, "w") as fh:
+        fh.write(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def gpu_name() -> str:
     try:
         out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,

@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gpu_bench import common_args, parse_sizes, report, resized  # noqa: E402
+from gpu_bench import common_args, load_module, parse_sizes, report, resized  # noqa: E402
 
 from tritonrl.config import VerifyConfig  # noqa: E402
 from tritonrl.tasks import get_task  # noqa: E402
@@ -61,12 +61,10 @@ def do_bench_agreement(task, warmup: int, trials: int) -> dict:
 
     from tritonrl.verify.timing import time_forward
 
-    namespace_task, namespace_sol = {}, {}
-    exec(compile(task.source, "task.py", "exec"), namespace_task)  # noqa: S102 - bundled, trusted
-    exec(compile(task.solution, "solution.py", "exec"), namespace_sol)  # noqa: S102
+    task_mod, solution_mod = load_module(task.source, "bench_task"), load_module(task.solution, "bench_solution")
     torch.manual_seed(0)
-    model = namespace_sol["ModelNew"](*namespace_task["get_init_inputs"]()).cuda().eval()
-    inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in namespace_task["get_inputs"]()]
+    model = solution_mod.ModelNew(*task_mod.get_init_inputs()).cuda().eval()
+    inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in task_mod.get_inputs()]
 
     def forward():
         with torch.no_grad():

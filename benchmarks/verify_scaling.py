@@ -1,6 +1,7 @@
-"""Verification throughput (candidates per minute) against the number of Ray actors, on a local Ray instance.
+"""Verification throughput (candidates per minute) against the number of workers (Ray actors or local GPUs).
 
     python benchmarks/verify_scaling.py                        # GPU machine: 1, 2, 4, ... actors up to all GPUs
+    python benchmarks/verify_scaling.py --backend local        # no Ray: the local Verifier, one child per GPU
     python benchmarks/verify_scaling.py --device cpu --actors 1,2 --tasks 2 --per-task 2 --json
 
 The batch mixes bundled Level-2 tasks: per task, ``--per-task`` copies of its reference solution (correct: the
@@ -36,6 +37,8 @@ class ModelNew(_Correct):
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    parser.add_argument("--backend", default="ray", choices=["ray", "local"],
+                        help="ray: RayVerifier actors (one per GPU); local: Verifier with N worker slots")
     parser.add_argument("--actors", help="comma-separated actor counts (default: 1, 2, 4, ... up to all GPUs; "
                                          "on CPU 1,2)")
     parser.add_argument("--tasks", default="4", help="how many bundled Level-2 tasks, or name,name,...")
@@ -101,6 +104,26 @@ def measure(config, n_actors: int, cpus_per_actor: int, items: list, expected: l
             "correct": sum(r.correct for r in results)}
 
 
+def measure_local(config, n_workers: int, items: list, expected: list[bool]) -> dict:
+    """The same measurement with the local Verifier: ``n_workers`` children at a time, one GPU each on CUDA."""
+    import dataclasses
+
+    from tritonrl.verify import Verifier
+
+    with Verifier(dataclasses.replace(config, workers=n_workers)) as verifier:
+        verifier.verify_many(items)  # warm-up: zygote started, references cached
+        start = time.monotonic()
+        results = verifier.verify_many(items)
+        seconds = time.monotonic() - start
+    wrong = [i for i, (r, want) in enumerate(zip(results, expected, strict=True)) if r.correct != want]
+    if wrong:
+        first = results[wrong[0]]
+        raise SystemExit(f"verdicts differ from the expected ones at items {wrong}: {first.stage.value} "
+                         f"{first.flags} {first.error}")
+    return {"workers": n_workers, "backend": "local", "candidates": len(items), "seconds": round(seconds, 2),
+            "candidates_per_min": round(60.0 * len(items) / seconds, 1), "correct": sum(r.correct for r in results)}
+
+
 def machine_info(device: str) -> dict:
     import torch
 
@@ -113,8 +136,6 @@ def machine_info(device: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    import ray
-
     from tritonrl.config import VerifyConfig
     from tritonrl.verify.verifier import resolve_device
 
@@ -123,17 +144,28 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("TRITON_INTERPRET", "1")
     tasks = select_tasks(args.tasks)
     items, expected = build_batch(tasks, args.per_task)
-    ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
-    gpus = int(ray.cluster_resources().get("GPU", 0)) if device == "cuda" else 0
     config = VerifyConfig(device=device, timeout_s=args.timeout_s, cache_dir=tempfile.mkdtemp(prefix="vscale-"))
     rows = []
-    try:
+    if args.backend == "local":
+        import torch
+
+        gpus = torch.cuda.device_count() if device == "cuda" else 0
         for n in actor_counts(args.actors, gpus):
-            rows.append(measure(config, n, args.cpus_per_actor, items, expected))
+            rows.append(measure_local(config, n, items, expected))
             if not args.json:
                 print(_row(rows[-1]), flush=True)
-    finally:
-        ray.shutdown()
+    else:
+        import ray
+
+        ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
+        gpus = int(ray.cluster_resources().get("GPU", 0)) if device == "cuda" else 0
+        try:
+            for n in actor_counts(args.actors, gpus):
+                rows.append(measure(config, n, args.cpus_per_actor, items, expected))
+                if not args.json:
+                    print(_row(rows[-1]), flush=True)
+        finally:
+            ray.shutdown()
     report = {"machine": machine_info(device), "tasks": [t.name for t in tasks], "rows": rows,
               "command": " ".join([os.path.basename(sys.argv[0])] + (argv if argv is not None else sys.argv[1:]))}
     if args.json:
@@ -142,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _row(row: dict) -> str:
-    return (f"actors={row['actors']:<3} candidates={row['candidates']:<4} {row['seconds']:>8.2f} s "
+    workers = row.get("actors", row.get("workers"))
+    return (f"{row.get('backend', 'ray')} workers={workers:<3} candidates={row['candidates']:<4} {row['seconds']:>8.2f} s "
             f"{row['candidates_per_min']:>8.1f} candidates/min  correct={row['correct']}")
 
 

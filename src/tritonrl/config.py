@@ -113,6 +113,7 @@ class DataConfig:
     source: str = "bundled"         # "bundled", a KernelBench dir, or a KernelBook .jsonl/.parquet/hub id
     sft_sources: list[str] = field(default_factory=lambda: ["bundled"])  # pairs need a task.solution
     levels: list[int] = field(default_factory=lambda: [1, 2])
+    tasks: list[str] | None = None  # only these task names (None: all at `levels`)
     max_tasks: int | None = None
     prompt_template: str | None = None
 

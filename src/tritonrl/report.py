@@ -335,7 +335,7 @@ def write_comparison_plot(runs: dict[str, dict[str, Any]], out: Path) -> list[st
     ax.set_ylim(0, 110)
     ax.set_ylabel("% (n/a: unavailable, e.g. fast_1 on CPU)")
     ax.set_title("Runs compared")
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside the axes: never over a bar
     fig.tight_layout()
     path = out / "comparison.png"
     fig.savefig(path, dpi=110)

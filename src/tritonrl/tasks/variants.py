@@ -9,7 +9,9 @@ Each constant is classified by its name and use (batch / spatial / feature sizes
 heads, and fixed structure such as kernel size, stride, padding, dilation, dim indices and small values).
 Candidates are decided by trying: the rewritten source is executed in a fresh namespace, ``Model`` is built from
 ``get_init_inputs()`` and run on ``get_inputs()``; only variants that run and return a non-empty tensor are kept.
-Tiny candidates run for real, smallest first, falling back to milder shrinking; alternative shapes are checked
+Sizes written equal (even under different kinds, e.g. ``batch_size`` and ``input_shape = (batch_size_value,)``) can
+be kept equal when shrinking alone breaks a broadcast. Tiny candidates run for real, smallest first, falling back to
+milder shrinking, and only when their inputs are small (a large original is never run); alternative shapes are checked
 on the ``meta`` device (shapes only, no arithmetic), or for real when an op has no meta kernel and the inputs
 are small. Only the constants' text changes; the rest of the source is kept as written. Results are cached
 per task key.

@@ -14,10 +14,17 @@ from tritonrl.tasks import KernelTask, load_tasks
 
 
 def load_training_tasks(data: DataConfig, sources: list[str] | None = None) -> list[KernelTask]:
-    """Tasks from ``sources`` (default ``data.source``) at ``data.levels``, at most ``data.max_tasks``."""
+    """Tasks from ``sources`` (default ``data.source``) at ``data.levels``, named in ``data.tasks`` if given,
+    at most ``data.max_tasks``."""
     tasks: list[KernelTask] = []
     for source in sources or [data.source]:
         tasks.extend(t for t in load_tasks(source) if t.level in data.levels)
+    if data.tasks is not None:
+        missing = sorted(set(data.tasks) - {t.name for t in tasks})
+        if missing:
+            raise ConfigError(f"data.tasks names {', '.join(missing)}, not found at levels {data.levels} "
+                              f"in {sources or [data.source]}")
+        tasks = [t for t in tasks if t.name in set(data.tasks)]
     if data.max_tasks is not None:
         tasks = tasks[: data.max_tasks]
     if not tasks:

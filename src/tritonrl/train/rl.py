@@ -16,7 +16,7 @@ from tritonrl.curriculum import Curriculum, CurriculumSampler
 from tritonrl.errors import ConfigError
 from tritonrl.train.data import load_training_tasks, rl_rows, to_dataset
 from tritonrl.train.manifest import RunManifest
-from tritonrl.train.models import load_model
+from tritonrl.train.models import load_model, resolve_model_path
 from tritonrl.train.rewards import AsyncVerifierReward, VerifierReward
 from tritonrl.train.session import StageSession, peft_config
 from tritonrl.train.sft import StageResult, last_logged
@@ -40,7 +40,7 @@ def init_model_path(config: TrainingConfig, manifest: RunManifest) -> str:
     """The model this stage starts from: a previous stage's recorded output, or the configured model."""
     if config.rl.init_from:
         return manifest.output(config.rl.init_from, "model")
-    return config.model.name_or_path
+    return resolve_model_path(config.model.name_or_path)
 
 
 def with_curriculum(trainer_cls):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from tritonrl.config import TrainingConfig
 from tritonrl.train.data import load_training_tasks, sft_rows, to_dataset
-from tritonrl.train.models import load_model
+from tritonrl.train.models import load_model, resolve_model_path
 from tritonrl.train.session import StageSession, gradient_checkpointing, peft_config, trl_args
 
 STAGE = "sft"
@@ -74,7 +74,7 @@ def run_sft(config: TrainingConfig) -> StageResult:
         trainer.train(resume_from_checkpoint=session.resume_checkpoint())
         final = None
         if not session.stopped:
-            final = session.save_final(trainer, tokenizer, base_model=config.model.name_or_path,
+            final = session.save_final(trainer, tokenizer, base_model=resolve_model_path(config.model.name_or_path),
                                        metrics={"rows": len(dataset)})
     return StageResult(STAGE, session.status, str(session.run_dir), trainer.state.global_step,
                        final_loss=last_logged(trainer.state.log_history, "loss"),

@@ -165,6 +165,7 @@ def _run_trial(module: Any, trial: dict, spec: dict, step: _Steps) -> bool:
         return False
     inputs = to_device(data["inputs"], device)
     _launches[0] = 0
+    start = time.monotonic()
     try:
         with torch.no_grad():
             output = model(*inputs)
@@ -173,7 +174,8 @@ def _run_trial(module: Any, trial: dict, spec: dict, step: _Steps) -> bool:
         step.write(trial["name"], ok=False, flag="runtime_error", error=format_error(exc, spec["code_path"]))
         return False
     launches = _launches[0]
-    step.write(trial["name"], ok=True, tensors=_pack(output, inputs), launches=launches)
+    elapsed_s = time.monotonic() - start  # the first trial's includes Triton's JIT compilation
+    step.write(trial["name"], ok=True, tensors=_pack(output, inputs), launches=launches, elapsed_s=elapsed_s)
     return step.wait_verdict()
 
 
