@@ -18,7 +18,7 @@ COMMON=(--config configs/smoke.yaml --run-dir "$RUN" --set sft.use_cpu=false --s
 
 echo "== SFT (1 GPU)"
 start=$(date +%s.%N)
-python3 -m tritonrl sft "${COMMON[@]}" 2>&1 | tail -3
+CUDA_VISIBLE_DEVICES=0 python3 -m tritonrl sft "${COMMON[@]}" 2>&1 | tail -3   # one process: one GPU (TRL refuses DataParallel)
 echo "sft_seconds $(python3 -c "print(round($(date +%s.%N) - $start, 1))")"
 
 echo "== GRPO, 2-process DDP, verification on the GPUs, timing on"
@@ -44,6 +44,7 @@ print("reward curve:", [round(float(r["reward"]), 3) for r in curve])
 print("summary:", summary)
 PY
 
+[ -n "${SKIP_SCALING:-}" ] && exit 0
 echo "== verification scaling, local backend"
 python3 benchmarks/verify_scaling.py --backend local --device cuda --tasks 4 --per-task 8 --json \
     > "$OUT/scaling_local.json" && tail -n 30 "$OUT/scaling_local.json"
