@@ -60,7 +60,6 @@ def test_real_verifier_reference_solution_beats_garbage():
     assert reward.last_stats.correct_rate == pytest.approx(1 / 3)
 
 
-@pytest.mark.slow
 def test_verl_compute_score_real():
     task = get_task("l1_relu")
     good = f"```python\n{task.solution}\n```"

@@ -73,15 +73,15 @@ def test_sigterm_saves_and_resume_from_mirror_restores_curriculum(make_config, f
     assert manifest.stage("grpo")["attempts"] == 2
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["grpo", "rloo"])
 def test_online_rl_with_real_verifier(make_config, algo):
     result = run_rl(make_config(f"rl.algo={algo}", "rl.steps=2"))
     assert result.status == "done" and result.global_step == 2
-    assert result.final_reward is not None and result.final_reward >= 0.0
+    # An untrained tiny model writes no kernel: a strict verifier must give it exactly 0 (the good side is
+    # test_real_verifier_reference_solution_beats_garbage and the smoke pipeline, where SFT'd models score).
+    assert result.final_reward == 0.0
 
 
-@pytest.mark.slow
 def test_best_of_n_real_verifier_keeps_only_verified_samples(make_config):
     result = run_rl(make_config("rl.algo=best-of-n"))
     assert result.status == "done"
@@ -108,7 +108,6 @@ def test_best_of_n_round_with_fake_verifier(make_config, tiny_model_dir):
     assert (Path(manifest.output("best_of_n", "model")) / "model.safetensors").exists()
 
 
-@pytest.mark.slow
 def test_cli_sigterm_mid_run_then_resume(make_config, tmp_path, tiny_model_dir, short_template):
     config = Path(__file__).resolve().parents[2] / "configs" / "smoke.yaml"
     run_dir = tmp_path / "cli-run"
