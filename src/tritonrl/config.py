@@ -25,6 +25,7 @@ class VerifyConfig:
     strict: bool = True             # strict: no high-level torch compute in ModelNew's forward path
     timeout_s: float = 60.0         # whole-process limit per candidate (compile + all trials)
     workers: int = 0                # parallel candidate processes; 0 = one per CPU core (CPU) or per GPU
+    workers_per_gpu: int = 1        # GPU: candidates compiling/checking at once per GPU; timing stays exclusive
     staged: bool = True             # run the tiny-shape stage before the full trials
     multi_input: bool = True        # several trials (seeds, scaled values, alternative shapes), not just one
     num_trials: int = 5             # full-shape correctness trials (KernelBench: 5)

@@ -20,7 +20,13 @@ from tritonrl.tasks import get_task
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("verify", help="verify candidate Triton solutions of a task")
+    parser = subparsers.add_parser(
+        "verify", help="verify candidate Triton solutions of a task",
+        description="Judge candidate ModelNew code against a task: static checks, compile, tiny run, multi-input "
+                    "correctness, and GPU timing, in sandboxed child processes (see docs/verifier.md).",
+        epilog="exit status: 0 every candidate correct, 1 some candidate not correct, 2 bad usage or unreadable "
+               "task. With --json the last line of stdout is a JSON object (one line per candidate).",
+    )
     parser.add_argument("--task", required=True, help="bundled task name or path to a .py task file")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--solution", nargs="+", metavar="FILE", help="solution .py file(s) or a directory")

@@ -10,6 +10,11 @@ against. The child judges nothing:
 it writes, per step, ``NN_<name>.json`` (ok, flag, error, Triton launches) and ``NN_<name>.pt`` (outputs and
 the inputs as they are after the forward pass); the trusted parent compares them with the reference and
 answers ``verdict_NN`` ("go" or "stop") before the next trial runs, so a wrong candidate stops early.
+
+Timing gates: several children may share a GPU (``VerifyConfig.workers_per_gpu``), so before each timing run
+(the reference's, the candidate's) the child finishes its GPU work (device-wide sync), writes ``gate_<name>``
+and waits for ``verdict_gate_<name>``: the parent says go only once it holds that GPU's exclusive lock
+(``tritonrl.verify.gpu_lock``). The child takes no lock itself.
 """
 
 from __future__ import annotations
@@ -140,6 +145,23 @@ class _Steps:
             return fh.read().strip() == "go"
 
 
+def _gate(name: str, device: str) -> str | None:
+    """Stop using the GPU, say so, and wait until the parent holds the GPU's exclusive lock for us.
+
+    Returns the error of the device-wide sync (work left behind that failed), if any.
+    """
+    error = None
+    try:
+        _sync(device)  # nothing of ours may still run on the GPU once the parent gives up our shared lease
+    except BaseException as exc:  # noqa: BLE001 - reported as the timing's error, after the gate
+        error = f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]
+    with open(f".gate_{name}", "w") as fh:
+        fh.write("ready")
+    os.replace(f".gate_{name}", f"gate_{name}")
+    _Steps().wait_verdict(f"verdict_gate_{name}")
+    return error
+
+
 def _import_candidate(code_path: str, step: _Steps) -> Any:
     try:
         spec = importlib.util.spec_from_file_location("candidate", code_path)
@@ -203,6 +225,7 @@ def _run_timing(module: Any, trials: list, spec: dict, step: _Steps) -> None:
     device = spec["device"]
     trial = next(t for t in trials if t["stage"] == "full")
     data = torch.load(trial["inputs_path"], weights_only=True)
+    error = None
     try:
         peak_trials = _timing.peak_memory_bytes()
         unpoison_memory()
@@ -213,11 +236,18 @@ def _run_timing(module: Any, trials: list, spec: dict, step: _Steps) -> None:
         def forward() -> None:
             with torch.no_grad():
                 model(*inputs)
-
-        result = _timing.time_forward(forward, spec["timing"]["warmup"], spec["timing"]["trials"])
-        info = {**_timing.device_info(), "trials_peak_memory_bytes": peak_trials}
     except BaseException as exc:  # noqa: BLE001
-        step.write("timing", ok=False, error=format_error(exc, spec["code_path"]))
+        error = format_error(exc, spec["code_path"])
+    gate_error = _gate("timing", device)  # reached whatever happened: the parent waits for it
+    error = error or gate_error
+    if error is None:
+        try:
+            result = _timing.time_forward(forward, spec["timing"]["warmup"], spec["timing"]["trials"])
+            info = {**_timing.device_info(), "trials_peak_memory_bytes": peak_trials}
+        except BaseException as exc:  # noqa: BLE001
+            error = format_error(exc, spec["code_path"])
+    if error is not None:
+        step.write("timing", ok=False, error=error)
         return
     step.write("timing", ok=True, timing=result, device=info)
 
@@ -239,18 +269,25 @@ def _time_reference(spec: dict) -> None:
         model = build_model(task.Model, data["init_args"], ref["seed"], spec["randomize"], spec["device"],
                             ref["dtype"])
         inputs = to_device(data["inputs"], spec["device"])
-        warmup, trials = spec["timing"]["warmup"], spec["timing"]["trials"]
-        report["reference"] = _timing.time_forward(_no_grad(model, inputs), warmup, trials)
-        if ref.get("compile"):
-            import torch._inductor.config as inductor_config
-
-            inductor_config.compile_threads = 1  # no worker pool inside the sandboxed child
-            report["compile"] = _timing.time_forward(_no_grad(torch.compile(model), inputs), warmup, trials)
-        report["device"] = _timing.device_info()
-        del model, inputs
-        torch.cuda.empty_cache()
-    except BaseException as exc:  # noqa: BLE001 - the reference's failure must not pass for the candidate's
+    except BaseException as exc:  # noqa: BLE001
         report = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]}
+    gate_error = _gate("ref", spec["device"])  # reached whatever happened: the parent waits for it
+    if gate_error and report["ok"]:
+        report = {"ok": False, "error": gate_error}
+    if report["ok"]:
+        try:
+            warmup, trials = spec["timing"]["warmup"], spec["timing"]["trials"]
+            report["reference"] = _timing.time_forward(_no_grad(model, inputs), warmup, trials)
+            if ref.get("compile"):
+                import torch._inductor.config as inductor_config
+
+                inductor_config.compile_threads = 1  # no worker pool inside the sandboxed child
+                report["compile"] = _timing.time_forward(_no_grad(torch.compile(model), inputs), warmup, trials)
+            report["device"] = _timing.device_info()
+            del model, inputs
+            torch.cuda.empty_cache()
+        except BaseException as exc:  # noqa: BLE001 - the reference's failure must not pass for the candidate's
+            report = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]}
     with open("ref_timing.json.tmp", "w") as fh:
         json.dump(report, fh)
     os.replace("ref_timing.json.tmp", "ref_timing.json")

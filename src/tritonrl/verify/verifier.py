@@ -9,15 +9,18 @@ Stages: extract -> static checks -> compile (import, construct ModelNew) -> tiny
 trials -> timing (GPU only). Stops at the first failure. Candidate code runs only in a sandboxed child forked
 from a warm zygote (``tritonrl.verify.sandbox``); references come from a process that never imports candidate
 code (``tritonrl.verify.reference``); comparison happens here, in the parent (``tritonrl.verify.compare``).
+
+On a GPU, up to ``workers_per_gpu`` children share each GPU for import, compilation and correctness; each
+timing run has the GPU to itself (``tritonrl.verify.gpu_lock``; docs/timing.md, "Sharing a GPU").
 """
 
 from __future__ import annotations
 
 import json
 import os
-import queue
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from tritonrl.config import VerifyConfig
@@ -26,6 +29,7 @@ from tritonrl.reward import compute_reward
 from tritonrl.tasks.model import KernelTask
 from tritonrl.verify.compare import compare_trial, load_untrusted
 from tritonrl.verify.flags import Flag
+from tritonrl.verify.gpu_lock import GpuLease, GpuLocks
 from tritonrl.verify.reference import ReferenceCache
 from tritonrl.verify.result import Stage, VerifyResult
 from tritonrl.verify.sandbox import Child, Zygote, make_workdir
@@ -94,10 +98,12 @@ class Verifier:
         self.workers = self._count_workers()
         env = {"TRITON_INTERPRET": "1" if self.device == "cpu" else "0"}
         self._zygote = Zygote(env)
-        self._slots: queue.Queue[str] = queue.Queue()
-        self._gpu_names: dict[str, str] = {}  # slot -> GPU name, learned from trusted reference timings
-        for slot in (_visible_gpus()[: self.workers] if self.device == "cuda" else []):
-            self._slots.put(slot)
+        if self.config.workers_per_gpu < 1:
+            raise ConfigError(f"verify.workers_per_gpu must be at least 1, not {self.config.workers_per_gpu}")
+        # GPU slots and their per-GPU readers-writer locks; None on a CPU (no timing, nothing to share)
+        self._gpus = (GpuLocks(_visible_gpus()[: self.workers], self.config.workers_per_gpu)
+                      if self.device == "cuda" else None)
+        self._gpu_names: dict[str, str] = {}  # GPU id -> GPU name, learned from trusted reference timings
         self._refs = ReferenceCache(self.config.cache_dir, self.device, self.config.randomize_params,
                                     self._run_reference_job)
         self.sandbox_info: dict = {}
@@ -118,9 +124,14 @@ class Verifier:
         result.reward = compute_reward(result)
         return result
 
+    @property
+    def concurrency(self) -> int:
+        """Candidates in flight at once: one per CPU worker, or ``workers_per_gpu`` per GPU."""
+        return self._gpus.capacity if self._gpus is not None else self.workers
+
     def verify_many(self, items: list[VerifyItem], progress: bool = False) -> list[VerifyResult]:
-        """Results in the order of ``items``; ``workers`` candidates run at a time."""
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+        """Results in the order of ``items``; ``concurrency`` candidates run at a time."""
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             futures = [pool.submit(self.verify, it.task, it.code, it.completion) for it in items]
             bar = _progress_bar(len(items)) if progress else None
             results = []
@@ -163,13 +174,13 @@ class Verifier:
         start = time.monotonic()
         self._refs.ensure(trials)
         result.timing["stage_s"] = {"reference": round(time.monotonic() - start, 4)}
-        slot = self._slots.get() if self.device == "cuda" else None
-        try:
-            self._run_candidate(result, code, trials, slot)
-        finally:
-            if slot is not None:
-                self._slots.put(slot)
+        with self._gpu_slot() as lease:
+            self._run_candidate(result, code, trials, lease)
         return result
+
+    def _gpu_slot(self):
+        """A GPU slot with a shared lease on its GPU (released on exit, whatever happened); None on a CPU."""
+        return self._gpus.slot() if self._gpus is not None else nullcontext(None)
 
     def _timed(self) -> bool:
         return self.config.timing and self.device == "cuda"
@@ -184,32 +195,35 @@ class Verifier:
             "network_isolation": self.config.network_isolation,
         }
 
-    def _spawn(self, kind: str, spec: dict, workdir: str, slot: str | None) -> Child:
+    def _spawn(self, kind: str, spec: dict, workdir: str, lease: GpuLease | None) -> Child:
         spec_path = os.path.join(workdir, "spec.json")
         with open(spec_path, "w") as fh:
             json.dump(spec, fh)
-        env = {"CUDA_VISIBLE_DEVICES": slot} if slot is not None else {}
-        threads = 1 if self.device == "cuda" else max(1, (os.cpu_count() or 1) // self.workers)
+        env = {"CUDA_VISIBLE_DEVICES": lease.gpu} if lease is not None else {}
+        threads = 1 if self.device == "cuda" else max(1, (os.cpu_count() or 1) // self.concurrency)
         return self._zygote.submit(kind, workdir, spec_path, env, self._limits(threads))
 
     def _run_reference_job(self, spec: dict) -> tuple[bool, str]:
         workdir = make_workdir()
-        slot = self._slots.get() if self.device == "cuda" else None
-        try:
-            child = self._spawn("reference", spec, workdir, slot)
-            outcome = child.wait_for("reference.json", time.monotonic() + max(120.0, 4 * self.config.timeout_s))
-            error = "" if outcome == "ok" else (_stderr_tail(child) or outcome)
-            child.finish()
-        finally:
-            if slot is not None:
-                self._slots.put(slot)
+        with self._gpu_slot() as lease:
+            child = self._spawn("reference", spec, workdir, lease)
+            try:
+                outcome = child.wait_for("reference.json",
+                                         time.monotonic() + max(120.0, 4 * self.config.timeout_s))
+                error = "" if outcome == "ok" else (_stderr_tail(child) or outcome)
+            finally:
+                child.finish()  # killed and reaped before its lease goes back
         return outcome == "ok", error
 
-    def _run_candidate(self, result: VerifyResult, code: str, trials: list[TrialSpec], slot: str | None) -> None:
+    def _run_candidate(self, result: VerifyResult, code: str, trials: list[TrialSpec],
+                       lease: GpuLease | None) -> None:
+        """One child, start to end. On a GPU it holds ``lease`` shared until it is killed and reaped, except
+        while it is timed (exclusive); the caller releases the lease afterwards, exceptions included."""
         workdir = make_workdir()
         code_path = os.path.join(workdir, "candidate.py")
         with open(code_path, "w") as fh:
             fh.write(code)
+        slot = lease.gpu if lease is not None else None
         ref_key = self._ref_timing_key(trials, slot)
         cached = self._refs.load_timing(ref_key) if ref_key else None
         spec = {
@@ -222,11 +236,11 @@ class Verifier:
         }
         stages = result.timing["stage_s"]
         start = time.monotonic()
-        child = self._spawn("candidate", spec, workdir, slot)
+        child = self._spawn("candidate", spec, workdir, lease)
         try:
             ref_timing = cached
             if spec["timing"]["reference"]:
-                ref_timing = self._ref_timing_step(child, trials, slot)
+                ref_timing = self._ref_timing_step(child, trials, lease)
                 stages["ref_timing"] = round(time.monotonic() - start, 4)
             deadline = time.monotonic() + self.config.timeout_s  # the reference's timing is not the candidate's
             mark = time.monotonic()
@@ -239,7 +253,7 @@ class Verifier:
                 stages["correctness"] = round(time.monotonic() - mark, 4)
                 mark = time.monotonic()
             if passed:
-                self._timing_step(result, child, trials, deadline, ref_timing, cached is not None)
+                self._timing_step(result, child, trials, deadline, ref_timing, cached is not None, lease)
                 stages["timing"] = round(time.monotonic() - mark, 4)
             self.sandbox_info = child.read_json("sandbox.json") or self.sandbox_info
         finally:
@@ -259,11 +273,17 @@ class Verifier:
         return {"source": first_full.source, "inputs_path": self._refs.paths(first_full)[0],
                 "seed": first_full.seed, "dtype": first_full.dtype, "compile": self.config.compile_baseline}
 
-    def _ref_timing_step(self, child: Child, trials: list[TrialSpec], slot: str | None) -> dict | None:
-        """Read the reference timing the child made before importing the candidate, cache it, then say go."""
+    def _ref_timing_step(self, child: Child, trials: list[TrialSpec], lease: GpuLease | None) -> dict | None:
+        """Read the reference timing the child made before importing the candidate, cache it, then say go.
+
+        The child times the reference with the GPU to itself (exclusive), then goes on under a shared lease."""
         deadline = time.monotonic() + max(120.0, 4 * self.config.timeout_s)
-        report = child.read_json("ref_timing.json") if child.wait_for("ref_timing.json", deadline) == "ok" else None
+        outcome = run_exclusive(child, lease, "ref", "ref_timing.json", deadline)
+        report = child.read_json("ref_timing.json") if outcome == "ok" else None
+        if lease is not None:
+            lease.share()  # writer-preferring: waits for timing runs already queued on this GPU
         write_verdict(child, "ref")
+        slot = lease.gpu if lease is not None else None
         if not report or not report.get("ok"):
             return {"ok": False, "error": (report or {}).get("error", "the reference was not timed")}
         gpu = report["device"]["gpu"]
@@ -336,14 +356,19 @@ class Verifier:
         return None if mismatch is None else (mismatch.flag.value, mismatch.message)
 
     def _timing_step(self, result: VerifyResult, child: Child, trials: list[TrialSpec], deadline: float,
-                     ref_timing: dict | None, ref_cached: bool) -> None:
+                     ref_timing: dict | None, ref_cached: bool, lease: GpuLease | None) -> None:
         if not self.config.timing:
             return
         if not self._timed():
             result.flags.append(Flag.TIMING_UNAVAILABLE.value)
             return
         name = f"{len(trials) + 1:02d}_timing.json"
-        status = self._wait_step(result, child, name, Stage.TIMING, deadline)
+        outcome = run_exclusive(child, lease, "timing", name, deadline)
+        if outcome == "timeout":  # the lock's wait is not counted; the child's own time ran out
+            result.stage, result.flags = Stage.TIMING, [*result.flags, Flag.TIMEOUT.value]
+            result.error = f"timed out after {self.config.timeout_s:g} s (timing stage)"
+            return
+        status = self._wait_step(result, child, name, Stage.TIMING, deadline)  # "exit": records the crash
         if status is None:
             return
         if not status.get("ok"):
@@ -383,6 +408,32 @@ def timing_summary(status: dict, ref_timing: dict, ref_cached: bool) -> dict:
     if not ref_timing.get("ok", True) or not reference:
         summary["reference_error"] = ref_timing.get("error", "no reference timing")
     return summary
+
+
+def run_exclusive(child: Child, lease: GpuLease | None, gate: str, name: str, deadline: float) -> str:
+    """The parent's side of a timing gate ("ok", "exit" or "timeout", as ``Child.wait_for``).
+
+    Once the child is at ``gate_<gate>`` (its GPU work synced), give up its shared lease, take the GPU's
+    exclusive lock, say go and wait for its step file ``name``; the lock is released on the way out, whatever
+    happened. Time spent waiting for the lock extends the deadline: queueing behind other candidates is not
+    this candidate's time.
+    """
+    outcome = child.wait_for(f"gate_{gate}", deadline)
+    if outcome != "ok":
+        return outcome
+    with lease.exclusive() if lease is not None else nullcontext(0.0) as waited:
+        write_verdict(child, f"gate_{gate}")
+        outcome = child.wait_for(name, deadline + waited)
+        if outcome != "ok":  # a child past its limit may still run on the GPU: gone before the lock is
+            _kill_and_reap(child)
+        return outcome
+
+
+def _kill_and_reap(child: Child, wait_s: float = 5.0) -> None:
+    child.kill()
+    deadline = time.monotonic() + wait_s
+    while child.exit() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 def write_verdict(child: Child, name: str, go: bool = True) -> None:
