@@ -1,0 +1,134 @@
+"""Static checks on candidate code, run before any of it executes (the ``static`` stage of the funnel).
+
+    from tritonrl.verify.static import run_static_checks, CHECKS
+    run_static_checks(code)                 # [] when the code passes
+    run_static_checks(code, strict=False)   # permissive: skips the strict-only checks (torch compute, streams)
+
+Each check is a small function with a one-line rationale (its docstring), registered in ``CHECKS`` with its flag.
+Everything is read from the AST (``scope.Scope``, built once per candidate): comments and strings never trigger
+or hide a check. A syntax error stops the checks; otherwise every check runs and all violations are returned,
+sorted by line. docs/verifier.md has the full table of decisions.
+
+The package:
+  scope.py      the shared analysis: import aliases and qualified names, ModelNew, its forward path
+  kinds.py      value kinds (tensor / metadata / nn module / container) on the forward path
+  structure.py  syntax, ModelNew, a Triton kernel, try/except fallbacks, reference ``Model`` reuse
+  compute.py    strict mode: PyTorch compute on the forward path instead of Triton
+  safety.py     harness safety: tampering, threads and side streams, process exits, imports, torch.compile
+
+Adding a check (a hack found gets a fixture kernel before it gets a fix):
+  1. write a fixture that exhibits the hack in ``tests/verify/fixtures/static/`` with the header
+     ``# expect: <flag>`` and watch ``tests/verify/test_static.py`` fail on it;
+  2. write ``check_<name>(scope)`` in the module of its concept: a generator of ``(node, message)`` whose
+     docstring is the one-line rationale, and whose message names the construct and what to do instead;
+  3. register it in ``CHECKS`` below with its ``Flag`` (``strict_only=True`` if only strict mode runs it).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from tritonrl.verify.flags import RATIONALE, Flag
+from tritonrl.verify.static.compute import ALLOWED_TORCH, LAYOUT_METHODS, check_torch_compute
+from tritonrl.verify.static.safety import (
+    ALLOWED_IMPORTS,
+    check_forbidden_imports,
+    check_process_exit,
+    check_side_streams,
+    check_tampering,
+    check_threads,
+    check_torch_compile,
+)
+from tritonrl.verify.static.scope import Scope
+from tritonrl.verify.static.structure import (
+    check_modelnew,
+    check_reference_reuse,
+    check_syntax,
+    check_triton_kernel,
+    check_try_except,
+)
+
+__all__ = [
+    "ALLOWED_IMPORTS",
+    "ALLOWED_TORCH",
+    "CHECKS",
+    "LAYOUT_METHODS",
+    "Check",
+    "StaticViolation",
+    "describe_checks",
+    "run_static_checks",
+]
+
+
+@dataclass(frozen=True)
+class StaticViolation:
+    """One reason to reject: the flag, a model-readable message naming the construct, and its line."""
+
+    flag: Flag
+    message: str
+    line: int | None = None
+    check: str = ""
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    flag: Flag
+    run: Callable[[Scope], Iterator[tuple[ast.AST | None, str]]]
+    strict_only: bool = False
+
+    @property
+    def rationale(self) -> str:
+        return " ".join((self.run.__doc__ or "").split())
+
+
+CHECKS: list[Check] = [
+    Check("syntax", Flag.SYNTAX_ERROR, check_syntax),
+    Check("modelnew", Flag.NO_MODELNEW, check_modelnew),
+    Check("triton_kernel", Flag.NO_TRITON_KERNEL, check_triton_kernel),
+    Check("try_except", Flag.TRY_EXCEPT_FALLBACK, check_try_except),
+    Check("reference_reuse", Flag.REFERENCE_REUSE, check_reference_reuse),
+    Check("torch_compute", Flag.TORCH_COMPUTE, check_torch_compute, strict_only=True),
+    Check("torch_compile", Flag.TORCH_COMPILE, check_torch_compile),
+    Check("tampering", Flag.TAMPERING, check_tampering),
+    Check("threads", Flag.THREADS, check_threads),
+    Check("side_streams", Flag.THREADS, check_side_streams, strict_only=True),
+    Check("process_exit", Flag.PROCESS_EXIT, check_process_exit),
+    Check("forbidden_imports", Flag.FORBIDDEN_IMPORT, check_forbidden_imports),
+]
+
+
+def run_static_checks(code: str, strict: bool = True) -> list[StaticViolation]:
+    """Every static violation in ``code`` (empty when it passes); a syntax error is reported alone."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError) as e:  # ValueError: null bytes in the source
+        line = getattr(e, "lineno", None)
+        return [StaticViolation(Flag.SYNTAX_ERROR, f"syntax error: {getattr(e, 'msg', e)}", line, "syntax")]
+    scope = Scope(tree)
+    found: dict[tuple, StaticViolation] = {}
+    for check in CHECKS:
+        if check.strict_only and not strict:
+            continue
+        for node, message in check.run(scope):
+            line = getattr(node, "lineno", None)
+            found.setdefault(
+                (check.flag, line, message),
+                StaticViolation(check.flag, f"{check.flag.value}: {message}", line, check.name),
+            )
+    return sorted(found.values(), key=lambda v: (v.line or 0, v.flag.value))
+
+
+def describe_checks() -> list[dict[str, str]]:
+    """Name, flag, rationale and mode of every check, for docs and reports."""
+    return [
+        {
+            "name": c.name,
+            "flag": c.flag.value,
+            "rationale": c.rationale or RATIONALE[c.flag],
+            "mode": "strict" if c.strict_only else "always",
+        }
+        for c in CHECKS
+    ]

@@ -1,0 +1,248 @@
+"""The strict torch-compute check: high-level PyTorch compute on ModelNew's forward path instead of Triton.
+
+On the forward path (``scope.forward_path``) it rejects ``torch.*`` calls outside ``ALLOWED_TORCH``, ``F.*``,
+numpy, ``nn`` submodule calls, tensor methods outside ``LAYOUT_METHODS``, operators on inferred tensors
+(``kinds``), and ``torch.*`` / numpy names inside ``@triton.jit`` bodies. Strict mode only.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+
+from tritonrl.verify.static.kinds import META_METHODS
+from tritonrl.verify.static.safety import GLOBAL_STATE_CALLS
+from tritonrl.verify.static.scope import Kind, Scope, const_str, dotted, excerpt, walk_outside_kernels
+
+# fmt: off
+ALLOWED_TORCH = frozenset({"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like",
+    "full", "full_like", "arange", "tensor", "as_tensor", "device", "Size", "finfo", "iinfo", "is_tensor",
+    "is_floating_point", "is_complex", "get_default_dtype", "broadcast_shapes", "result_type",
+    "promote_types", "no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+    "numel", "reshape", "flatten", "permute", "transpose", "t", "unsqueeze", "squeeze", "narrow", "select",
+    "chunk", "split", "unbind", "movedim", "swapaxes", "as_strided"})
+LAYOUT_METHODS = frozenset({"contiguous", "view", "view_as", "reshape", "reshape_as", "flatten", "unflatten",
+    "permute", "transpose", "t", "unsqueeze", "squeeze", "expand", "expand_as", "narrow", "select", "unbind",
+    "chunk", "split", "movedim", "moveaxis", "swapaxes", "swapdims", "as_strided", "to", "type", "type_as",
+    "float", "double", "half", "bfloat16", "int", "long", "short", "bool", "byte", "char", "cuda", "cpu",
+    "detach", "requires_grad_", "new_empty", "new_zeros", "new_ones", "new_full", "new_empty_strided",
+    "new_tensor", "zero_", "fill_", "pin_memory", "record_stream", "untyped_storage", "storage", "is_set_to",
+    "is_same_size"})
+PERMUTING = frozenset({"t", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "expand",
+    "expand_as", "T", "mT", "mH", "H"})
+MATERIALIZING = frozenset({"contiguous", "reshape", "flatten", "reshape_as"})
+# Names common on non-tensor objects: only flagged when the receiver is known to be a tensor.
+GENERIC_NAMES = frozenset({"values", "index", "add", "sort", "copy_", "name", "map_", "apply_", "set_", "data"})
+_OPS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
+ARITH_DUNDERS = frozenset(f"__{p}{op}__" for op in _OPS for p in ("", "r", "i")) | frozenset({"__neg__", "__pos__",
+    "__abs__", "__invert__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__getitem__",
+    "__setitem__"})
+BUILTIN_REDUCERS = frozenset({"abs", "sum", "pow", "round", "min", "max", "divmod"})
+# fmt: on
+
+
+@functools.cache
+def tensor_compute_methods() -> frozenset[str]:
+    """Every public torch.Tensor method that is not layout/allocation/metadata, plus arithmetic dunders."""
+    import torch  # lazily: only the torch-compute check needs it
+
+    public = {m for m in dir(torch.Tensor) if not m.startswith("_")}
+    return (
+        frozenset(
+            public
+            - LAYOUT_METHODS
+            - META_METHODS
+            - {"shape", "dtype", "device", "ndim", "is_cuda", "layout", "itemsize", "nbytes", "is_leaf"}
+        )
+        | ARITH_DUNDERS
+    )
+
+
+def check_torch_compute(scope: Scope):
+    """High-level torch compute on ModelNew's forward path does the work instead of Triton (strict mode)."""
+    if scope.modelnew is not None:
+        for base in scope.modelnew.bases:
+            q = scope.qualname(base) or ""
+            if q.startswith("torch.nn.") and q != "torch.nn.Module":
+                yield base, f"ModelNew inherits {q}: its forward is PyTorch compute"
+    yield from _compute_function_references(scope)
+    for node in ast.walk(scope.tree):
+        if id(node) in scope.kernel_nodes:
+            for n in ast.walk(node):
+                if (
+                    isinstance(n, (ast.Name, ast.Attribute))
+                    and (scope.qualname(n) or "").startswith(("torch.", "numpy."))
+                    and not _is_dtype_name(scope.qualname(n))
+                ):
+                    yield n, f"`{excerpt(n)}` inside @triton.jit kernel {node.name} is not Triton"
+    for fn in scope.forward_path:
+        env = scope.env(fn)
+        where = scope.owner_name(fn)
+        for node in walk_outside_kernels(scope, fn):
+            msg = _compute_message(scope, node, env)
+            if msg:
+                yield node, f"{msg} in {where}; do this work in a @triton.jit kernel"
+
+
+def _compute_function_references(scope: Scope):
+    """A torch compute function used as a value anywhere (``partial(torch.relu)``, ``{"act": F.gelu}``)."""
+    echoed = scope.classes.get("Model")
+    skip = {id(n) for n in ast.walk(echoed)} if echoed is not None else set()
+    for node in walk_outside_kernels(scope, scope.tree):
+        if isinstance(node, ast.Call):
+            skip.add(id(node.func))
+        elif isinstance(node, ast.Attribute):
+            skip.add(id(node.value))
+        if (
+            isinstance(node, (ast.Name, ast.Attribute))
+            and id(node) not in skip
+            and isinstance(node.ctx, ast.Load)
+            and _is_torch_compute_function(scope.qualname(node) or "")
+        ):
+            yield node, f"`{excerpt(node)}` passes {scope.qualname(node)} around as a value"
+
+
+def _is_dtype_name(q: str) -> bool:
+    return q.rsplit(".", 1)[-1] in (
+        "float16",
+        "float32",
+        "float64",
+        "bfloat16",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "bool",
+        "dtype",
+    )
+
+
+def _is_torch_compute_function(q: str) -> bool:
+    if not q.startswith("torch.") or _torch_call_allowed(q):
+        return False
+    import torch  # lazily, as in tensor_compute_methods
+
+    obj = torch
+    for part in q.split(".")[1:]:
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return False
+    return callable(obj) and not isinstance(obj, type)
+
+
+def _torch_call_allowed(q: str) -> bool:
+    last = q.rsplit(".", 1)[-1]
+    if q.startswith(("torch.cuda.", "torch.backends.")) or q in GLOBAL_STATE_CALLS:
+        return True  # streams and global state have their own checks
+    if q.startswith("torch.Tensor."):
+        return last in LAYOUT_METHODS or last in ("shape", "dtype", "device")
+    return q.count(".") == 1 and last in ALLOWED_TORCH
+
+
+def _compute_message(scope: Scope, node: ast.AST, env: dict[str, Kind]) -> str | None:
+    if isinstance(node, ast.Call):
+        return _compute_call(scope, node, env)
+    if isinstance(node, ast.BinOp):
+        sides = (scope.kind(node.left, env), scope.kind(node.right, env))
+        if isinstance(node.op, ast.MatMult) or Kind.TENSOR in sides:
+            return f"`{excerpt(node)}` is tensor arithmetic"
+    elif isinstance(node, ast.AugAssign):
+        if Kind.TENSOR in (scope.kind(node.target, env), scope.kind(node.value, env)) or isinstance(
+            node.op, ast.MatMult
+        ):
+            return f"`{excerpt(node)}` is tensor arithmetic"
+    elif isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not):
+        if scope.kind(node.operand, env) == Kind.TENSOR:
+            return f"`{excerpt(node)}` is tensor arithmetic"
+    elif isinstance(node, ast.Compare) and scope.kind(node, env) == Kind.TENSOR:
+        return f"`{excerpt(node)}` is a tensor comparison"
+    elif isinstance(node, ast.Subscript) and scope.kind(node.value, env) == Kind.TENSOR:
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            return f"`{excerpt(node)} = ...` writes into a tensor with PyTorch indexing"
+        if any(scope.kind(n, env) == Kind.TENSOR for n in ast.walk(node.slice)):
+            return f"`{excerpt(node)}` is tensor-indexed (a gather)"
+    return None
+
+
+def _compute_call(scope: Scope, node: ast.Call, env: dict[str, Kind]) -> str | None:
+    q = scope.qualname(node.func) or ""
+    last = q.rsplit(".", 1)[-1]
+    if q.startswith("torch."):
+        if q.startswith("torch.nn.") and last[:1].isupper():
+            return f"`{excerpt(node)}` builds an nn layer on the forward path"
+        return None if _torch_call_allowed(q) else f"`{excerpt(node)}` calls {q}"
+    if q in ("operator.methodcaller", "operator.attrgetter") or (
+        q == "getattr" and len(node.args) >= 2 and const_str(node.args[1]) is None
+    ):
+        return f"`{excerpt(node)}` calls a method chosen at run time"
+    if q.startswith("numpy.") and last not in ("prod", "dtype"):
+        return f"`{excerpt(node)}` computes with numpy"
+    if q.startswith("operator.") and any(scope.kind(a, env) == Kind.TENSOR for a in node.args):
+        return f"`{excerpt(node)}` is tensor arithmetic"
+    if (
+        q in BUILTIN_REDUCERS
+        and isinstance(node.func, ast.Name)
+        and any(scope.kind(a, env) == Kind.TENSOR for a in node.args)
+    ):
+        return f"`{excerpt(node)}` computes on a tensor with a Python builtin"
+    if scope.kind(node.func, env) == Kind.MODULE:
+        return f"`{excerpt(node)}` calls an nn submodule"
+    if isinstance(node.func, ast.Attribute):
+        return _compute_method(scope, node, env)
+    if isinstance(node.func, ast.Call) and dotted(node.func.func) == "getattr" and len(node.func.args) >= 2:
+        method = ast.Attribute(value=node.func.args[0], attr=const_str(node.func.args[1]), ctx=ast.Load())
+        return _compute_method(scope, ast.Call(func=method, args=node.args, keywords=node.keywords), env)
+    return None
+
+
+def _compute_method(scope: Scope, node: ast.Call, env: dict[str, Kind]) -> str | None:
+    func = node.func
+    receiver, name = func.value, func.attr
+    kind = scope.kind(receiver, env)
+    if (
+        scope.is_module_ref(receiver)
+        or (dotted(receiver) in ("self", "cls") and kind is None)
+        or (isinstance(receiver, ast.Call) and dotted(receiver.func) == "super")
+    ):
+        return None
+    if kind == Kind.MODULE and (
+        name in ("forward", "__call__", "_call_impl") or name in tensor_compute_methods()
+    ):
+        return f"`{excerpt(node)}` calls an nn submodule"
+    if kind in (Kind.META, Kind.CONTAINER, Kind.MODULE) or isinstance(receiver, ast.Constant):
+        return None
+    if name in MATERIALIZING and (
+        _permuted(scope, receiver, env) or any(k.arg == "memory_format" for k in node.keywords)
+    ):
+        return f"`{excerpt(node)}` materializes a permuted view (a PyTorch copy kernel)"
+    if name in tensor_compute_methods() and (kind == Kind.TENSOR or name not in GENERIC_NAMES):
+        return f"`{excerpt(node)}` is a tensor method that computes"
+    return None
+
+
+def _permuted(scope: Scope, node: ast.AST, env: dict[str, Kind], depth: int = 0) -> bool:
+    """True when ``node`` is a transposed/permuted/expanded view (directly or through a local name)."""
+    if depth > 8:
+        return False
+    if isinstance(node, ast.Attribute) and node.attr in PERMUTING:
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr in PERMUTING:
+            return True
+        if node.func.attr in LAYOUT_METHODS:
+            return _permuted(scope, node.func.value, env, depth + 1)
+    if isinstance(node, ast.Call) and (scope.qualname(node.func) or "").rsplit(".", 1)[-1] in PERMUTING:
+        return True
+    if isinstance(node, ast.Name):
+        return any(_permuted(scope, v, env, depth + 1) for v in _assigned_values(scope, node.id))
+    return False
+
+
+def _assigned_values(scope: Scope, name: str) -> list[ast.AST]:
+    return [
+        n.value
+        for fn in scope.forward_path
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+    ]

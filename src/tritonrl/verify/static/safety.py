@@ -1,0 +1,273 @@
+"""Static checks that keep the candidate from fooling the harness: tampering, threads and streams, process exits,
+imports outside an allowlist (``ALLOWED_IMPORTS``), and torch.compile writing the kernel for it.
+
+Imports: an allowlist; threads, exits and introspection modules get their own flags (threads, process_exit,
+tampering), so ``check_forbidden_imports`` skips them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tritonrl.verify.static.scope import Scope, const_str, dotted, excerpt, import_only, is_dunder
+
+# fmt: off
+ALLOWED_IMPORTS = frozenset({"torch", "triton", "numpy", "math", "typing", "typing_extensions", "functools",
+    "itertools", "dataclasses", "collections", "operator", "enum", "abc", "__future__", "numbers", "warnings",
+    "random", "os", "sys", "time", "contextlib", "copy", "string", "re"})
+THREAD_MODULES = frozenset({"threading", "_thread", "multiprocessing", "concurrent", "subprocess", "asyncio",
+    "sched", "torch.multiprocessing", "torch.distributed"})
+EXIT_MODULES = frozenset({"signal", "atexit", "faulthandler"})
+INTROSPECTION_MODULES = frozenset({"builtins", "__builtin__", "gc", "inspect", "ctypes.pythonapi"})
+FOREIGN_CODE = ("torch.utils.cpp_extension", "torch.cuda.jiterator", "torch.cuda._compile_kernel",
+    "torch.ops.load_library", "torch.classes.load_library", "numpy.ctypeslib")
+COMPILERS = ("torch.compile", "torch._dynamo", "torch._inductor", "torch.jit.script", "torch.jit.trace",
+    "torch.export", "torch.compiler.compile")
+PROCESS_CALLS = ("os.fork", "os.forkpty", "os.system", "os.popen", "os.spawn", "os.exec", "os.posix_spawn",
+    "os.register_at_fork")
+EXIT_NAMES = frozenset({"os._exit", "os.abort", "os.kill", "os.killpg", "sys.exit", "exit", "quit",
+    "SystemExit", "KeyboardInterrupt"})
+OS_ALLOWED = ("os.environ", "os.getenv", "os.path", "os.cpu_count", "os.getpid", "os.sep", "os.name")
+SYS_ALLOWED = frozenset({"sys.maxsize", "sys.version_info", "sys.version", "sys.platform", "sys.float_info",
+    "sys.byteorder", "sys.stdout", "sys.stderr", "sys.getrecursionlimit", "sys.exit"})
+DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "__builtins__", "exec", "eval", "compile",
+    "breakpoint"})
+INTROSPECTION_ATTRS = frozenset({"f_back", "f_globals", "f_locals", "f_builtins", "gi_frame", "cr_frame",
+    "tb_frame", "__globals__", "__code__", "__closure__", "__subclasses__", "__mro__", "__bases__",
+    "__base__", "__builtins__", "__dict__", "__loader__", "__spec__", "__getattribute__"})
+GLOBAL_STATE_CALLS = frozenset({"torch.manual_seed", "torch.seed", "torch.cuda.manual_seed",
+    "torch.cuda.manual_seed_all", "torch.random.manual_seed", "torch.set_rng_state",
+    "torch.cuda.set_rng_state", "random.seed", "numpy.random.seed", "torch.set_default_dtype",
+    "torch.set_default_tensor_type", "torch.set_default_device", "torch.set_float32_matmul_precision",
+    "torch.use_deterministic_algorithms", "torch.set_flush_denormal"})
+SIDE_STREAMS = frozenset({"torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.set_stream",
+    "torch.cuda.StreamContext", "torch.cuda.ExternalStream", "torch.Stream", "torch.cuda.streams",
+    "torch.cuda.graph", "torch.cuda.CUDAGraph"})
+# fmt: on
+
+
+def check_tampering(scope: Scope):
+    """Patching torch/triton/numpy/builtins/timers, sys.modules or namespaces can fool the harness."""
+    portable = {
+        id(n)
+        for t in scope.tree.body
+        if isinstance(t, ast.Try) and import_only(t)
+        for h in t.handlers
+        for n in ast.walk(h)
+    }
+    for node in ast.walk(scope.tree):
+        if isinstance(node, ast.Assign) and id(node) not in portable:
+            for t in node.targets:
+                for n in _store_targets(t):
+                    if isinstance(n, ast.Name) and n.id in scope.imported:
+                        yield node, f"`{n.id} = ...` rebinds the imported name {n.id}"
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in ("fn", "src", "__wrapped__")
+            and dotted(node.value) in scope.kernel_names
+        ):
+            yield (
+                node,
+                f"`{excerpt(node)}` reaches the kernel's Python body; launch it with kernel[grid](...)",
+            )
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            for t in targets:
+                msg = _tampering_store(scope, t)
+                if msg:
+                    yield node, msg
+        elif isinstance(node, ast.Call):
+            msg = _tampering_call(scope, node)
+            if msg:
+                yield node, msg
+        elif isinstance(node, (ast.Name, ast.Attribute)):
+            msg = _tampering_ref(scope, node)
+            if msg:
+                yield node, msg
+        elif isinstance(node, ast.ClassDef):
+            msg = _tampering_class(scope, node)
+            if msg:
+                yield node, msg
+        elif isinstance(node, ast.alias) and node.name.split(".")[0] in INTROSPECTION_MODULES:
+            yield node, f"`import {node.name}`: introspection of the harness is not allowed"
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in INTROSPECTION_MODULES:
+            yield node, f"`from {node.module} import ...`: introspection of the harness is not allowed"
+
+
+def _store_targets(target: ast.AST) -> Iterator[ast.AST]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for t in target.elts:
+            yield from _store_targets(t)
+    elif isinstance(target, ast.Starred):
+        yield from _store_targets(target.value)
+    else:
+        yield target
+
+
+def _tampering_store(scope: Scope, target: ast.AST) -> str | None:
+    for t in _store_targets(target):
+        if isinstance(t, ast.Attribute):
+            root = dotted(t.value)
+            if scope.is_module_ref(t.value):
+                return f"`{excerpt(t)} = ...` patches {scope.qualname(t.value)}"
+            if is_dunder(t.attr):
+                return f"`{excerpt(t)} = ...` overrides a special attribute"
+            if root and root.split(".")[0] in scope.classes and root != "self":
+                return f"`{excerpt(t)} = ...` rebinds a class attribute after its definition"
+            if root == "self" and t.attr in ("forward", "__call__", "_call_impl", "_wrapped_call_impl"):
+                return f"`{excerpt(t)} = ...` replaces forward at run time, hiding it from the checks"
+        elif isinstance(t, ast.Subscript):
+            q = scope.qualname(t.value) or ""
+            if scope.is_module_ref(t.value) or q.startswith("os.environ"):
+                return f"`{excerpt(t)} = ...` writes into {q}"
+    return None
+
+
+def _tampering_call(scope: Scope, node: ast.Call) -> str | None:
+    q = scope.qualname(node.func) or ""
+    if q in ("setattr", "delattr") and node.args:
+        obj, name = node.args[0], const_str(node.args[1]) if len(node.args) > 1 else None
+        if scope.is_module_ref(obj) or isinstance(obj, ast.Call) or (dotted(obj) or "") in scope.classes:
+            return f"`{excerpt(node)}` patches {excerpt(obj)}"
+        if name is None or is_dunder(name) or name in ("forward", "_call_impl"):
+            return f"`{excerpt(node)}`: setattr with a computed or special name hides what is patched"
+    if q in GLOBAL_STATE_CALLS:
+        return (
+            f"`{excerpt(node)}` changes global state the harness relies on (seeds, default dtype, precision)"
+        )
+    if q.startswith("os.environ.") and q.rsplit(".", 1)[-1] not in ("get", "copy", "keys", "items", "values"):
+        return f"`{excerpt(node)}` changes the harness's environment"
+    if (
+        q == "getattr"
+        and len(node.args) >= 2
+        and const_str(node.args[1]) is None
+        and scope.is_module_ref(node.args[0])
+    ):
+        return f"`{excerpt(node)}`: a computed attribute of a module hides what is used"
+    return None
+
+
+def _tampering_ref(scope: Scope, node: ast.Name | ast.Attribute) -> str | None:
+    if (
+        isinstance(node, ast.Attribute)
+        and node.attr in INTROSPECTION_ATTRS
+        and dotted(node) != "self.__dict__"
+    ):
+        return f"`{excerpt(node)}`: frame or object-graph introspection is not allowed"
+    q = scope.qualname(node) or ""
+    if isinstance(node, ast.Name) and node.id in DYNAMIC_NAMES and node.id not in scope.aliases:
+        return f"`{node.id}`: dynamic code or namespace access hides what the code does"
+    if (
+        q.startswith("sys.")
+        and isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and q not in SYS_ALLOWED
+    ):
+        return f"`{excerpt(node)}`: {q} can reach or replace the harness's modules and frames"
+    if q in ("os.putenv", "os.unsetenv", "os.chdir"):
+        return f"`{excerpt(node)}` changes the harness's environment"
+    return None
+
+
+def _tampering_class(scope: Scope, node: ast.ClassDef) -> str | None:
+    if any((scope.qualname(b) or "") in ("torch.Tensor", "torch._C.TensorBase") for b in node.bases):
+        return f"`class {node.name}` subclasses torch.Tensor; outputs must be plain tensors"
+    for item in node.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in (
+            "__torch_function__",
+            "__torch_dispatch__",
+        ):
+            return f"`{node.name}.{item.name}` intercepts torch operations"
+    return None
+
+
+def check_threads(scope: Scope):
+    """Threads and side processes can finish work outside the timed or checked window."""
+    for node in ast.walk(scope.tree):
+        for name in _imported_modules(node):
+            if any(name == m or name.startswith(m + ".") for m in THREAD_MODULES):
+                yield node, f"`import {name}`: threads and processes are not allowed"
+        if isinstance(node, (ast.Name, ast.Attribute)) and (scope.qualname(node) or "").startswith(
+            PROCESS_CALLS
+        ):
+            yield node, f"`{excerpt(node)}` starts a process"
+
+
+def check_side_streams(scope: Scope):
+    """Work on another CUDA stream can escape the timer (strict mode; the runtime also syncs device-wide)."""
+    for node in ast.walk(scope.tree):
+        if isinstance(node, (ast.Name, ast.Attribute)) and scope.qualname(node) in SIDE_STREAMS:
+            yield node, f"`{excerpt(node)}`: launch on the current stream; side streams can escape the timer"
+
+
+def check_process_exit(scope: Scope):
+    """Exiting or signalling the process (os._exit, sys.exit, kill) can skip the checks."""
+    for node in ast.walk(scope.tree):
+        for name in _imported_modules(node):
+            if name.split(".")[0] in EXIT_MODULES:
+                yield node, f"`import {name}`: signals and exit hooks are not allowed"
+        if isinstance(node, (ast.Name, ast.Attribute)) and scope.qualname(node) in EXIT_NAMES:
+            yield node, f"`{excerpt(node)}` exits the process"
+
+
+def _imported_modules(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if isinstance(node, ast.ImportFrom):
+        if node.level:
+            return ["." * node.level + (node.module or "")]
+        return [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+    return []
+
+
+def check_forbidden_imports(scope: Scope):
+    """Only kernel-writing modules are allowed: no sockets, files, pickling, C/CUDA source or dynamic imports."""
+    flagged_elsewhere = THREAD_MODULES | EXIT_MODULES | INTROSPECTION_MODULES
+    for node in ast.walk(scope.tree):
+        names = _imported_modules(node)
+        for name in names[:1] if isinstance(node, ast.ImportFrom) else names:
+            top = name.split(".")[0]
+            if (
+                top in flagged_elsewhere
+                or top == "__main__"
+                or any(name.startswith(m) for m in flagged_elsewhere if "." in m)
+            ):
+                continue
+            if top not in ALLOWED_IMPORTS:
+                yield (
+                    node,
+                    f"`import {name}` is not allowed (allowed: {', '.join(sorted(ALLOWED_IMPORTS)[:8])}, ...)",
+                )
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            yield node, f"`from {node.module} import *` hides where names come from; import names explicitly"
+        for name in names:
+            if name.startswith(FOREIGN_CODE):
+                yield node, f"`{name}`: CUDA/C++ source instead of Triton is not allowed"
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            q = scope.qualname(node) or ""
+            if q.startswith(FOREIGN_CODE) or q.endswith(".load_inline") or q == "load_inline":
+                yield node, f"`{excerpt(node)}`: CUDA/C++ source instead of Triton is not allowed"
+            elif isinstance(node, ast.Name) and q in ("__import__", "open"):
+                yield node, f"`{q}`: dynamic imports and file access are not allowed"
+            elif (
+                q.startswith("os.")
+                and not q.startswith(OS_ALLOWED)
+                and isinstance(node.value, ast.Name)
+                and not q.startswith(PROCESS_CALLS)
+                and q not in EXIT_NAMES
+                and q not in ("os.putenv", "os.unsetenv", "os.chdir")
+            ):
+                yield node, f"`{excerpt(node)}`: file-system and OS access is not allowed"
+
+
+def check_torch_compile(scope: Scope):
+    """torch.compile / Inductor / TorchScript write the kernels for you (their launches pass the launch check)."""
+    for node in ast.walk(scope.tree):
+        names = _imported_modules(node)
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            names = [scope.qualname(node) or ""]
+        for name in names:
+            if name.startswith(COMPILERS):
+                yield node, f"`{name}` generates the kernel; write the Triton kernel yourself"
+                break
