@@ -122,7 +122,8 @@ def spread_by_task(items: list, results: list) -> dict:
                      "runtime_cv_pct": 100 * statistics.pstdev(runtimes) / statistics.mean(runtimes),
                      "speedup_median": statistics.median(speedups),
                      "speedup_cv_pct": 100 * statistics.pstdev(speedups) / max(statistics.mean(speedups), 1e-12),
-                     "ref_ms": sorted({round(r.ref_runtime_ms or 0, 5) for r in good})}
+                     "ref_ms": sorted({round(r.ref_runtime_ms or 0, 5) for r in good}),
+                     "runtimes_ms": [round(t, 5) for t in runtimes]}
     return out
 
 

@@ -139,3 +139,17 @@ def test_all_bundled_solutions_accepted_and_timed(tmp_path):
     bad = {t.name: (r.stage.value, r.flags, r.error) for t, r in zip(tasks, results)
            if not (r.correct and isinstance(r.speedup, float) and r.speedup > 0)}
     assert len(tasks) == 51 and not bad, bad
+
+
+def test_timing_exact_with_three_children_per_gpu(tmp_path):
+    """workers_per_gpu=3: six copies of one kernel checked concurrently, each timed alone; medians agree."""
+    task = resized(TASKS["relu"], batch_size=8192, dim=8192)
+    config = VerifyConfig(cache_dir=str(tmp_path), workers_per_gpu=3, **GPU_CONFIG)
+    with Verifier(config) as verifier:
+        assert verifier.concurrency == 3 * verifier.workers
+        results = verifier.verify_many([VerifyItem(task, code=f"# copy {k}\n{GOOD}") for k in range(6)])
+        assert all(lock.idle() for lock in verifier._gpus.locks.values())
+    assert all(r.correct for r in results), [r.error for r in results]
+    runtimes = sorted(r.runtime_ms for r in results)
+    median = runtimes[len(runtimes) // 2]
+    assert all(abs(t - median) <= STABLE_REL * median for t in runtimes), runtimes

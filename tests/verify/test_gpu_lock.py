@@ -155,7 +155,8 @@ class FakeChild:
     def _run(self) -> None:
         self._interval("work", 0.02)  # import, compile, correctness trials
         if self.kind == "hang":
-            while not self.killed:
+            give_up = time.monotonic() + 3  # the parent does not kill fake children: do not linger
+            while not self.killed and time.monotonic() < give_up:
                 time.sleep(0.005)
             self.exited.set()
             return

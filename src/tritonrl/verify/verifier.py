@@ -256,6 +256,8 @@ class Verifier:
                 self._timing_step(result, child, trials, deadline, ref_timing, cached is not None, lease)
                 stages["timing"] = round(time.monotonic() - mark, 4)
             self.sandbox_info = child.read_json("sandbox.json") or self.sandbox_info
+            if lease is not None:  # waiting for this GPU's lock (shared to start, exclusive to be timed)
+                stages["gpu_lock_wait"] = round(lease.waited_s, 4)
         finally:
             child.finish()
 
