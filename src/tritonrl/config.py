@@ -115,6 +115,7 @@ class DataConfig:
     sft_sources: list[str] = field(default_factory=lambda: ["bundled"])  # pairs need a task.solution
     levels: list[int] = field(default_factory=lambda: [1, 2])
     tasks: list[str] | None = None  # only these task names (None: all at `levels`)
+    kernelbench_dir: str | None = None  # KernelBook rows matching this clone's tasks are dropped ($KERNELBENCH_DIR)
     max_tasks: int | None = None
     prompt_template: str | None = None
 

@@ -59,3 +59,29 @@ def test_user_errors_exit_2_with_one_line(capsys):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert err.startswith("tritonrl: error:") and len(err.strip().splitlines()) == 1
+
+
+def test_list_kernelbook_decontaminates_against_a_kernelbench_clone(capsys, monkeypatch):
+    monkeypatch.delenv("KERNELBENCH_DIR", raising=False)
+    sample = str(FIXTURES / "kernelbook_sample.jsonl")
+    assert main(["tasks", "list", sample, "--json"]) == 0
+    kept = {row["name"] for row in json.loads(capsys.readouterr().out)}
+    assert main(["tasks", "list", sample, "--json", "--decontaminate", str(FIXTURES / "kernelbench")]) == 0
+    out = capsys.readouterr()
+    clean = {row["name"] for row in json.loads(out.out)}
+    assert clean < kept  # the rows copying a KernelBench fixture are gone, nothing new appears
+    assert "KernelBench overlap" in out.err
+    assert main(["tasks", "list", sample, "--decontaminate", str(FIXTURES)]) == 2  # not a clone: one-line error
+    assert "not a KernelBench clone" in capsys.readouterr().err
+
+
+def test_training_data_is_decontaminated_when_configured(monkeypatch):
+    from tritonrl.config import DataConfig
+    from tritonrl.train.data import load_training_tasks
+
+    monkeypatch.delenv("KERNELBENCH_DIR", raising=False)
+    sample = str(FIXTURES / "kernelbook_sample.jsonl")
+    everything = load_training_tasks(DataConfig(source=sample, levels=[1, 2, 3]))
+    clean = load_training_tasks(DataConfig(source=sample, levels=[1, 2, 3],
+                                           kernelbench_dir=str(FIXTURES / "kernelbench")))
+    assert {t.name for t in clean} < {t.name for t in everything}

@@ -25,8 +25,13 @@ KERNELBOOK_SUFFIXES = (".jsonl", ".parquet")
 KERNELBOOK_HUB_ID = "GPUMODE/KernelBook"
 
 
-def load_tasks(source: str | Path, level: int | None = None) -> list[KernelTask]:
-    """Tasks from ``"bundled"``, a KernelBench dir, a KernelBook ``.jsonl``/``.parquet`` (or the hub id), or a ``.py``."""
+def load_tasks(source: str | Path, level: int | None = None,
+               kernelbench_dir: str | Path | None = None) -> list[KernelTask]:
+    """Tasks from ``"bundled"``, a KernelBench dir, a KernelBook ``.jsonl``/``.parquet`` (or the hub id), or a ``.py``.
+
+    KernelBook rows that match a KernelBench task are dropped (decontamination) when ``kernelbench_dir`` is given,
+    or else when the ``KERNELBENCH_DIR`` environment variable names a clone.
+    """
     source_str = str(source)
     if source_str == "bundled":
         return load_bundled(level)
@@ -36,7 +41,7 @@ def load_tasks(source: str | Path, level: int | None = None) -> list[KernelTask]
             raise TaskError(f"no such KernelBook file: {path}")
         from tritonrl.tasks.kernelbook import load_kernelbook
 
-        tasks, _report = load_kernelbook(source_str)
+        tasks, _report = load_kernelbook(source_str, kernelbench_dir=decontamination_dir(kernelbench_dir))
     elif path.is_dir():
         return load_kernelbench(path, level)
     elif path.suffix == ".py":
@@ -47,6 +52,14 @@ def load_tasks(source: str | Path, level: int | None = None) -> list[KernelTask]
         raise TaskError(f"no such task source: {source_str} "
                         "(expected 'bundled', a KernelBench dir, a .jsonl/.parquet file or a .py file)")
     return [t for t in tasks if level is None or t.level == level]
+
+
+def decontamination_dir(kernelbench_dir: str | Path | None = None) -> str | None:
+    """The KernelBench clone to decontaminate against: the argument, else ``$KERNELBENCH_DIR``, else none."""
+    chosen = kernelbench_dir or os.environ.get("KERNELBENCH_DIR")
+    if chosen and not find_kernelbench_root(chosen):
+        raise TaskError(f"not a KernelBench clone (no level1/, level2/ ...): {chosen}")
+    return str(chosen) if chosen else None
 
 
 def get_task(name_or_path: str | Path) -> KernelTask:

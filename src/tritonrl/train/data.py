@@ -18,7 +18,7 @@ def load_training_tasks(data: DataConfig, sources: list[str] | None = None) -> l
     at most ``data.max_tasks``."""
     tasks: list[KernelTask] = []
     for source in sources or [data.source]:
-        tasks.extend(t for t in load_tasks(source) if t.level in data.levels)
+        tasks.extend(t for t in load_tasks(source, kernelbench_dir=data.kernelbench_dir) if t.level in data.levels)
     if data.tasks is not None:
         missing = sorted(set(data.tasks) - {t.name for t in tasks})
         if missing:
