@@ -127,6 +127,10 @@ class FakeChild:
     def path(self, name: str) -> str:
         return os.path.join(self.workdir, name)
 
+    def verdict(self, name: str, go: bool = True) -> None:
+        with open(self.path(f"verdict_{name}"), "w") as fh:
+            fh.write("go" if go else "stop")
+
     def wait_for(self, name: str, deadline: float) -> str:
         while True:
             if os.path.exists(self.path(name)):

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from tritonrl.errors import TaskError
-from tritonrl.tasks import decontamination_dir, get_task, load_tasks
+from tritonrl.tasks import get_task, load_tasks_with_report
 from tritonrl.tasks.levels import level_distribution
 
 
@@ -48,20 +48,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     prompt.set_defaults(func=cmd_prompt)
 
 
-def _load(source: str, level: int | None, kernelbench_dir: str | None = None) -> list:
-    if Path(source).suffix in (".jsonl", ".parquet"):
-        from tritonrl.tasks.kernelbook import load_kernelbook
-
-        if not Path(source).expanduser().is_file():
-            raise TaskError(f"no such KernelBook file: {source}")
-        tasks, report = load_kernelbook(source, kernelbench_dir=decontamination_dir(kernelbench_dir))
-        print(report.table(), file=sys.stderr)
-        return [t for t in tasks if level is None or t.level == level]
-    return load_tasks(source, level)
-
-
 def cmd_list(args: argparse.Namespace) -> int:
-    tasks = _load(args.source, args.level, args.decontaminate)
+    tasks, report = load_tasks_with_report(args.source, args.level, args.decontaminate)
+    if report is not None:
+        print(report.table(), file=sys.stderr)
     if args.json:
         rows = [{"name": t.name, "level": t.level, "origin": t.origin, "path": t.path,
                  "has_solution": t.solution is not None} for t in tasks]

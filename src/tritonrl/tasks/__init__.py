@@ -19,7 +19,7 @@ from tritonrl.errors import TaskError
 from tritonrl.tasks.model import KernelTask
 from tritonrl.tasks.sources import find_kernelbench_root, load_bundled, load_kernelbench, load_task_file
 
-__all__ = ["KernelTask", "get_task", "load_tasks"]
+__all__ = ["KernelTask", "get_task", "load_tasks", "load_tasks_with_report"]
 
 KERNELBOOK_SUFFIXES = (".jsonl", ".parquet")
 KERNELBOOK_HUB_ID = "GPUMODE/KernelBook"
@@ -32,18 +32,25 @@ def load_tasks(source: str | Path, level: int | None = None,
     KernelBook rows that match a KernelBench task are dropped (decontamination) when ``kernelbench_dir`` is given,
     or else when the ``KERNELBENCH_DIR`` environment variable names a clone.
     """
+    return load_tasks_with_report(source, level, kernelbench_dir)[0]
+
+
+def load_tasks_with_report(source: str | Path, level: int | None = None,
+                           kernelbench_dir: str | Path | None = None):
+    """``load_tasks`` plus KernelBook's ``FilterReport`` (what each filter dropped); None for other sources."""
     source_str = str(source)
     if source_str == "bundled":
-        return load_bundled(level)
+        return load_bundled(level), None
     path = Path(source_str).expanduser()
+    report = None
     if path.suffix in KERNELBOOK_SUFFIXES or source_str == KERNELBOOK_HUB_ID:
         if path.suffix and not path.is_file():
             raise TaskError(f"no such KernelBook file: {path}")
         from tritonrl.tasks.kernelbook import load_kernelbook
 
-        tasks, _report = load_kernelbook(source_str, kernelbench_dir=decontamination_dir(kernelbench_dir))
+        tasks, report = load_kernelbook(source_str, kernelbench_dir=decontamination_dir(kernelbench_dir))
     elif path.is_dir():
-        return load_kernelbench(path, level)
+        return load_kernelbench(path, level), None
     elif path.suffix == ".py":
         tasks = [load_task_file(path)]
     elif path.exists():
@@ -51,7 +58,7 @@ def load_tasks(source: str | Path, level: int | None = None,
     else:
         raise TaskError(f"no such task source: {source_str} "
                         "(expected 'bundled', a KernelBench dir, a .jsonl/.parquet file or a .py file)")
-    return [t for t in tasks if level is None or t.level == level]
+    return [t for t in tasks if level is None or t.level == level], report
 
 
 def decontamination_dir(kernelbench_dir: str | Path | None = None) -> str | None:

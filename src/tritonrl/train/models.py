@@ -48,12 +48,10 @@ def load_tokenizer(name_or_path: str, trust_remote_code: bool = False):
 
 
 def resolve_model_path(name_or_path: str) -> str:
-    """``tiny:DIR`` builds (once) the tiny local model in DIR; an existing local path becomes absolute (it is
-    recorded in run manifests, which must not depend on the working directory); a hub id is returned as given."""
+    """``tiny:DIR`` builds (once) the tiny local model in DIR and returns that directory; anything else is
+    returned as given (the run manifest records local paths absolute)."""
     if name_or_path.startswith("tiny:"):
-        return str(Path(build_tiny_model(name_or_path.removeprefix("tiny:"))).resolve())
-    if Path(name_or_path).exists():
-        return str(Path(name_or_path).resolve())
+        return str(build_tiny_model(name_or_path.removeprefix("tiny:")))
     return name_or_path
 
 

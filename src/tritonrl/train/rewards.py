@@ -89,13 +89,14 @@ class VerifierReward:
         """Verify every completion in one batch; (rewards, results)."""
         from tritonrl.verify import VerifyItem
 
+        if task_key is None:
+            raise ValueError("the training dataset needs a 'task_key' column for VerifierReward")
+
         items = [VerifyItem(self.tasks[key], completion=c) for key, c in zip(task_key, completions, strict=True)]
         results = self.verifier.verify_many(items)
         return [compute_reward(r, self.reward_config) for r in results], results
 
     def __call__(self, prompts=None, completions=None, task_key=None, log_metric=None, **columns) -> list[float]:
-        if task_key is None:
-            raise ValueError("the training dataset needs a 'task_key' column for VerifierReward")
         rewards, results = self.score(completions, task_key)
         self._account(results, rewards, task_key, log_metric)
         return rewards
@@ -122,8 +123,6 @@ class AsyncVerifierReward(VerifierReward):
     (subprocesses) overlaps with other async reward functions instead of blocking them."""
 
     async def __call__(self, prompts=None, completions=None, task_key=None, log_metric=None, **columns):
-        if task_key is None:
-            raise ValueError("the training dataset needs a 'task_key' column for VerifierReward")
         rewards, results = await asyncio.to_thread(self.score, completions, task_key)
         self._account(results, rewards, task_key, log_metric)
         return rewards

@@ -31,7 +31,7 @@ from typing import Any
 import torch
 
 from tritonrl.verify import timing as _timing
-from tritonrl.verify.trial import as_tuple, build_model, save_atomic, to_device
+from tritonrl.verify.trial import as_tuple, build_model, load_task_module, save_atomic, to_device
 
 MAX_ERROR_CHARS = 400
 VERDICT_POLL_S = 0.003
@@ -258,13 +258,10 @@ def _time_reference(spec: dict) -> None:
     Runs before any candidate code is imported, so the figures are the trusted process's own. Writes
     ``ref_timing.json``; an error is reported there, never raised (the candidate is still judged).
     """
-    import types
-
     ref = spec["timing"]["reference"]
     report: dict[str, Any] = {"ok": True}
     try:
-        task = types.ModuleType("reference_task")
-        exec(compile(ref["source"], "<task>", "exec"), task.__dict__)  # noqa: S102 - the trusted task
+        task = load_task_module(ref["source"])
         data = torch.load(ref["inputs_path"], weights_only=True)
         model = build_model(task.Model, data["init_args"], ref["seed"], spec["randomize"], spec["device"],
                             ref["dtype"])

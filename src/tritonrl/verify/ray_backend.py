@@ -40,7 +40,7 @@ from tritonrl.errors import ConfigError
 from tritonrl.reward import compute_reward
 from tritonrl.verify.flags import Flag
 from tritonrl.verify.result import Stage, VerifyResult
-from tritonrl.verify.verifier import VerifyItem
+from tritonrl.verify.verifier import VerifyItem, progress_bar
 
 UNITS_IN_FLIGHT = 2  # per actor: one running, one queued behind it, so an actor never waits on the driver
 PROBE_INTERVAL_S = 1.0  # between calls asking a restarting actor whether it is back
@@ -152,7 +152,7 @@ class RayVerifier:
         """Results in the order of ``items``, judged on the actors."""
         results: list[VerifyResult | None] = [None] * len(items)
         if items:
-            bar = _progress_bar(len(items)) if progress else None
+            bar = progress_bar(len(items), desc="verify (ray)") if progress else None
             self._dispatch(items, results, bar)
             if bar is not None:
                 bar.close()
@@ -351,10 +351,3 @@ def _default_actor_count(resources: dict, gpus_per_actor: float, cpus_per_actor:
         return count
     return max(1, int(resources.get("CPU", 1.0) // max(1, cpus_per_actor)))
 
-
-def _progress_bar(total: int):
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc="verify (ray)", unit="cand")

@@ -18,7 +18,6 @@ import json
 import os
 import tempfile
 import threading
-import types
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +28,7 @@ from tritonrl.verify.trial import (
     TrialSpec,
     as_tuple,
     build_model,
+    load_task_module,
     make_inputs,
     save_atomic,
     synchronize,
@@ -44,8 +44,7 @@ def default_cache_dir() -> str:
 def run_reference(spec: dict[str, Any]) -> None:
     device, done = spec["device"], []
     for trial in spec["trials"]:
-        module = types.ModuleType("reference_task")
-        exec(compile(trial["spec"]["source"], "<task>", "exec"), module.__dict__)  # noqa: S102 - the trusted task
+        module = load_task_module(trial["spec"]["source"])
         trial_spec = TrialSpec(**trial["spec"])
         init_args, inputs = make_inputs(module, trial_spec)
         save_atomic({"init_args": init_args, "inputs": inputs}, trial["inputs_path"])

@@ -128,11 +128,12 @@ class Child:
                 return "timeout"
             time.sleep(POLL_S)
 
-    def verdict(self, index: int, go: bool) -> None:
-        tmp = self.path(f".verdict_{index:02d}")
+    def verdict(self, name: str, go: bool = True) -> None:
+        """Answer the child waiting for ``verdict_<name>`` (a trial's ``NN``, ``ref``, ``gate_<name>``)."""
+        tmp = self.path(f".verdict_{name}")
         with open(tmp, "w") as fh:
             fh.write("go" if go else "stop")
-        os.replace(tmp, self.path(f"verdict_{index:02d}"))
+        os.replace(tmp, self.path(f"verdict_{name}"))
 
     def read_json(self, name: str) -> dict[str, Any] | None:
         try:

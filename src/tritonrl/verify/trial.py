@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import types
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -78,6 +79,13 @@ def build_model(cls: type, init_args: list, seed: int, randomize: bool, device: 
     if dtype:
         model = model.to(torch_dtype(dtype))
     return model.eval()
+
+
+def load_task_module(source: str) -> types.ModuleType:
+    """The task's module (``Model``, ``get_inputs``, ...) from its trusted source; never candidate code."""
+    module = types.ModuleType("reference_task")
+    exec(compile(source, "<task>", "exec"), module.__dict__)  # noqa: S102 - the trusted task
+    return module
 
 
 def make_inputs(module: Any, spec: TrialSpec) -> tuple[list, list]:

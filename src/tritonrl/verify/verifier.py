@@ -133,7 +133,7 @@ class Verifier:
         """Results in the order of ``items``; ``concurrency`` candidates run at a time."""
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             futures = [pool.submit(self.verify, it.task, it.code, it.completion) for it in items]
-            bar = _progress_bar(len(items)) if progress else None
+            bar = progress_bar(len(items)) if progress else None
             results = []
             for future in futures:
                 results.append(future.result())
@@ -267,11 +267,11 @@ class Verifier:
         gpu = self._gpu_names.get(slot) if slot is not None else None
         if not self._timed() or gpu is None:
             return None
-        first_full = next(t for t in trials if t.stage == "full")
+        first_full = _first_full(trials)
         return reference_timing_key(first_full, gpu, self.config)
 
     def _ref_timing_request(self, trials: list[TrialSpec]) -> dict:
-        first_full = next(t for t in trials if t.stage == "full")
+        first_full = _first_full(trials)
         return {"source": first_full.source, "inputs_path": self._refs.paths(first_full)[0],
                 "seed": first_full.seed, "dtype": first_full.dtype, "compile": self.config.compile_baseline}
 
@@ -284,14 +284,14 @@ class Verifier:
         report = child.read_json("ref_timing.json") if outcome == "ok" else None
         if lease is not None:
             lease.share()  # writer-preferring: waits for timing runs already queued on this GPU
-        write_verdict(child, "ref")
+        child.verdict("ref")
         slot = lease.gpu if lease is not None else None
         if not report or not report.get("ok"):
             return {"ok": False, "error": (report or {}).get("error", "the reference was not timed")}
         gpu = report["device"]["gpu"]
         if slot is not None:
             self._gpu_names[slot] = gpu
-        first_full = next(t for t in trials if t.stage == "full")
+        first_full = _first_full(trials)
         self._refs.save_timing(reference_timing_key(first_full, gpu, self.config), report)
         return report
 
@@ -335,7 +335,7 @@ class Verifier:
             if status is None:
                 return False
             problem = self._judge(status, child.path(base + ".pt"), trial)
-            child.verdict(index, go=problem is None)
+            child.verdict(f"{index:02d}", go=problem is None)
             if problem is not None:
                 flag, message = problem
                 result.stage = stage
@@ -424,7 +424,7 @@ def run_exclusive(child: Child, lease: GpuLease | None, gate: str, name: str, de
     if outcome != "ok":
         return outcome
     with lease.exclusive() if lease is not None else nullcontext(0.0) as waited:
-        write_verdict(child, f"gate_{gate}")
+        child.verdict(f"gate_{gate}")
         outcome = child.wait_for(name, deadline + waited)
         if outcome != "ok":  # a child past its limit may still run on the GPU: gone before the lock is
             _kill_and_reap(child)
@@ -438,11 +438,9 @@ def _kill_and_reap(child: Child, wait_s: float = 5.0) -> None:
         time.sleep(0.005)
 
 
-def write_verdict(child: Child, name: str, go: bool = True) -> None:
-    tmp = child.path(f".verdict_{name}")
-    with open(tmp, "w") as fh:
-        fh.write("go" if go else "stop")
-    os.replace(tmp, child.path(f"verdict_{name}"))
+def _first_full(trials: list[TrialSpec]) -> TrialSpec:
+    """The base-seed full trial: its inputs are the ones the reference and the candidate are timed on."""
+    return next(t for t in trials if t.stage == "full")
 
 
 def _visible_gpus() -> list[str]:
@@ -478,9 +476,10 @@ def _stderr_tail(child: Child, chars: int = 240) -> str:
     return lines[-1][-chars:] if lines else ""
 
 
-def _progress_bar(total: int):
+def progress_bar(total: int, desc: str = "verify"):
+    """A tqdm bar over candidates, or None where tqdm is not installed (the core does not require it)."""
     try:
         from tqdm import tqdm
     except ImportError:
         return None
-    return tqdm(total=total, desc="verify", unit="cand")
+    return tqdm(total=total, desc=desc, unit="cand")
