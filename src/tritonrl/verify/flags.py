@@ -24,6 +24,7 @@ class Flag(str, Enum):
     PROCESS_EXIT = "process_exit"
     FORBIDDEN_IMPORT = "forbidden_import"
     TORCH_COMPILE = "torch_compile"
+    FILE_ACCESS = "file_access"
     # load / run
     IMPORT_ERROR = "import_error"
     INIT_ERROR = "init_error"
@@ -41,9 +42,17 @@ class Flag(str, Enum):
     NONFINITE_OUTPUT = "nonfinite_output"
     DEGENERATE_OUTPUT = "degenerate_output"
     TINY_MISMATCH = "tiny_mismatch"
+    OUTPUT_ALIASES_INPUT = "output_aliases_input"
+    OUTPUT_NOT_WRITTEN = "output_not_written"
+    # the task or the machine, not the candidate
+    REFERENCE_ERROR = "reference_error"
+    CPU_UNSUPPORTED = "cpu_unsupported"
+    REDUCED_SHAPES = "reduced_shapes"
+    CPU_SIZE_LIMIT = "cpu_size_limit"
     # timing
     SUSPICIOUS_SPEEDUP = "suspicious_speedup"
     TIMING_UNAVAILABLE = "timing_unavailable"
+    TIMING_MISMATCH = "timing_mismatch"
 
 
 RATIONALE: dict[Flag, str] = {
@@ -59,6 +68,7 @@ RATIONALE: dict[Flag, str] = {
     Flag.PROCESS_EXIT: "Exiting the process (os._exit, sys.exit) can skip the checks.",
     Flag.FORBIDDEN_IMPORT: "Modules for processes, sockets, introspection of the harness have no place in a kernel.",
     Flag.TORCH_COMPILE: "torch.compile / Inductor / TorchScript generate the kernels; the answer must write them.",
+    Flag.FILE_ACCESS: "Reading or writing files (open, numpy/torch save/load, os/pathlib file calls) can reach the harness's data.",
     Flag.IMPORT_ERROR: "The module raised while being imported (or Triton failed to compile it).",
     Flag.INIT_ERROR: "ModelNew(*get_init_inputs()) raised.",
     Flag.RUNTIME_ERROR: "The forward pass raised.",
@@ -74,6 +84,13 @@ RATIONALE: dict[Flag, str] = {
     Flag.NONFINITE_OUTPUT: "Outputs have NaN or Inf where the reference has none.",
     Flag.DEGENERATE_OUTPUT: "Constant or all-zero output where the reference varies (output-scale guard).",
     Flag.TINY_MISMATCH: "Outputs differ from the reference on the tiny shape variant.",
+    Flag.OUTPUT_ALIASES_INPUT: "An output sharing memory with an input (a view such as x.t()) was not computed by a kernel.",
+    Flag.OUTPUT_NOT_WRITTEN: "Every output must be written by a Triton kernel launched in that forward pass.",
+    Flag.REFERENCE_ERROR: "The task's reference Model failed (the task's fault, not the candidate's).",
+    Flag.CPU_UNSUPPORTED: "Triton's CPU interpreter cannot run this construct; judge it on a GPU (not counted as wrong).",
+    Flag.REDUCED_SHAPES: "Judged at shapes reduced to fit the CPU budget (informational).",
+    Flag.CPU_SIZE_LIMIT: "The trial's shapes are too large for the CPU interpreter within the limits.",
     Flag.SUSPICIOUS_SPEEDUP: "A speedup above the threshold is more likely a harness hole than a kernel.",
     Flag.TIMING_UNAVAILABLE: "No GPU: runtimes are not measured (reported as null, never faked).",
+    Flag.TIMING_MISMATCH: "Outputs of timed calls (on refreshed inputs) differ from the reference: the timed work was not the checked work.",
 }
