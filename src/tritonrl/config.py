@@ -45,6 +45,8 @@ class VerifyConfig:
     cache_dir: str | None = None    # reference-output cache (None: a per-user temp dir)
     static_checks: bool = True      # off only to test the runtime defences on their own
     network_isolation: bool = True  # candidate children enter an empty network namespace where permitted
+    fs_isolation: bool = True       # candidates in their own PID/mount namespaces: job dirs and caches hidden
+    reference_memory_gb: float = 4.0  # references held in the parent's memory (least recently used go first)
     scaled_input_factor: float = 3.0  # one multi-input trial multiplies the float inputs by this
     # where candidates run (tritonrl.verify.backends; docs/scaling.md)
     backend: str = "local"          # "local" (this machine's processes) or "ray" (actors on a Ray cluster)

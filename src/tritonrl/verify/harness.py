@@ -1,26 +1,23 @@
-"""The child side: runs one candidate in a forked, sandboxed process and writes what it did to files.
+"""The child side: runs one candidate in a forked, sandboxed process and reports what it did, signed.
 
-Started by the zygote (``tritonrl.verify.zygote``) in a fresh process group with a private temp dir as cwd.
-Everything that must not be influenced by the candidate is bound before the candidate is imported: the
-Triton launch counter, memory poisoning, the timers (``tritonrl.verify.timing``). On a GPU, when the parent
-asks for it (no cached figure for this task and GPU), the reference ``Model`` is timed here *before* the
-candidate is imported, with the same timer, inputs and GPU: ``ref_timing.json``, which the parent reads before it
-answers ``verdict_ref`` and the import goes ahead, so candidate code can never touch the figure it is compared
-against. The child judges nothing:
-it writes, per step, ``NN_<name>.json`` (ok, flag, error, Triton launches) and ``NN_<name>.pt`` (outputs and
-the inputs as they are after the forward pass); the trusted parent compares them with the reference and
-answers ``verdict_NN`` ("go" or "stop") before the next trial runs, so a wrong candidate stops early.
+Started by the zygote (``tritonrl.verify.zygote``) in its own namespaces (``tritonrl.verify.isolation``) with a
+private working directory as cwd; the job's spec, with the per-child secret, arrives in memory. Before the
+candidate is imported, everything it must not influence is made or bound: every trial's inputs (from the trusted
+task source and seed: no file holds them), the Triton launch hooks and the torch-op watch
+(``tritonrl.verify.monitor``), memory poisoning, the timers (``tritonrl.verify.timing``), and on a GPU, when the
+parent asks, the reference ``Model``'s timing. The child judges nothing: per step it writes a signed record
+``NN_<name>.json`` (ok, flag, error, launches, payload digest) and a payload ``NN_<name>.pt`` (outputs and the
+inputs as they are after the forward pass); the parent checks the signature, compares with the reference it
+holds in memory and answers ``verdict_NN`` (signed) before the next trial runs. See ``tritonrl.verify.protocol``.
 
 Timing gates: several children may share a GPU (``VerifyConfig.workers_per_gpu``), so before each timing run
-(the reference's, the candidate's) the child finishes its GPU work (device-wide sync), writes ``gate_<name>``
-and waits for ``verdict_gate_<name>``: the parent says go only once it holds that GPU's exclusive lock
-(``tritonrl.verify.gpu_lock``). The child takes no lock itself.
+the child finishes its GPU work (device-wide sync), writes ``gate_<name>`` and waits for ``verdict_gate_<name>``:
+the parent says go only once it holds that GPU's exclusive lock (``tritonrl.verify.gpu_lock``).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import sys
 import time
@@ -30,40 +27,14 @@ from typing import Any
 
 import torch
 
+from tritonrl.verify import protocol
 from tritonrl.verify import timing as _timing
-from tritonrl.verify.trial import as_tuple, build_model, load_task_module, save_atomic, to_device
+from tritonrl.verify.monitor import Monitor, judge_record
+from tritonrl.verify.trial import TrialSpec, as_tuple, build_model, load_task_module, make_inputs
 
 MAX_ERROR_CHARS = 400
 VERDICT_POLL_S = 0.003
-_launches = [0]
-
-
-def install_launch_counter() -> None:
-    """Count real (non-warm-up) Triton launches, on both the interpreter and the compiled path.
-
-    ``kernel[grid](...)`` and autotuned/heuristic kernels all end in ``JITFunction.run`` (GPU) or
-    ``InterpretedFunction.run`` (TRITON_INTERPRET=1); wrapping them at the class level works on triton 3.x.
-    """
-    from triton.runtime.jit import JITFunction
-
-    classes = [JITFunction]
-    try:
-        from triton.runtime.interpreter import InterpretedFunction
-        classes.append(InterpretedFunction)
-    except ImportError:
-        pass
-    for cls in classes:
-        original = cls.run
-        if getattr(original, "_tritonrl_counted", False):
-            continue
-
-        def run(self, *args, _original=original, **kwargs):
-            if not kwargs.get("warmup", False):
-                _launches[0] += 1
-            return _original(self, *args, **kwargs)
-
-        run._tritonrl_counted = True
-        cls.run = run
+CODE_FILE = "candidate.py"
 
 
 def poison_memory(device: str) -> None:
@@ -82,123 +53,131 @@ def unpoison_memory() -> None:
     torch.utils.deterministic.fill_uninitialized_memory = False
 
 
-def format_error(exc: BaseException, code_path: str, limit: int = MAX_ERROR_CHARS) -> str:
+def format_error(exc: BaseException, code_path: str = CODE_FILE, limit: int = MAX_ERROR_CHARS) -> str:
     """Exception type and message, plus the candidate's own lines from the traceback (model-readable)."""
     head = f"{type(exc).__name__}: {exc}".strip()
     if len(head) > limit // 2:
         head = head[: limit // 2] + "..."
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == code_path]
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.basename(f.filename) == code_path]
     lines = [f"  line {f.lineno}: {(f.line or '').strip()}" for f in frames[-3:]]
     return "\n".join([head, *lines])[:limit]
 
 
+class _Steps:
+    """Numbered, signed step records and payloads; waiting for the parent's signed verdicts."""
+
+    def __init__(self, signer: protocol.Signer) -> None:
+        self.index = 0
+        self._signer = signer
+
+    def write(self, name: str, ok: bool, tensors: dict | None = None, **info: Any) -> None:
+        base = protocol.step_name(self.index, name)
+        if tensors is not None:
+            payload = protocol.tensors_to_bytes(tensors)
+            protocol.write_atomic(base + ".pt", payload)
+            info["digest"] = protocol.digest(payload)
+        self._signer.write(".", base + ".json", {"ok": ok, **info})
+        self.index += 1
+
+    def wait(self, key: str) -> bool:
+        """True for go; a verdict file not signed by the parent is ignored (the real one replaces it)."""
+        name = protocol.verdict_name(key)
+        while True:
+            record = self._signer.read(".", name) if os.path.exists(name) else None
+            if record is not None:
+                return bool(record.get("go"))
+            time.sleep(VERDICT_POLL_S)
+
+    def wait_last(self) -> bool:
+        return self.wait(f"{self.index - 1:02d}")
+
+    def gate(self, name: str, device: str) -> str | None:
+        """Stop using the GPU, say so, and wait until the parent holds the GPU's exclusive lock for us.
+
+        Returns the error of the device-wide sync (work left behind that failed), if any.
+        """
+        error = None
+        try:
+            _sync(device)  # nothing of ours may still run on the GPU once the parent gives up our shared lease
+        except BaseException as exc:  # noqa: BLE001 - reported as the timing's error, after the gate
+            error = f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]
+        self._signer.write(".", protocol.gate_name(name), {"ready": True})
+        self.wait(f"gate_{name}")
+        return error
+
+    def signed(self, name: str, record: dict) -> None:
+        self._signer.write(".", name, record)
+
+
 def run_candidate(spec: dict[str, Any]) -> None:
+    steps = _Steps(protocol.Signer(spec.pop("secret")))
     device = spec["device"]
     warnings.simplefilter("ignore")
-    install_launch_counter()
+    monitor = Monitor()
+    monitor.install()
+    trials = [TrialSpec(**t) for t in spec["trials"]]
+    data = {t.name: make_inputs(load_task_module(t.source), t, device) for t in trials}  # before import
     if spec["timing"]["enabled"] and spec["timing"].get("reference"):
-        _time_reference(spec)
+        _time_reference(spec, steps, trials, data)
     if spec["poison"]:
         poison_memory(device)
     if device.startswith("cuda"):
         torch.cuda.reset_peak_memory_stats()  # the peak reported is the candidate's, not the poison block's
-    step = _Steps()
-    module = _import_candidate(spec["code_path"], step)
+    module = _import_candidate(steps)
     if module is None:
         return
-    trials = spec["trials"]
-    first = torch.load(trials[0]["inputs_path"], weights_only=True)
+    first = trials[0]
     try:
-        build_model(module.ModelNew, first["init_args"], trials[0]["seed"], spec["randomize"], device,
-                    trials[0]["dtype"])
+        build_model(module.ModelNew, data[first.name][0], first.seed, spec["randomize"], device, first.dtype)
     except BaseException as exc:  # noqa: BLE001 - any failure of the candidate is reported, not raised
-        step.write("compile", ok=False, flag="init_error", error=format_error(exc, spec["code_path"]))
+        steps.write("compile", ok=False, flag="init_error", error=format_error(exc))
         return
-    step.write("compile", ok=True)
+    steps.write("compile", ok=True)
     for trial in trials:
-        if not _run_trial(module, trial, spec, step):
+        if not _run_trial(module, trial, data[trial.name], spec, steps, monitor):
             return
     if spec["timing"]["enabled"]:
-        _run_timing(module, trials, spec, step)
+        _run_timing(module, trials, data, spec, steps)
 
 
-class _Steps:
-    """Numbered step files, and waiting for the parent's verdict after each."""
-
-    def __init__(self) -> None:
-        self.index = 0
-
-    def write(self, name: str, ok: bool, tensors: dict | None = None, **info: Any) -> None:
-        base = f"{self.index:02d}_{name}"
-        if tensors is not None:
-            save_atomic(tensors, base + ".pt")
-        with open(base + ".json.tmp", "w") as fh:
-            json.dump({"ok": ok, **info}, fh)
-        os.replace(base + ".json.tmp", base + ".json")
-        self.index += 1
-
-    def wait_verdict(self, path: str | None = None) -> bool:
-        path = path or f"verdict_{self.index - 1:02d}"
-        while not os.path.exists(path):
-            time.sleep(VERDICT_POLL_S)
-        with open(path) as fh:
-            return fh.read().strip() == "go"
-
-
-def _gate(name: str, device: str) -> str | None:
-    """Stop using the GPU, say so, and wait until the parent holds the GPU's exclusive lock for us.
-
-    Returns the error of the device-wide sync (work left behind that failed), if any.
-    """
-    error = None
+def _import_candidate(steps: _Steps) -> Any:
     try:
-        _sync(device)  # nothing of ours may still run on the GPU once the parent gives up our shared lease
-    except BaseException as exc:  # noqa: BLE001 - reported as the timing's error, after the gate
-        error = f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]
-    with open(f".gate_{name}", "w") as fh:
-        fh.write("ready")
-    os.replace(f".gate_{name}", f"gate_{name}")
-    _Steps().wait_verdict(f"verdict_gate_{name}")
-    return error
-
-
-def _import_candidate(code_path: str, step: _Steps) -> Any:
-    try:
-        spec = importlib.util.spec_from_file_location("candidate", code_path)
+        spec = importlib.util.spec_from_file_location("candidate", os.path.join("/proc/self/cwd", CODE_FILE))
         module = importlib.util.module_from_spec(spec)
         sys.modules["candidate"] = module
         spec.loader.exec_module(module)
         if not isinstance(getattr(module, "ModelNew", None), type):
             raise ImportError("the module defines no class ModelNew")  # noqa: TRY004 - reported as import_error
     except BaseException as exc:  # noqa: BLE001
-        step.write("compile", ok=False, flag="import_error", error=format_error(exc, code_path))
+        steps.write("compile", ok=False, flag="import_error", error=format_error(exc))
         return None
     return module
 
 
-def _run_trial(module: Any, trial: dict, spec: dict, step: _Steps) -> bool:
+def _run_trial(module: Any, trial: TrialSpec, data: tuple[list, list], spec: dict, steps: _Steps,
+               monitor: Monitor) -> bool:
     device = spec["device"]
-    data = torch.load(trial["inputs_path"], weights_only=True)
+    init_args, inputs = data
     try:
-        model = build_model(module.ModelNew, data["init_args"], trial["seed"], spec["randomize"], device,
-                            trial["dtype"])
+        model = build_model(module.ModelNew, init_args, trial.seed, spec["randomize"], device, trial.dtype)
     except BaseException as exc:  # noqa: BLE001
-        step.write(trial["name"], ok=False, flag="init_error", error=format_error(exc, spec["code_path"]))
+        steps.write(trial.name, ok=False, flag="init_error", error=format_error(exc))
         return False
-    inputs = to_device(data["inputs"], device)
-    _launches[0] = 0
     start = time.monotonic()
     try:
-        with torch.no_grad():
-            output = model(*inputs)
+        output, record = monitor.run_forward(model, inputs)
         _sync(device)
     except BaseException as exc:  # noqa: BLE001
-        step.write(trial["name"], ok=False, flag="runtime_error", error=format_error(exc, spec["code_path"]))
+        steps.write(trial.name, ok=False, flag="runtime_error", error=format_error(exc))
         return False
-    launches = _launches[0]
     elapsed_s = time.monotonic() - start  # the first trial's includes Triton's JIT compilation
-    step.write(trial["name"], ok=True, tensors=_pack(output, inputs), launches=launches, elapsed_s=elapsed_s)
-    return step.wait_verdict()
+    problem = judge_record(record, output, monitor.intact())
+    if problem is not None and not (problem[0] == "torch_compute" and not spec.get("strict", True)):
+        steps.write(trial.name, ok=False, flag=problem[0], error=problem[1], launches=record.launches)
+        return False
+    steps.write(trial.name, ok=True, tensors=_pack(output, inputs), launches=record.launches,
+                elapsed_s=elapsed_s)
+    return steps.wait_last()
 
 
 def _pack(output: Any, inputs: list) -> dict[str, list]:
@@ -220,75 +199,67 @@ def _sync(device: str) -> None:
         _timing.synchronize()  # bound before import: a candidate's no-op torch.cuda.synchronize changes nothing
 
 
-def _run_timing(module: Any, trials: list, spec: dict, step: _Steps) -> None:
+def _run_timing(module: Any, trials: list[TrialSpec], data: dict, spec: dict, steps: _Steps) -> None:
     """Time ModelNew on the first full trial's inputs, after every correctness trial passed, unpoisoned."""
     device = spec["device"]
-    trial = next(t for t in trials if t["stage"] == "full")
-    data = torch.load(trial["inputs_path"], weights_only=True)
+    trial = next(t for t in trials if t.stage == "full")
+    init_args, inputs = data[trial.name]
     error = None
     try:
         peak_trials = _timing.peak_memory_bytes()
         unpoison_memory()
-        model = build_model(module.ModelNew, data["init_args"], trial["seed"], spec["randomize"], device,
-                            trial["dtype"])
-        inputs = to_device(data["inputs"], device)
-
-        def forward() -> None:
-            with torch.no_grad():
-                model(*inputs)
+        model = build_model(module.ModelNew, init_args, trial.seed, spec["randomize"], device, trial.dtype)
+        forward = _no_grad(model, inputs)
     except BaseException as exc:  # noqa: BLE001
-        error = format_error(exc, spec["code_path"])
-    gate_error = _gate("timing", device)  # reached whatever happened: the parent waits for it
+        error = format_error(exc)
+    gate_error = steps.gate("timing", device)  # reached whatever happened: the parent waits for it
     error = error or gate_error
     if error is None:
         try:
             result = _timing.time_forward(forward, spec["timing"]["warmup"], spec["timing"]["trials"])
             info = {**_timing.device_info(), "trials_peak_memory_bytes": peak_trials}
         except BaseException as exc:  # noqa: BLE001
-            error = format_error(exc, spec["code_path"])
+            error = format_error(exc)
     if error is not None:
-        step.write("timing", ok=False, error=error)
+        steps.write("timing", ok=False, error=error)
         return
-    step.write("timing", ok=True, timing=result, device=info)
+    steps.write("timing", ok=True, timing=result, device=info)
 
 
-def _time_reference(spec: dict) -> None:
+def _time_reference(spec: dict, steps: _Steps, trials: list[TrialSpec], data: dict) -> None:
     """Time the task's ``Model`` (and optionally ``torch.compile(Model)``), then wait for the parent's go.
 
-    Runs before any candidate code is imported, so the figures are the trusted process's own. Writes
+    Runs before any candidate code is imported, so the figures are the trusted process's own. Writes a signed
     ``ref_timing.json``; an error is reported there, never raised (the candidate is still judged).
     """
-    ref = spec["timing"]["reference"]
+    trial = next(t for t in trials if t.stage == "full")
     report: dict[str, Any] = {"ok": True}
     try:
-        task = load_task_module(ref["source"])
-        data = torch.load(ref["inputs_path"], weights_only=True)
-        model = build_model(task.Model, data["init_args"], ref["seed"], spec["randomize"], spec["device"],
-                            ref["dtype"])
-        inputs = to_device(data["inputs"], spec["device"])
+        task = load_task_module(trial.source)
+        init_args, inputs = data[trial.name]
+        inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]  # Model may write them
+        model = build_model(task.Model, init_args, trial.seed, spec["randomize"], spec["device"], trial.dtype)
     except BaseException as exc:  # noqa: BLE001
         report = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]}
-    gate_error = _gate("ref", spec["device"])  # reached whatever happened: the parent waits for it
+    gate_error = steps.gate("ref", spec["device"])  # reached whatever happened: the parent waits for it
     if gate_error and report["ok"]:
         report = {"ok": False, "error": gate_error}
     if report["ok"]:
         try:
-            warmup, trials = spec["timing"]["warmup"], spec["timing"]["trials"]
-            report["reference"] = _timing.time_forward(_no_grad(model, inputs), warmup, trials)
-            if ref.get("compile"):
+            warmup, count = spec["timing"]["warmup"], spec["timing"]["trials"]
+            report["reference"] = _timing.time_forward(_no_grad(model, inputs), warmup, count)
+            if spec["timing"]["reference"].get("compile"):
                 import torch._inductor.config as inductor_config
 
                 inductor_config.compile_threads = 1  # no worker pool inside the sandboxed child
-                report["compile"] = _timing.time_forward(_no_grad(torch.compile(model), inputs), warmup, trials)
+                report["compile"] = _timing.time_forward(_no_grad(torch.compile(model), inputs), warmup, count)
             report["device"] = _timing.device_info()
-            del model, inputs
+            del model
             torch.cuda.empty_cache()
         except BaseException as exc:  # noqa: BLE001 - the reference's failure must not pass for the candidate's
             report = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]}
-    with open("ref_timing.json.tmp", "w") as fh:
-        json.dump(report, fh)
-    os.replace("ref_timing.json.tmp", "ref_timing.json")
-    _Steps().wait_verdict("verdict_ref")
+    steps.signed("ref_timing.json", report)
+    steps.wait("ref")
 
 
 def _no_grad(model: torch.nn.Module, inputs: list):

@@ -1,39 +1,38 @@
-"""Reference outputs: computed in a process that never imports candidate code, cached on disk.
+"""Reference outputs: computed in a process that never imports candidate code, held by the trusted parent.
 
-Child side (``run_reference``, run in a fork of the zygote): for each trial, build the inputs and ``Model``
-exactly as ``tritonrl.verify.trial`` says, save the inputs (``<key>.inputs.pt``, what the candidate child
-reads) and, separately, the outputs and the inputs as they are after the forward pass (``<key>.ref.pt``, read
-only by the parent). Nothing is timed here: the reference is timed in each candidate's child, before the
-candidate is imported, with the same timer and GPU (``tritonrl.verify.harness``, ``docs/timing.md``).
+Child side (``run_reference``, a fork of the zygote): for each trial, make the inputs and ``Model`` exactly as
+``tritonrl.verify.trial`` says, run it, and write the outputs and the inputs as they are after the forward pass
+(``ref_NN.pt``) with a signed record per trial (``ref_NN.json``), so the parent knows which trial failed and why.
 
-Parent side (``ReferenceCache``): one file pair per (task.key, variant, seed, scale, dtype, device), written
-with torch.save + atomic rename; a per-task lock makes the 8-16 candidates of one task share one computation.
-The same directory holds the reference's timings, one JSON file per (trial inputs, GPU name, timing protocol).
+Parent side (``ReferenceStore``): a reference lives in the parent's memory for the Verifier's lifetime (bounded,
+least recently used first out) and is what every comparison reads; candidate code never holds it and no path to
+it is in a candidate's view. For restarts, each reference is also written to an on-disk cache, signed with
+HMAC-SHA256 under a key kept in the cache directory. The disk cache is read only while candidates cannot reach
+it (``tritonrl.verify.isolation`` hides the directory from them); without that isolation the Verifier keeps
+references in memory only and withdraws the key, so nothing a candidate could have learnt is trusted later. A
+cache entry that is missing, corrupt or unsigned is recomputed, never raised.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from tritonrl.errors import TaskError
-from tritonrl.verify.trial import (
-    TrialSpec,
-    as_tuple,
-    build_model,
-    load_task_module,
-    make_inputs,
-    save_atomic,
-    synchronize,
-    to_device,
-)
+from tritonrl.verify import protocol
+from tritonrl.verify.trial import TrialSpec, as_tuple, build_model, load_task_module, make_inputs, synchronize
+
+KEY_FILE = ".hmac-key"
 
 
 def default_cache_dir() -> str:
@@ -42,80 +41,196 @@ def default_cache_dir() -> str:
 
 # ---------------------------------------------------------------- child side
 def run_reference(spec: dict[str, Any]) -> None:
-    device, done = spec["device"], []
-    for trial in spec["trials"]:
-        module = load_task_module(trial["spec"]["source"])
-        trial_spec = TrialSpec(**trial["spec"])
-        init_args, inputs = make_inputs(module, trial_spec)
-        save_atomic({"init_args": init_args, "inputs": inputs}, trial["inputs_path"])
-        model = build_model(module.Model, init_args, trial_spec.seed, spec["randomize"], device, trial_spec.dtype)
-        dev_inputs = to_device(inputs, device)
-        with torch.no_grad():
-            outputs = as_tuple(model(*dev_inputs))
-        synchronize(device)
-        ref = {
-            "outputs": [o.detach().to("cpu", copy=True).contiguous() for o in outputs],
-            "devices": [o.device.type for o in outputs],
-            "inputs_after": [x.detach().to("cpu", copy=True) if isinstance(x, torch.Tensor) else None
-                             for x in dev_inputs],
-        }
-        save_atomic(ref, trial["ref_path"])
-        done.append(trial["spec"]["name"])
-    with open("reference.json", "w") as fh:
-        json.dump({"ok": True, "trials": done}, fh)
+    signer = protocol.Signer(spec.pop("secret"))
+    device = spec["device"]
+    for index, raw in enumerate(spec["trials"]):
+        trial = TrialSpec(**raw)
+        try:
+            module = load_task_module(trial.source)
+            init_args, inputs = make_inputs(module, trial, device)
+            model = build_model(module.Model, init_args, trial.seed, spec["randomize"], device, trial.dtype)
+            with torch.no_grad():
+                outputs = as_tuple(model(*inputs))
+            synchronize(device)
+            ref = {
+                "outputs": [o.detach().to("cpu", copy=True).contiguous() for o in outputs],
+                "devices": [o.device.type for o in outputs],
+                "inputs_after": [x.detach().to("cpu", copy=True) if isinstance(x, torch.Tensor) else None
+                                 for x in inputs],
+            }
+            payload = protocol.tensors_to_bytes(ref)
+        except BaseException as exc:  # noqa: BLE001 - the task's failure, reported with its trial
+            signer.write(".", f"ref_{index:02d}.json", {"ok": False, "trial": trial.name,
+                                                        "error": f"{type(exc).__name__}: {exc}"[:400]})
+            return
+        protocol.write_atomic(f"ref_{index:02d}.pt", payload)
+        signer.write(".", f"ref_{index:02d}.json", {"ok": True, "trial": trial.name,
+                                                    "digest": protocol.digest(payload)})
+        del model, outputs, inputs, ref
 
 
 # ---------------------------------------------------------------- parent side
-class ReferenceCache:
-    """Paths of cached references, computing the missing ones through ``run_job`` (a sandboxed fork)."""
+@dataclass
+class JobOutcome:
+    """What the parent saw of a reference job: each finished trial's payload, or why it stopped."""
+
+    payloads: dict[int, bytes]
+    error: str | None = None
+
+
+class ReferenceStore:
+    """References by trial, in memory (LRU, ``max_bytes``), backed by a signed disk cache when trusted.
+
+    ``run_job(trials) -> JobOutcome`` computes missing references in a sandboxed fork (the Verifier's).
+    ``trust_disk()`` says whether candidates are isolated from the cache directory.
+    """
 
     def __init__(self, cache_dir: str | None, device: str, randomize: bool,
-                 run_job: Callable[[dict[str, Any]], tuple[bool, str]]) -> None:
+                 run_job: Callable[[list[TrialSpec]], JobOutcome], trust_disk: Callable[[], bool],
+                 max_bytes: int = 4 << 30) -> None:
         self.dir = cache_dir or default_cache_dir()
-        os.makedirs(self.dir, exist_ok=True)
+        os.makedirs(self.dir, mode=0o700, exist_ok=True)
         self.device, self.randomize, self.run_job = device, randomize, run_job
+        self.trust_disk, self.max_bytes = trust_disk, max_bytes
+        self._memory: OrderedDict[str, tuple[dict, int]] = OrderedDict()
+        self._bytes = 0
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        self.stats = {"computed": 0, "disk_hits": 0, "disk_rejected": 0, "memory_hits": 0}
+        self._timings: dict[str, dict] = {}
 
-    def paths(self, trial: TrialSpec) -> tuple[str, str]:
-        key = trial.cache_key(self.device, self.randomize)
-        return os.path.join(self.dir, f"{key}.inputs.pt"), os.path.join(self.dir, f"{key}.ref.pt")
+    def key(self, trial: TrialSpec) -> str:
+        return trial.cache_key(self.device, self.randomize)
 
-    def ensure(self, trials: list[TrialSpec]) -> None:
-        """Compute every missing reference of these trials, once even when called from many threads."""
+    def get(self, trials: list[TrialSpec]) -> dict[str, dict]:
+        """Every trial's reference by trial name; raises ``TaskError`` naming the trial and cause on failure."""
         with self._guard:
             lock = self._locks.setdefault(trials[0].task_key, threading.Lock())
         with lock:
-            missing = []
-            for trial in trials:
-                inputs_path, ref_path = self.paths(trial)
-                if not (os.path.exists(inputs_path) and os.path.exists(ref_path)):
-                    missing.append({"spec": trial.to_dict(), "inputs_path": inputs_path, "ref_path": ref_path})
-            if not missing:
-                return
-            ok, error = self.run_job({"kind": "reference", "trials": missing, "device": self.device,
-                                      "randomize": self.randomize})
-            if not ok:
-                raise TaskError(f"the reference Model failed on task {trials[0].task_key}: {error}")
+            found = {t.name: self._lookup(t) for t in trials}
+            missing = [t for t in trials if found[t.name] is None]
+            if missing:
+                outcome = self.run_job(missing)
+                for index, trial in enumerate(missing):
+                    payload = outcome.payloads.get(index)
+                    if payload is None:
+                        raise TaskError(f"the reference Model failed on task {trial.task_key}, trial {trial.name}: "
+                                        f"{outcome.error or 'no result'}")
+                    found[trial.name] = self._remember(trial, payload, to_disk=True)
+                    self.stats["computed"] += 1
+        return found
 
-    def load(self, trial: TrialSpec) -> dict[str, Any]:
-        return torch.load(self.paths(trial)[1], map_location="cpu", weights_only=True)
+    def _lookup(self, trial: TrialSpec) -> dict | None:
+        key = self.key(trial)
+        with self._guard:
+            if key in self._memory:
+                self._memory.move_to_end(key)
+                self.stats["memory_hits"] += 1
+                return self._memory[key][0]
+        if not self.trust_disk():
+            return None
+        payload = self._read_signed(key)
+        if payload is None:
+            return None
+        self.stats["disk_hits"] += 1
+        return self._remember(trial, payload, to_disk=False)
+
+    def _remember(self, trial: TrialSpec, payload: bytes, to_disk: bool) -> dict:
+        ref = protocol.tensors_from_bytes(payload)
+        if not _well_formed(ref):
+            raise TaskError(f"the reference of task {trial.task_key}, trial {trial.name} is not a plain result")
+        key = self.key(trial)
+        with self._guard:
+            if key not in self._memory:
+                self._memory[key] = (ref, len(payload))
+                self._bytes += len(payload)
+            while self._bytes > self.max_bytes and len(self._memory) > 1:
+                _, (_, size) = self._memory.popitem(last=False)
+                self._bytes -= size
+        if to_disk and self.trust_disk():
+            self._write_signed(key, payload)
+        return ref
+
+    # ------------------------------------------------------------ the signed disk cache
+    def _secret(self, create: bool) -> bytes | None:
+        path = os.path.join(self.dir, KEY_FILE)
+        try:
+            with open(path, "rb") as fh:
+                key = fh.read()
+            return key if len(key) == 32 else None
+        except OSError:
+            if not create:
+                return None
+        fd = os.open(path + f".tmp{os.getpid()}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(os.urandom(32))
+        os.replace(path + f".tmp{os.getpid()}", path)
+        return self._secret(create=False)
+
+    def _write_signed(self, key: str, payload: bytes) -> None:
+        secret = self._secret(create=True)
+        if secret is None:
+            return
+        mac = hmac.new(secret, payload, hashlib.sha256).hexdigest()
+        protocol.write_atomic(os.path.join(self.dir, f"{key}.ref.pt"), payload)
+        protocol.write_atomic(os.path.join(self.dir, f"{key}.ref.sig"), mac)
+
+    def _read_signed(self, key: str) -> bytes | None:
+        secret = self._secret(create=False)
+        if secret is None:
+            return None
+        try:
+            with open(os.path.join(self.dir, f"{key}.ref.pt"), "rb") as fh:
+                payload = fh.read()
+            with open(os.path.join(self.dir, f"{key}.ref.sig")) as fh:
+                mac = fh.read().strip()
+        except OSError:
+            return None
+        if not hmac.compare_digest(mac, hmac.new(secret, payload, hashlib.sha256).hexdigest()):
+            self.stats["disk_rejected"] += 1
+            return None
+        return payload
+
+    def withdraw_key(self) -> None:
+        """Forget the disk cache's key: entries signed with it are never trusted again."""
+        try:
+            os.unlink(os.path.join(self.dir, KEY_FILE))
+        except OSError:
+            pass
 
     # ------------------------------------------------------------ reference timings (per trial inputs and GPU)
     def timing_path(self, key: str) -> str:
         return os.path.join(self.dir, f"timing-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json")
 
     def load_timing(self, key: str) -> dict[str, Any] | None:
+        if key in self._timings:
+            return self._timings[key]
+        if not self.trust_disk():
+            return None
+        secret = self._secret(create=False)
         try:
             with open(self.timing_path(key)) as fh:
-                data = json.load(fh)
-        except (OSError, ValueError):
+                wrapper = json.load(fh)
+            body, mac = wrapper["body"], wrapper["mac"]
+        except (OSError, ValueError, KeyError, TypeError):
             return None
+        if secret is None or not hmac.compare_digest(str(mac), hmac.new(secret, str(body).encode(),
+                                                                          hashlib.sha256).hexdigest()):
+            return None
+        data = json.loads(body)
         return data if isinstance(data, dict) and data.get("ok") else None
 
     def save_timing(self, key: str, report: dict[str, Any]) -> None:
-        path = self.timing_path(key)
-        tmp = f"{path}.tmp{os.getpid()}.{threading.get_ident()}"
-        with open(tmp, "w") as fh:
-            json.dump(report, fh)
-        os.replace(tmp, path)
+        self._timings[key] = report
+        if not self.trust_disk():
+            return
+        secret = self._secret(create=True)
+        body = json.dumps(report)
+        mac = hmac.new(secret, body.encode(), hashlib.sha256).hexdigest()
+        protocol.write_atomic(self.timing_path(key), json.dumps({"body": body, "mac": mac}))
+
+
+def _well_formed(ref: Any) -> bool:
+    return (isinstance(ref, dict) and isinstance(ref.get("outputs"), list)
+            and all(type(t) is torch.Tensor for t in ref["outputs"])
+            and isinstance(ref.get("inputs_after"), list) and isinstance(ref.get("devices"), list))

@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from tritonrl.verify.protocol import Signer, digest, new_secret, verdict_name
+
 POLL_S = 0.005
 START_TIMEOUT_S = 300.0
 
@@ -72,13 +74,15 @@ class Zygote:
                 self._exits.setdefault(job_id, Exit(-1, signal.SIGKILL))
             self._cond.notify_all()
 
-    def submit(self, kind: str, workdir: str, spec_path: str, env: dict[str, str], limits: dict) -> Child:
+    def submit(self, kind: str, workdir: str, spec: dict[str, Any], env: dict[str, str], limits: dict) -> Child:
+        """Fork a child for this job; ``spec`` travels in the message, with a fresh secret for its records."""
+        spec = {**spec, "secret": new_secret()}
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
                 self._start()
             self._next_id += 1
             job_id = self._next_id
-            message = {"id": job_id, "kind": kind, "workdir": workdir, "spec": spec_path, "env": env,
+            message = {"id": job_id, "kind": kind, "workdir": workdir, "spec": spec, "env": env,
                        "limits": limits}
             self._proc.stdin.write((json.dumps(message) + "\n").encode())
             self._proc.stdin.flush()
@@ -86,7 +90,7 @@ class Zygote:
             if not self._cond.wait_for(lambda: job_id in self._pids, timeout=START_TIMEOUT_S):
                 raise RuntimeError("the verifier's zygote did not fork a child")
             pid = self._pids[job_id]
-        return Child(self, job_id, pid, workdir)
+        return Child(self, job_id, pid, workdir, Signer(spec["secret"]))
 
     def exit_of(self, job_id: int) -> Exit | None:
         with self._cond:
@@ -108,10 +112,11 @@ class Zygote:
 
 
 class Child:
-    """One forked job: wait for its step files, answer verdicts, kill its process group."""
+    """One forked job: wait for its signed step records, answer signed verdicts, kill its process group."""
 
-    def __init__(self, zygote: Zygote, job_id: int, pid: int, workdir: str) -> None:
+    def __init__(self, zygote: Zygote, job_id: int, pid: int, workdir: str, signer: Signer) -> None:
         self.zygote, self.job_id, self.pid, self.workdir = zygote, job_id, pid, workdir
+        self._signer = signer
 
     def path(self, name: str) -> str:
         return os.path.join(self.workdir, name)
@@ -130,18 +135,24 @@ class Child:
 
     def verdict(self, name: str, go: bool = True) -> None:
         """Answer the child waiting for ``verdict_<name>`` (a trial's ``NN``, ``ref``, ``gate_<name>``)."""
-        tmp = self.path(f".verdict_{name}")
-        with open(tmp, "w") as fh:
-            fh.write("go" if go else "stop")
-        os.replace(tmp, self.path(f"verdict_{name}"))
+        self._signer.write(self.workdir, verdict_name(name), {"go": go})
 
     def read_json(self, name: str) -> dict[str, Any] | None:
+        """The child's signed record ``name``; None when missing, unreadable or not signed by the harness."""
+        return self._signer.read(self.workdir, name)
+
+    def forged(self, name: str) -> bool:
+        """A file named like a record exists but is not signed with this child's secret."""
+        return os.path.exists(self.path(name)) and self.read_json(name) is None
+
+    def read_payload(self, name: str, expected_digest: object) -> bytes | None:
+        """The bytes of a payload file, only if they are the ones its signed record names."""
         try:
-            with open(self.path(name)) as fh:
-                data = json.load(fh)
-            return data if isinstance(data, dict) else None
-        except (OSError, ValueError):
+            with open(self.path(name), "rb") as fh:
+                data = fh.read()
+        except OSError:
             return None
+        return data if isinstance(expected_digest, str) and digest(data) == expected_digest else None
 
     def exit(self) -> Exit | None:
         return self.zygote.exit_of(self.job_id)
@@ -168,6 +179,13 @@ class Child:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+def jobs_root() -> str:
+    """The one directory holding every child's working directory: hidden from candidates as a whole."""
+    root = os.path.join(tempfile.gettempdir(), f"tritonrl-jobs-{os.getuid()}")
+    os.makedirs(root, mode=0o700, exist_ok=True)
+    return root
+
+
 def make_workdir(root: str | None = None) -> str:
     """A private temp dir (mode 0700) for one child: its cwd, code, step files and stdio."""
-    return tempfile.mkdtemp(prefix="tritonrl-job-", dir=root)
+    return tempfile.mkdtemp(prefix="job-", dir=root or jobs_root())

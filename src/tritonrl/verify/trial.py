@@ -1,15 +1,14 @@
 """One correctness trial, and how both sides build the same model and inputs for it.
 
 A trial is (task variant, seed, value scale, dtype). The reference process (``tritonrl.verify.reference``)
-builds ``Model`` and the inputs; the candidate child (``tritonrl.verify.harness``) builds ``ModelNew`` with the
-same seed and the same parameter perturbation, and reads the exact inputs the reference saved. Nothing here
+builds ``Model`` and the inputs; the candidate child (``tritonrl.verify.harness``) builds the same inputs itself,
+before any candidate code is imported, and ``ModelNew`` with the same seed and parameter perturbation. Nothing here
 imports candidate code; both processes import this module before anything untrusted runs.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import types
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -42,7 +41,7 @@ class TrialSpec:
     def cache_key(self, device: str, randomize: bool) -> str:
         """Identity of the reference result: (task.key, variant, seed, scale, dtype, device, torch version)."""
         text = "|".join(map(str, (self.task_key, self.seed, self.scale, self.dtype, device, randomize,
-                                   torch.__version__, "v1")))
+                                   torch.__version__, "v2")))
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     def to_dict(self) -> dict[str, Any]:
@@ -54,28 +53,50 @@ def torch_dtype(name: str | None) -> torch.dtype | None:
 
 
 def randomize_parameters(model: torch.nn.Module, seed: int) -> None:
-    """Perturb every parameter, in registration order, with a generator seeded by ``seed``.
+    """Perturb every parameter with noise that depends on the parameter, not on where it was registered.
 
-    Why: a candidate that skips LayerNorm's weight and bias is right while they are still 1 and 0; after
-    this they are not. Noise is drawn on the CPU so both processes get bit-identical values on any device.
+    Why: a candidate that skips LayerNorm's weight and bias is right while they are still 1 and 0; after this
+    they are not. Each parameter's noise is drawn from a generator seeded by (seed, shape, dtype, a fingerprint
+    of its initial values, its rank among parameters with the same three): both models get bit-identical
+    weights even when ModelNew registers the same parameters in another order. Drawn on the parameter's own
+    device (no CPU-sized work per trial at real shapes); both sides run on the same device.
     """
-    gen = torch.Generator().manual_seed(seed)
+    seen: dict[tuple, int] = {}
     with torch.no_grad():
         for param in model.parameters():
+            ident = (tuple(param.shape), str(param.dtype), _fingerprint(param))
+            rank = seen[ident] = seen.get(ident, -1) + 1
+            noise_seed = int(hashlib.sha256(repr((seed, ident, rank)).encode()).hexdigest()[:15], 16)
+            gen = torch.Generator(device=param.device).manual_seed(noise_seed)
             size = float(param.detach().abs().mean()) if param.numel() else 0.0
             scale = PERTURB_SCALE * (size if size > 0 else 1.0)
-            noise = torch.randn(param.shape, generator=gen, dtype=torch.float32) * scale
-            param.add_(noise.to(device=param.device, dtype=param.dtype))
+            noise = torch.randn(param.shape, generator=gen, dtype=torch.float32, device=param.device) * scale
+            param.add_(noise.to(dtype=param.dtype))
+
+
+def _fingerprint(param: torch.Tensor) -> str:
+    """A short summary of a parameter's values: equal for equal tensors on one device."""
+    if param.numel() == 0:
+        return "empty"
+    flat = param.detach().reshape(-1).double()
+    stats = (flat.sum(), flat.square().sum(), flat[0], flat[-1])
+    return ",".join(f"{float(v):.6g}" for v in stats)
 
 
 def build_model(cls: type, init_args: list, seed: int, randomize: bool, device: str,
                 dtype: str | None) -> torch.nn.Module:
-    """Seed, construct, perturb, move: the same sequence for Model and ModelNew so their weights match."""
+    """Seed, construct on the device, perturb, cast: the same sequence for Model and ModelNew.
+
+    On a GPU the model is built there (``torch.device`` as the default device), so a 67M-parameter layer is
+    initialised and perturbed by the GPU, never by the CPU; CPU and GPU results differ, which is fine because
+    the reference and the candidate of a trial always run on the same device.
+    """
     torch.manual_seed(seed)
-    model = cls(*init_args)
+    with torch.device(device):
+        model = cls(*init_args)
+    model = model.to(device)
     if randomize:
         randomize_parameters(model, seed)
-    model = model.to(device)
     if dtype:
         model = model.to(torch_dtype(dtype))
     return model.eval()
@@ -88,17 +109,25 @@ def load_task_module(source: str) -> types.ModuleType:
     return module
 
 
-def make_inputs(module: Any, spec: TrialSpec) -> tuple[list, list]:
-    """(init_args, inputs) from the task module for this trial, on the CPU."""
+def make_inputs(module: Any, spec: TrialSpec, device: str = "cpu") -> tuple[list, list]:
+    """(init_args, inputs) from the task module for this trial, made on ``device``.
+
+    Both processes of a trial call this with the same task source, seed and device, so the values are
+    bit-identical and never travel: nothing the candidate could read or rewrite on disk holds them.
+    """
     torch.manual_seed(spec.seed)
     init_args = list(module.get_init_inputs())
     torch.manual_seed(spec.seed + 1)
+    with torch.device(device):
+        raw = list(module.get_inputs())
     inputs = []
-    for x in module.get_inputs():
-        if isinstance(x, torch.Tensor) and x.is_floating_point():
-            x = x * spec.scale if spec.scale != 1.0 else x
-            if spec.dtype:
-                x = x.to(torch_dtype(spec.dtype))
+    for x in raw:
+        if isinstance(x, torch.Tensor):
+            x = x.to(device)
+            if x.is_floating_point():
+                x = x * spec.scale if spec.scale != 1.0 else x
+                if spec.dtype:
+                    x = x.to(torch_dtype(spec.dtype))
         inputs.append(x)
     return init_args, inputs
 
@@ -109,13 +138,6 @@ def to_device(values: list, device: str) -> list:
 
 def as_tuple(output: Any) -> tuple:
     return tuple(output) if isinstance(output, (tuple, list)) else (output,)
-
-
-def save_atomic(obj: Any, path: str) -> None:
-    """torch.save to a temporary name, then rename: readers never see a half-written file."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
 
 
 def synchronize(device: str) -> None:

@@ -16,7 +16,6 @@ timing run has the GPU to itself (``tritonrl.verify.gpu_lock``; docs/timing.md, 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -27,12 +26,15 @@ from tritonrl.config import VerifyConfig
 from tritonrl.errors import ConfigError, TaskError
 from tritonrl.reward import compute_reward
 from tritonrl.tasks.model import KernelTask
-from tritonrl.verify.compare import compare_trial, load_untrusted
+from tritonrl.verify import protocol
+from tritonrl.verify.compare import compare_trial
 from tritonrl.verify.flags import Flag
 from tritonrl.verify.gpu_lock import GpuLease, GpuLocks
-from tritonrl.verify.reference import ReferenceCache
+from tritonrl.verify.harness import CODE_FILE
+from tritonrl.verify.isolation import safe_to_hide
+from tritonrl.verify.reference import JobOutcome, ReferenceStore
 from tritonrl.verify.result import Stage, VerifyResult
-from tritonrl.verify.sandbox import Child, Zygote, make_workdir
+from tritonrl.verify.sandbox import Child, Zygote, jobs_root, make_workdir
 from tritonrl.verify.trial import TrialSpec
 
 MAX_ERROR_CHARS = 500
@@ -104,9 +106,11 @@ class Verifier:
         self._gpus = (GpuLocks(_visible_gpus()[: self.workers], self.config.workers_per_gpu)
                       if self.device == "cuda" else None)
         self._gpu_names: dict[str, str] = {}  # GPU id -> GPU name, learned from trusted reference timings
-        self._refs = ReferenceCache(self.config.cache_dir, self.device, self.config.randomize_params,
-                                    self._run_reference_job)
+        self._refs = ReferenceStore(self.config.cache_dir, self.device, self.config.randomize_params,
+                                    self._run_reference_job, self._disk_trusted,
+                                    max_bytes=int(self.config.reference_memory_gb * (1 << 30)))
         self.sandbox_info: dict = {}
+        self._isolation: dict | None = None
 
     def _count_workers(self) -> int:
         if self.device == "cuda":
@@ -145,6 +149,8 @@ class Verifier:
 
     def close(self) -> None:
         self._zygote.close()
+        if self._isolation is not None and not self._disk_trusted():
+            self._refs.withdraw_key()  # what unisolated candidates could have read is never trusted later
 
     def __enter__(self) -> Verifier:  # noqa: PYI034
         return self
@@ -170,12 +176,17 @@ class Verifier:
                 error = "; ".join(f"line {v.line}: {v.message}" if v.line else v.message for v in violations)
                 return VerifyResult(Stage.STATIC, flags=flags, error=error[:MAX_ERROR_CHARS], code=code)
         result = VerifyResult(Stage.COMPILE, valid=True, code=code)
-        trials = build_trials(task, self.config)
         start = time.monotonic()
-        self._refs.ensure(trials)
+        try:
+            trials = build_trials(task, self.config)
+            refs = self._refs.get(trials)
+        except TaskError as exc:  # the task's fault, this item's verdict: a batch goes on
+            result.flags.append(Flag.REFERENCE_ERROR.value)
+            result.error = _clip(str(exc))
+            return result
         result.timing["stage_s"] = {"reference": round(time.monotonic() - start, 4)}
         with self._gpu_slot() as lease:
-            self._run_candidate(result, code, trials, lease)
+            self._run_candidate(result, code, trials, refs, lease)
         return result
 
     def _gpu_slot(self):
@@ -193,46 +204,86 @@ class Verifier:
             "fsize_bytes": FSIZE_LIMIT_BYTES,
             "threads": threads,
             "network_isolation": self.config.network_isolation,
+            "fs_isolation": self.config.fs_isolation,
+            "hide": self._hidden_paths(),
         }
 
+    def _hidden_paths(self) -> list[str]:
+        """What no candidate may see: every job directory, the reference cache, the temp dir where safe."""
+        paths = [jobs_root(), self._refs.dir]
+        temp = os.path.dirname(jobs_root())
+        if safe_to_hide(temp):
+            paths.append(temp)
+        return [p for p in paths if safe_to_hide(p)]
+
+    def _disk_trusted(self) -> bool:
+        """The on-disk reference cache may be read: candidates cannot reach it (probed once)."""
+        if self._isolation is None:
+            self._isolation = self._probe_isolation()
+        return bool(self._isolation.get("fs_isolated"))
+
+    def _probe_isolation(self) -> dict:
+        workdir = make_workdir()
+        child = self._spawn("probe", {}, workdir, None)
+        try:
+            child.wait_for("sandbox.json", time.monotonic() + 60)
+            while child.exit() is None and not child.read_json("sandbox.json"):
+                time.sleep(0.005)
+            report = child.read_json("sandbox.json") or {}
+        finally:
+            child.finish()
+        self.sandbox_info = report
+        return report
+
     def _spawn(self, kind: str, spec: dict, workdir: str, lease: GpuLease | None) -> Child:
-        spec_path = os.path.join(workdir, "spec.json")
-        with open(spec_path, "w") as fh:
-            json.dump(spec, fh)
         env = {"CUDA_VISIBLE_DEVICES": lease.gpu} if lease is not None else {}
         threads = 1 if self.device == "cuda" else max(1, (os.cpu_count() or 1) // self.concurrency)
-        return self._zygote.submit(kind, workdir, spec_path, env, self._limits(threads))
+        return self._zygote.submit(kind, workdir, spec, env, self._limits(threads))
 
-    def _run_reference_job(self, spec: dict) -> tuple[bool, str]:
+    def _run_reference_job(self, trials: list[TrialSpec]) -> JobOutcome:
+        """Compute these trials' references in one sandboxed fork; each trial has its own time limit."""
         workdir = make_workdir()
+        spec = {"trials": [t.to_dict() for t in trials], "device": self.device,
+                "randomize": self.config.randomize_params}
+        per_trial_s = max(60.0, 2 * self.config.timeout_s)
+        payloads: dict[int, bytes] = {}
+        error = None
         with self._gpu_slot() as lease:
             child = self._spawn("reference", spec, workdir, lease)
             try:
-                outcome = child.wait_for("reference.json",
-                                         time.monotonic() + max(120.0, 4 * self.config.timeout_s))
-                error = "" if outcome == "ok" else (_stderr_tail(child) or outcome)
+                for index, trial in enumerate(trials):
+                    name = f"ref_{index:02d}.json"
+                    outcome = child.wait_for(name, time.monotonic() + per_trial_s)
+                    record = child.read_json(name) if outcome == "ok" else None
+                    if record is None or not record.get("ok"):
+                        error = _reference_failure(child, trial, outcome, record, per_trial_s,
+                                                   self.config.sandbox_memory_gb)
+                        break
+                    payload = child.read_payload(f"ref_{index:02d}.pt", record.get("digest"))
+                    if payload is None:
+                        error = f"trial {trial.name}: the reference's result could not be read"
+                        break
+                    payloads[index] = payload
             finally:
                 child.finish()  # killed and reaped before its lease goes back
-        return outcome == "ok", error
+        return JobOutcome(payloads, error)
 
-    def _run_candidate(self, result: VerifyResult, code: str, trials: list[TrialSpec],
+    def _run_candidate(self, result: VerifyResult, code: str, trials: list[TrialSpec], refs: dict[str, dict],
                        lease: GpuLease | None) -> None:
         """One child, start to end. On a GPU it holds ``lease`` shared until it is killed and reaped, except
         while it is timed (exclusive); the caller releases the lease afterwards, exceptions included."""
         workdir = make_workdir()
-        code_path = os.path.join(workdir, "candidate.py")
-        with open(code_path, "w") as fh:
-            fh.write(code)
+        protocol.write_atomic(os.path.join(workdir, CODE_FILE), code)
         slot = lease.gpu if lease is not None else None
         ref_key = self._ref_timing_key(trials, slot)
         cached = self._refs.load_timing(ref_key) if ref_key else None
         spec = {
-            "code_path": code_path, "device": self.device, "randomize": self.config.randomize_params,
-            "poison": self.config.poison_memory,
+            "device": self.device, "randomize": self.config.randomize_params,
+            "poison": self.config.poison_memory, "strict": self.config.strict,
             "timing": {"enabled": self._timed(), "warmup": self.config.warmup, "trials": self.config.timed_trials,
-                       "reference": self._ref_timing_request(trials) if self._timed() and cached is None else None},
-            "trials": [{"name": t.name, "stage": t.stage, "seed": t.seed, "dtype": t.dtype,
-                        "inputs_path": self._refs.paths(t)[0]} for t in trials],
+                       "reference": ({"compile": self.config.compile_baseline}
+                                     if self._timed() and cached is None else None)},
+            "trials": [t.to_dict() for t in trials],
         }
         stages = result.timing["stage_s"]
         start = time.monotonic()
@@ -246,7 +297,7 @@ class Verifier:
             mark = time.monotonic()
             compiled = self._compile_step(result, child, deadline)
             stages["import"], mark = round(time.monotonic() - mark, 4), time.monotonic()
-            passed = compiled and self._trial_steps(result, child, trials, deadline)
+            passed = compiled and self._trial_steps(result, child, trials, refs, deadline)
             if compiled:  # Triton compiles at the first launch: the first trial's forward, as the child timed it
                 first = child.read_json("01_" + trials[0].name + ".json") or {}
                 stages["jit_first_trial"] = round(float(first.get("elapsed_s") or 0.0), 4)
@@ -256,6 +307,8 @@ class Verifier:
                 self._timing_step(result, child, trials, deadline, ref_timing, cached is not None, lease)
                 stages["timing"] = round(time.monotonic() - mark, 4)
             self.sandbox_info = child.read_json("sandbox.json") or self.sandbox_info
+            if self.sandbox_info.get("fs_isolated") is False and self.config.fs_isolation:
+                result.timing["isolation"] = self.sandbox_info
             if lease is not None:  # waiting for this GPU's lock (shared to start, exclusive to be timed)
                 stages["gpu_lock_wait"] = round(lease.waited_s, 4)
         finally:
@@ -269,11 +322,6 @@ class Verifier:
             return None
         first_full = _first_full(trials)
         return reference_timing_key(first_full, gpu, self.config)
-
-    def _ref_timing_request(self, trials: list[TrialSpec]) -> dict:
-        first_full = _first_full(trials)
-        return {"source": first_full.source, "inputs_path": self._refs.paths(first_full)[0],
-                "seed": first_full.seed, "dtype": first_full.dtype, "compile": self.config.compile_baseline}
 
     def _ref_timing_step(self, child: Child, trials: list[TrialSpec], lease: GpuLease | None) -> dict | None:
         """Read the reference timing the child made before importing the candidate, cache it, then say go.
@@ -303,6 +351,11 @@ class Verifier:
             status = child.read_json(name)
             if status is not None:
                 return status
+            if child.forged(name):
+                result.stage = stage
+                result.flags.append(Flag.TAMPERING.value)
+                result.error = "a step record was written by the candidate, not by the verifier's harness"
+                return None
             outcome = "exit"
         result.stage = stage
         if outcome == "timeout":
@@ -327,14 +380,15 @@ class Verifier:
         result.compiled = True
         return True
 
-    def _trial_steps(self, result: VerifyResult, child: Child, trials: list[TrialSpec], deadline: float) -> bool:
+    def _trial_steps(self, result: VerifyResult, child: Child, trials: list[TrialSpec], refs: dict[str, dict],
+                     deadline: float) -> bool:
         for index, trial in enumerate(trials, start=1):
             stage = Stage.TINY if trial.stage == "tiny" else Stage.FULL
-            base = f"{index:02d}_{trial.name}"
+            base = protocol.step_name(index, trial.name)
             status = self._wait_step(result, child, base + ".json", stage, deadline)
             if status is None:
                 return False
-            problem = self._judge(status, child.path(base + ".pt"), trial)
+            problem = self._judge(status, child, base + ".pt", refs[trial.name], trial)
             child.verdict(f"{index:02d}", go=problem is None)
             if problem is not None:
                 flag, message = problem
@@ -348,13 +402,16 @@ class Verifier:
         result.stage = Stage.DONE
         return True
 
-    def _judge(self, status: dict, tensors_path: str, trial: TrialSpec) -> tuple[str, str] | None:
+    def _judge(self, status: dict, child: Child, payload_name: str, ref: dict,
+               trial: TrialSpec) -> tuple[str, str] | None:
         if not status.get("ok"):
             return _flag(status.get("flag"), Flag.RUNTIME_ERROR), str(status.get("error"))
         if not isinstance(status.get("launches"), int) or status["launches"] < 1:
             return Flag.NO_TRITON_LAUNCH.value, "the forward pass launched no Triton kernel"
-        mismatch = compare_trial(self._refs.load(trial), load_untrusted(tensors_path), self.config.atol,
-                                 self.config.rtol, trial.stage)
+        payload = child.read_payload(payload_name, status.get("digest"))
+        if payload is None:
+            return Flag.TAMPERING.value, "the trial's outputs were changed after the harness wrote them"
+        mismatch = compare_trial(ref, load_payload(payload), self.config.atol, self.config.rtol, trial.stage)
         return None if mismatch is None else (mismatch.flag.value, mismatch.message)
 
     def _timing_step(self, result: VerifyResult, child: Child, trials: list[TrialSpec], deadline: float,
@@ -410,6 +467,29 @@ def timing_summary(status: dict, ref_timing: dict, ref_cached: bool) -> dict:
     if not ref_timing.get("ok", True) or not reference:
         summary["reference_error"] = ref_timing.get("error", "no reference timing")
     return summary
+
+
+def load_payload(payload: bytes) -> dict | None:
+    """A child's tensors, or None if they are not a safe, plain structure."""
+    try:
+        data = protocol.tensors_from_bytes(payload)
+    except Exception:  # noqa: BLE001 - anything unloadable is rejected, whatever the reason
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _reference_failure(child: Child, trial: TrialSpec, outcome: str, record: dict | None, limit_s: float,
+                       memory_gb: float | None) -> str:
+    """Why the reference stopped at ``trial``, in words: its exception, the time limit, or how it died."""
+    if record is not None:
+        return f"trial {trial.name}: {record.get('error')}"
+    if outcome == "timeout":
+        return f"trial {trial.name}: timed out after {limit_s:g} s computing the reference"
+    child.kill()
+    exit_ = child.exit()
+    how = exit_.describe() if exit_ else "died"
+    hint = f" (memory cap {memory_gb:g} GB: see --memory-gb)" if memory_gb and "signal 9" in how else ""
+    return f"trial {trial.name}: the reference process {how}{hint}. {_stderr_tail(child)}".strip()
 
 
 def run_exclusive(child: Child, lease: GpuLease | None, gate: str, name: str, deadline: float) -> str:

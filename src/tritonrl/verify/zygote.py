@@ -4,28 +4,31 @@ Run by the parent (``tritonrl.verify.sandbox``) as ``python -m tritonrl.verify.z
 ``TRITON_INTERPRET=1`` already in the environment on a CPU. It never initializes CUDA, so children may (each
 sets ``CUDA_VISIBLE_DEVICES`` first). Protocol, one JSON object per line:
 
-  parent -> zygote  {"id": 7, "kind": "candidate"|"reference", "workdir": "...", "spec": "...", "env": {...},
-                     "limits": {...}}
+  parent -> zygote  {"id": 7, "kind": "candidate"|"reference"|"probe", "workdir": "...", "spec": {...},
+                     "env": {...}, "limits": {...}}
+
+The spec travels in this message, never in a file: it holds the child's secret (``tritonrl.verify.protocol``).
   zygote -> parent  {"ready": true} once, then {"id": 7, "pid": 1234} and later {"id": 7, "exit": 0, "signal": 0}
 
 A child: new session (so the parent can kill its whole process group), stdio to files in its private
-workdir, resource limits, a network namespace when the kernel allows one, then the job, then ``os._exit``.
+workdir, its own namespaces and no privileges where the kernel allows them (``tritonrl.verify.isolation``),
+resource limits, then the job, then ``os._exit``.
 On end of input the zygote kills every child's process group and exits.
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import resource
 import select
 import signal
 import sys
+import tempfile
 import traceback
 
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWNET = 0x40000000
+from tritonrl.verify.isolation import isolate
+from tritonrl.verify.protocol import Signer
 
 
 def apply_limits(limits: dict) -> None:
@@ -37,15 +40,6 @@ def apply_limits(limits: dict) -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 5))
     if limits.get("fsize_bytes"):
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits["fsize_bytes"], limits["fsize_bytes"]))
-
-
-def isolate_network() -> bool:
-    """Enter a new, empty network namespace (no interfaces but a down loopback). False if not permitted."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.unshare(CLONE_NEWNET) == 0 or libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0
-    except (OSError, AttributeError):
-        return False
 
 
 def run_child(job: dict, proto_fds: list[int]) -> None:
@@ -62,13 +56,18 @@ def run_child(job: dict, proto_fds: list[int]) -> None:
             out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(out, fd)
         os.environ.update(job.get("env", {}))
+        # Caches and temp files in the child's own directory, reached through its cwd (hidden paths stay hidden)
+        os.environ.update({"TRITON_CACHE_DIR": "/proc/self/cwd/.triton", "TMPDIR": "/proc/self/cwd"})
+        tempfile.tempdir = None
         limits = job.get("limits", {})
-        isolated = bool(limits.get("network_isolation")) and isolate_network()
+        spec = job["spec"]
+        report = isolate(limits.get("hide", []), bool(limits.get("network_isolation")),
+                         bool(limits.get("fs_isolation")))
         apply_limits(limits)
-        with open(job["spec"]) as fh:
-            spec = json.load(fh)
-        with open("sandbox.json", "w") as fh:
-            json.dump({"network_isolated": isolated}, fh)
+        Signer(spec["secret"]).write(".", "sandbox.json", report.to_dict())
+        if job["kind"] == "probe":
+            code = 0
+            return
         import torch
 
         torch.set_num_threads(max(1, int(limits.get("threads", 1))))
