@@ -155,7 +155,9 @@ class TimingPolicy:
     median's ``confidence`` interval (order statistics) is within ``rel_ci`` of the median, or ``budget_ms`` of
     timed GPU time is spent, or ``max_trials`` are done. Checks: the outputs of at most ``checks`` timed calls
     are captured: one at a random iteration among the first ``min_trials - 1``, each later one with probability
-    ``check_rate`` (while captures remain), and always the last.
+    ``check_rate`` (while captures remain), and always the last; if every capture so far ran on one input set,
+    one more timed call (on another set) is made and captured, so there may be ``checks + 1`` captures and
+    ``max_trials + 1`` timed calls.
     """
 
     min_warmup: int = 1
@@ -266,18 +268,22 @@ def time_checked(call: Callable[[], Any], *, timer: Timer, policy: TimingPolicy 
     raw: list[float] = []
     corrected: list[float] = []
     captures: list[Capture] = []
-    stopped = ""
+    stopped = pending = ""
     while not stopped:
         iteration = len(raw)
         k = next_set()
         elapsed, result = timer(call)
         raw.append(elapsed)
         corrected.append(max(elapsed - overhead_ms, 0.0))
-        stopped = _stop_reason(corrected, sum(raw), policy)
+        stopped = pending or _stop_reason(corrected, sum(raw), policy)
         sampled = iteration == first_check or (iteration >= policy.min_trials and rng.random() < policy.check_rate)
         if capture is not None and (stopped or (sampled and len(captures) < policy.checks - 1)):
             captures.append(Capture(iteration, k, capture(result)))
             timer.sync()  # the copy is done before the candidate's next call may touch its buffers
+            if stopped and not pending and refresh is not None and len({c.input_set for c in captures}) < 2:
+                # Every capture ran on one set: one more timed call (on another set: never the previous one),
+                # captured too, so an answer replayed for any one set cannot match every capture.
+                pending, stopped = stopped, ""
         del result
 
     low, high, coverage = median_ci(corrected, policy.confidence)
