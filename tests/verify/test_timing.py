@@ -377,6 +377,9 @@ def test_judge_captures_requires_captures():
     assert timing.judge_captures({}, lambda k: [], _compare) == "the timed calls' outputs were not captured"
     packed = {"iterations": [3], "input_sets": [0], "outputs": [["torch.Fake"]]}
     assert "timed call 3 (input set 0)" in timing.judge_captures(packed, lambda k: [torch.zeros(1)], _compare)
+    assert timing.judge_captures([1, 2], lambda k: [], _compare) == "the timed calls' outputs were not captured"
+    tampered = {"iterations": [0], "input_sets": [7], "outputs": [[torch.zeros(1)]]}
+    assert "unknown input set 7" in timing.judge_captures(tampered, lambda k: [[torch.zeros(1)]][k], _compare)
 
 
 def test_clone_outputs_copies_plain_tensors_and_names_the_rest():

@@ -61,6 +61,8 @@ _detach = torch.Tensor.detach
 _copy_ = torch.Tensor.copy_
 _to = torch.Tensor.to
 _no_grad = torch.no_grad
+_Random = random.Random      # the capture positions' RNG: a candidate replacing random.Random later changes nothing
+_randbits = secrets.randbits
 
 
 def synchronize() -> None:
@@ -229,7 +231,7 @@ def time_checked(call: Callable[[], Any], *, timer: Timer, policy: TimingPolicy 
 
     The statistics are ``summarize``'s of the overhead-corrected trials plus ``raw_median_ms``, ``overhead_ms``,
     ``warmup`` (runs done), ``l2_flush_bytes``, ``median_ci_ms`` ([low, high]), ``ci_coverage`` (exact, of
-    that interval), ``ci_rel`` (largest distance of an end from the median, relative), ``confidence``,
+    that interval), ``ci_rel`` (largest distance of an end from the median, relative; None if the median is 0), ``confidence``,
     ``stopped`` ("ci", "budget" or "max_trials"), ``timed_ms`` (sum of raw trial times), ``wall_s``,
     ``samples_ms`` (the corrected trials, in order: ``speedup_interval`` reads them), ``n_sets``,
     ``checked`` ([[iteration, input_set], ...]) and ``policy``. Everything JSON-serializable; the captures
@@ -238,7 +240,7 @@ def time_checked(call: Callable[[], Any], *, timer: Timer, policy: TimingPolicy 
     policy = policy or TimingPolicy()
     if refresh is not None and n_sets < 2:
         raise ValueError("refreshing needs at least 2 input sets (a call must never see the previous set)")
-    rng = random.Random(seed if seed is not None else secrets.randbits(64))
+    rng = _Random(seed if seed is not None else _randbits(64))
     began = clock()
     previous: list[int | None] = [None]
 
@@ -293,7 +295,7 @@ def time_checked(call: Callable[[], Any], *, timer: Timer, policy: TimingPolicy 
         "raw_median_ms": statistics.median(raw), "overhead_ms": overhead_ms, "warmup": len(warm),
         "l2_flush_bytes": getattr(timer, "flush_bytes", None),
         "median_ci_ms": [low, high], "ci_coverage": coverage,
-        "ci_rel": max(median - low, high - median) / median if median > 0 else math.inf,
+        "ci_rel": max(median - low, high - median) / median if median > 0 else None,
         "confidence": policy.confidence, "stopped": stopped, "timed_ms": sum(raw),
         "wall_s": clock() - began, "samples_ms": corrected, "n_sets": n_sets if refresh is not None else 0,
         "checked": [[c.iteration, c.input_set] for c in captures], "policy": policy.as_dict(),
@@ -356,11 +358,17 @@ def judge_captures(packed: dict[str, list], expected: Callable[[int | None], Any
     outputs of input set ``k``; ``compare(actual, expected)``: the trusted comparison, a message or None. No
     capture at all is itself a mismatch (the harness always captures the last timed call).
     """
+    if not isinstance(packed, dict):
+        return "the timed calls' outputs were not captured"
     iterations, sets, outputs = packed.get("iterations") or [], packed.get("input_sets") or [], packed.get("outputs")
     if not iterations or outputs is None or not (len(iterations) == len(sets) == len(outputs)):
         return "the timed calls' outputs were not captured"
     for iteration, k, actual in zip(iterations, sets, outputs):
-        message = compare(actual, expected(k))
+        try:
+            want = expected(k)
+        except (KeyError, IndexError, TypeError, ValueError):
+            return f"timed call {iteration}: unknown input set {k!r}"
+        message = compare(actual, want)
         if message is not None:
             return f"timed call {iteration} (input set {k}): {message}"
     return None
