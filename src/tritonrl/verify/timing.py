@@ -1,9 +1,17 @@
 """Calibrated GPU timing of one forward pass: the protocol of ``docs/timing.md``.
 
-    stats = time_forward(fn, warmup=10, trials=100)   # in a candidate's child, on its one visible GPU
-    stats["median_ms"], stats["trimmed_mean_ms"], stats["cv"], ...
+    stats, captures = time_checked(call, timer=CudaTimer(), policy=TimingPolicy(),
+                                   refresh=make_refresh(inputs, input_sets), n_sets=len(input_sets))
+    stats["median_ms"], stats["median_ci_ms"], stats["trials"], stats["samples_ms"], ...
+    save_atomic(pack_captures(captures), ...)     # the parent: judge_captures(...) -> timing_mismatch or None
 
-Per call: ``warmup`` untimed runs (JIT compilation and autotuning happen here), then ``trials`` timed runs, each
+``time_checked`` (adaptive, output-checked): the inputs' values are refreshed in place from one of K input
+sets before every call (outside the timed region), the outputs of a few timed calls chosen at random (and of the
+last) are cloned for the parent to compare with the reference's outputs for those sets; warm-up until two
+consecutive runs agree; timed runs until the median's 95% interval is within ``rel_ci`` (or a budget, or a
+maximum). ``time_forward`` is the older fixed-count protocol (``warmup`` + ``trials``).
+
+Per timed call: ``warmup`` untimed runs (JIT compilation and autotuning happen here), then ``trials`` timed runs, each
 preceded by a write of a buffer larger than any GPU's L2 (every trial starts cold); CUDA events around each trial,
 with a device-wide synchronize *inside* the timed region, so work a candidate leaves running on another stream
 is counted. The fixed cost of that synchronize (measured around an empty region in the same call) is subtracted. The candidate's child times the reference ``Model`` with the same
@@ -19,13 +27,19 @@ from __future__ import annotations
 
 import math
 import os
+import random
+import secrets
 import shutil
 import statistics
 import subprocess
-from collections.abc import Callable
-from typing import Any
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any, NamedTuple, Protocol
 
 import torch
+
+from tritonrl.verify.timing_stats import ci_converged, median_ci, speedup_interval  # noqa: F401 - re-exported
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # larger than any current GPU's L2 (H100: 50 MiB), as KernelBench does
 TRIM_FRACTION = 0.10                # trimmed mean drops this share of trials at each end
@@ -42,6 +56,13 @@ _zero_ = torch.Tensor.zero_
 _device_name = torch.cuda.get_device_name
 _max_memory_allocated = torch.cuda.max_memory_allocated
 _run = subprocess.run
+_clone = torch.Tensor.clone
+_detach = torch.Tensor.detach
+_copy_ = torch.Tensor.copy_
+_to = torch.Tensor.to
+_no_grad = torch.no_grad
+_Random = random.Random      # the capture positions' RNG: a candidate replacing random.Random later changes nothing
+_randbits = secrets.randbits
 
 
 def synchronize() -> None:
@@ -51,41 +72,305 @@ def synchronize() -> None:
 
 def time_forward(fn: Callable[[], Any], warmup: int, trials: int,
                  flush_bytes: int = L2_FLUSH_BYTES) -> dict[str, Any]:
-    """Statistics (``summarize``) of ``trials`` timed calls of ``fn()`` on the current CUDA device.
+    """Statistics (``summarize``) of ``trials`` timed calls of ``fn()`` on the current CUDA device (fixed counts).
 
     ``median_ms`` etc. are corrected for the fixed cost of the protocol itself (the device-wide synchronize
     inside the region and the end event's launch), measured the same way around an empty region in this call:
-    ``overhead_ms``; the uncorrected median is ``raw_median_ms``.
+    ``overhead_ms``; the uncorrected median is ``raw_median_ms``. The adaptive, output-checked protocol is
+    ``time_checked``.
     """
-    flush = _empty(max(1, flush_bytes // 4), dtype=torch.float32, device="cuda")
+    timer = CudaTimer(flush_bytes)
     for _ in range(max(1, warmup)):  # at least one: compilation and autotuning never land in a trial
         fn()
     _synchronize()
-    overhead_ms = statistics.median(_timed_trials(_nothing, flush, max(10, trials // 2)))
-    raw = _timed_trials(fn, flush, max(1, trials))
-    del flush
+    overhead_ms = statistics.median(_timed_trials(_nothing, timer, max(10, trials // 2)))
+    raw = _timed_trials(fn, timer, max(1, trials))
+    timer.close()
     stats = summarize([max(t - overhead_ms, 0.0) for t in raw])
     return {**stats, "raw_median_ms": statistics.median(raw), "overhead_ms": overhead_ms,
             "warmup": max(1, warmup), "l2_flush_bytes": flush_bytes}
 
 
-def _timed_trials(fn: Callable[[], Any], flush: torch.Tensor, trials: int) -> list[float]:
-    """One elapsed time per trial: cold L2, events on the current stream, device-wide sync inside the region."""
-    times_ms = []
-    stream = _current_stream()
-    for _ in range(trials):
-        _zero_(flush)  # evict the L2; no sync after it: the host's launch cost overlaps the flush, as in do_bench
+class Timer(Protocol):
+    """What ``time_checked`` needs of a timer (``CudaTimer`` on a GPU; a fake clock in the CPU tests)."""
+
+    flush_bytes: int
+
+    def __call__(self, fn: Callable[[], Any]) -> tuple[float, Any]:
+        """Run ``fn()`` once inside the timed region; (elapsed ms, what ``fn`` returned)."""
+
+    def sync(self) -> None:
+        """Wait until every stream of the device is idle (outside any timed region)."""
+
+
+class CudaTimer:
+    """One timed region per call: cold L2, CUDA events on the current stream, device-wide sync inside the region.
+
+    ``isolate_start=True`` also synchronizes after the L2 flush, before the start event. Default off (as
+    ``triton.testing.do_bench``): the host's launch cost then overlaps the flush, but so can work a candidate
+    puts on a side stream that does not wait for the current stream (up to the flush's duration, ~0.1 ms on an
+    H100, is then not counted; the strict static check ``side_streams`` rejects such code). On, the region
+    also counts the host's launch latency, for reference and candidate alike. ``docs/timing.md``.
+    """
+
+    def __init__(self, flush_bytes: int = L2_FLUSH_BYTES, isolate_start: bool = False) -> None:
+        self.flush_bytes = flush_bytes
+        self.isolate_start = isolate_start
+        self._flush = _empty(max(1, flush_bytes // 4), dtype=torch.float32, device="cuda")
+        self._stream = _current_stream()
+
+    def __call__(self, fn: Callable[[], Any]) -> tuple[float, Any]:
+        _zero_(self._flush)  # evict the L2; no sync after it (unless isolate_start): launch overlaps the flush
+        if self.isolate_start:
+            _synchronize()
         start, end = _Event(enable_timing=True), _Event(enable_timing=True)
-        _event_record(start, stream)
-        fn()
+        _event_record(start, self._stream)
+        result = fn()
         _synchronize()  # device-wide, before the end event: work left on side streams is inside the measurement
-        _event_record(end, stream)
+        _event_record(end, self._stream)
         _synchronize()
-        times_ms.append(_event_elapsed(start, end))
-    return times_ms
+        return _event_elapsed(start, end), result
+
+    def sync(self) -> None:
+        _synchronize()
+
+    def close(self) -> None:
+        self._flush = None
+
+
+def _timed_trials(fn: Callable[[], Any], timer: Timer, trials: int) -> list[float]:
+    """One elapsed time per trial (results dropped at once)."""
+    return [timer(fn)[0] for _ in range(trials)]
 
 
 def _nothing() -> None:
+    return None
+
+
+# ------------------------------------------------------------------ adaptive, output-checked timing
+@dataclass(frozen=True)
+class TimingPolicy:
+    """The adaptive protocol's knobs (``docs/timing.md``, "Adaptive protocol"); part of the reference cache key.
+
+    Warm-up: at least ``min_warmup`` (>= 1) and until two consecutive runs are within ``warmup_rel`` of each
+    other (so at least 2), at most ``max_warmup``. Timed runs: at least ``min_trials``; then stop as soon as the
+    median's ``confidence`` interval (order statistics) is within ``rel_ci`` of the median, or ``budget_ms`` of
+    timed GPU time is spent, or ``max_trials`` are done. Checks: the outputs of at most ``checks`` timed calls
+    are captured: one at a random iteration among the first ``min_trials - 1``, each later one with probability
+    ``check_rate`` (while captures remain), and always the last; if every capture so far ran on one input set,
+    one more timed call (on another set) is made and captured, so there may be ``checks + 1`` captures and
+    ``max_trials + 1`` timed calls.
+    """
+
+    min_warmup: int = 1
+    max_warmup: int = 10
+    warmup_rel: float = 0.05
+    min_trials: int = 10
+    max_trials: int = 100
+    rel_ci: float = 0.01
+    confidence: float = 0.95
+    budget_ms: float = 1000.0
+    overhead_trials: int = 20
+    checks: int = 4
+    check_rate: float = 0.1
+
+    def __post_init__(self) -> None:
+        if not (1 <= self.min_warmup <= self.max_warmup and 1 <= self.min_trials <= self.max_trials):
+            raise ValueError(f"bad warm-up or trial counts: {self}")
+        if not (0 < self.confidence < 1 and self.rel_ci > 0 and self.budget_ms >= 0 and self.checks >= 1):
+            raise ValueError(f"bad timing policy: {self}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any] | None) -> TimingPolicy:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in (values or {}).items() if k in names})
+
+    def key(self) -> str:
+        """A stable string for cache keys (a reference timed under another policy is another figure)."""
+        return ",".join(f"{k}={v}" for k, v in sorted(self.as_dict().items()))
+
+
+class Capture(NamedTuple):
+    """The outputs of one timed call, cloned after its device-wide sync, and the input set it ran on."""
+
+    iteration: int          # 0-based index among the timed calls (warm-up not counted)
+    input_set: int | None   # index into the harness's input sets (None: no refresh)
+    outputs: list           # ``capture(result)``; by default ``clone_outputs``: tensors cloned on their device
+
+
+def clone_outputs(output: Any) -> list:
+    """A call's outputs, kept: plain tensors detached and cloned on their device; anything else its type name.
+
+    Uses functions bound before candidate import; a Tensor subclass is not cloned (its methods are the
+    candidate's) but named, so the parent's comparison fails it as not a plain tensor.
+    """
+    values = tuple(output) if isinstance(output, (tuple, list)) else (output,)
+    return [_clone(_detach(v)) if type(v) is torch.Tensor else f"{type(v).__module__}.{type(v).__qualname__}"
+            for v in values]
+
+
+def time_checked(call: Callable[[], Any], *, timer: Timer, policy: TimingPolicy | None = None,
+                 refresh: Callable[[int], None] | None = None, n_sets: int = 0,
+                 capture: Callable[[Any], Any] | None = clone_outputs,
+                 seed: int | None = None, clock: Callable[[], float] = time.monotonic,
+                 ) -> tuple[dict[str, Any], list[Capture]]:
+    """Adaptive timing of ``call()`` with refreshed inputs and captured outputs: (statistics, captures).
+
+    - ``call()``: one forward pass on the harness's input tensors (no_grad is the caller's); returns the outputs.
+    - ``refresh(k)``: copy input set ``k`` (0 <= k < ``n_sets``) into those same tensors, in place (``make_refresh``).
+      Called before every call, warm-up included, outside the timed region, then the device is synchronized; the
+      set is drawn at random and never the previous call's, so an answer remembered for a tensor (its identity or
+      ``data_ptr``) or for the previous call is stale. ``None``: the same inputs every call (no check possible).
+    - ``capture(result)``: what to keep of a call's result (default ``clone_outputs``); ``None`` captures nothing
+      (the reference's timing). Captured after the timed region's sync, then the device is synchronized again.
+    - ``seed``: the capture iterations and set order; default from ``secrets`` (the candidate cannot know it).
+    - ``timer``: ``CudaTimer`` on a GPU; ``clock``: wall time for ``wall_s`` only.
+
+    The statistics are ``summarize``'s of the overhead-corrected trials plus ``raw_median_ms``, ``overhead_ms``,
+    ``warmup`` (runs done), ``l2_flush_bytes``, ``median_ci_ms`` ([low, high]), ``ci_coverage`` (exact, of
+    that interval), ``ci_rel`` (largest distance of an end from the median, relative; None if the median is 0), ``confidence``,
+    ``stopped`` ("ci", "budget" or "max_trials"), ``timed_ms`` (sum of raw trial times), ``wall_s``,
+    ``samples_ms`` (the corrected trials, in order: ``speedup_interval`` reads them), ``n_sets``,
+    ``checked`` ([[iteration, input_set], ...]) and ``policy``. Everything JSON-serializable; the captures
+    are not (the harness saves them with ``pack_captures``).
+    """
+    policy = policy or TimingPolicy()
+    if refresh is not None and n_sets < 2:
+        raise ValueError("refreshing needs at least 2 input sets (a call must never see the previous set)")
+    rng = _Random(seed if seed is not None else _randbits(64))
+    began = clock()
+    previous: list[int | None] = [None]
+
+    def next_set() -> int | None:
+        if refresh is None:
+            return None
+        k = rng.randrange(n_sets) if previous[0] is None else rng.randrange(n_sets - 1)
+        if previous[0] is not None and k >= previous[0]:
+            k += 1  # uniform over the sets other than the previous call's
+        refresh(k)
+        timer.sync()  # the copy is done before the region starts (and no candidate stream can race it)
+        previous[0] = k
+        return k
+
+    warm: list[float] = []
+    while True:
+        next_set()
+        warm.append(timer(call)[0])
+        if len(warm) >= policy.max_warmup:
+            break
+        if len(warm) >= max(2, policy.min_warmup) and (
+                abs(warm[-1] - warm[-2]) <= policy.warmup_rel * min(warm[-1], warm[-2])):
+            break
+    overhead_ms = statistics.median(_timed_trials(_nothing, timer, max(1, policy.overhead_trials)))
+
+    first_check = rng.randrange(max(1, policy.min_trials - 1))
+    raw: list[float] = []
+    corrected: list[float] = []
+    captures: list[Capture] = []
+    stopped = pending = ""
+    while not stopped:
+        iteration = len(raw)
+        k = next_set()
+        elapsed, result = timer(call)
+        raw.append(elapsed)
+        corrected.append(max(elapsed - overhead_ms, 0.0))
+        stopped = pending or _stop_reason(corrected, sum(raw), policy)
+        sampled = iteration == first_check or (iteration >= policy.min_trials and rng.random() < policy.check_rate)
+        if capture is not None and (stopped or (sampled and len(captures) < policy.checks - 1)):
+            captures.append(Capture(iteration, k, capture(result)))
+            timer.sync()  # the copy is done before the candidate's next call may touch its buffers
+            if stopped and not pending and refresh is not None and len({c.input_set for c in captures}) < 2:
+                # Every capture ran on one set: one more timed call (on another set: never the previous one),
+                # captured too, so an answer replayed for any one set cannot match every capture.
+                pending, stopped = stopped, ""
+        del result
+
+    low, high, coverage = median_ci(corrected, policy.confidence)
+    stats = summarize(corrected)
+    median = stats["median_ms"]
+    stats.update({
+        "raw_median_ms": statistics.median(raw), "overhead_ms": overhead_ms, "warmup": len(warm),
+        "l2_flush_bytes": getattr(timer, "flush_bytes", None),
+        "median_ci_ms": [low, high], "ci_coverage": coverage,
+        "ci_rel": max(median - low, high - median) / median if median > 0 else None,
+        "confidence": policy.confidence, "stopped": stopped, "timed_ms": sum(raw),
+        "wall_s": clock() - began, "samples_ms": corrected, "n_sets": n_sets if refresh is not None else 0,
+        "checked": [[c.iteration, c.input_set] for c in captures], "policy": policy.as_dict(),
+    })
+    return stats, captures
+
+
+def _stop_reason(samples: list[float], spent_ms: float, policy: TimingPolicy) -> str:
+    """"" to go on; else why the timed runs stop (ci, budget, max_trials)."""
+    n = len(samples)
+    if n >= policy.max_trials:
+        return "max_trials"
+    if n < policy.min_trials:
+        return ""
+    if ci_converged(samples, policy.rel_ci, policy.confidence):
+        return "ci"
+    if spent_ms >= policy.budget_ms:
+        return "budget"
+    return ""
+
+
+def make_refresh(inputs: Sequence[Any], input_sets: Sequence[Sequence[Any]]) -> Callable[[int], None]:
+    """``refresh(k)``: copy ``input_sets[k]`` into ``inputs`` in place (same tensors, same ``data_ptr``).
+
+    Every set must match ``inputs`` in length and, tensor by tensor, in shape, dtype and device; non-tensor
+    arguments must be equal (they are not refreshed).
+    """
+    for k, values in enumerate(input_sets):
+        if len(values) != len(inputs):
+            raise ValueError(f"input set {k} has {len(values)} arguments, the inputs {len(inputs)}")
+        for i, (dst, src) in enumerate(zip(inputs, values)):
+            if type(dst) is torch.Tensor:
+                if type(src) is not torch.Tensor or (src.shape, src.dtype, src.device) != (
+                        dst.shape, dst.dtype, dst.device):
+                    raise ValueError(f"input set {k}, argument {i}: not a tensor like the input")
+            elif src != dst:
+                raise ValueError(f"input set {k}, argument {i}: non-tensor arguments must be equal")
+
+    def refresh(k: int) -> None:
+        with _no_grad():
+            for dst, src in zip(inputs, input_sets[k]):
+                if type(dst) is torch.Tensor:
+                    _copy_(dst, src)
+
+    return refresh
+
+
+def pack_captures(captures: Sequence[Capture]) -> dict[str, list]:
+    """The captures as plain CPU data for ``torch.save``: iterations, input sets, outputs (tensors copied to CPU)."""
+    outputs = [[_to(v, "cpu", copy=True) if type(v) is torch.Tensor else v for v in c.outputs] for c in captures]
+    return {"iterations": [c.iteration for c in captures], "input_sets": [c.input_set for c in captures],
+            "outputs": outputs}
+
+
+def judge_captures(packed: dict[str, list], expected: Callable[[int | None], Any],
+                   compare: Callable[[list, Any], str | None]) -> str | None:
+    """The parent's check of a timing run's captures: None when every one matches, else a model-readable reason.
+
+    ``packed``: what ``pack_captures`` saved (loaded with ``weights_only=True``); ``expected(k)``: the reference
+    outputs of input set ``k``; ``compare(actual, expected)``: the trusted comparison, a message or None. No
+    capture at all is itself a mismatch (the harness always captures the last timed call).
+    """
+    if not isinstance(packed, dict):
+        return "the timed calls' outputs were not captured"
+    iterations, sets, outputs = packed.get("iterations") or [], packed.get("input_sets") or [], packed.get("outputs")
+    if not iterations or outputs is None or not (len(iterations) == len(sets) == len(outputs)):
+        return "the timed calls' outputs were not captured"
+    for iteration, k, actual in zip(iterations, sets, outputs):
+        try:
+            want = expected(k)
+        except (KeyError, IndexError, TypeError, ValueError):
+            return f"timed call {iteration}: unknown input set {k!r}"
+        message = compare(actual, want)
+        if message is not None:
+            return f"timed call {iteration} (input set {k}): {message}"
     return None
 
 

@@ -1,0 +1,123 @@
+"""Pure statistics of the timing protocol (no torch, no GPU): ``docs/timing.md``.
+
+- ``median_ci(samples, confidence)``: distribution-free (order-statistic, binomial) interval of the median.
+- ``ci_converged(samples, rel_ci, confidence)``: the adaptive stopping rule's test.
+- ``speedup_interval(ref_samples_ms, cand_samples_ms, confidence, seed)``: (point, low, high) of
+  median(ref) / median(cand), by a seeded percentile bootstrap (or a conservative order-statistic interval).
+
+Everything here is deterministic for given inputs (and seed), so the trusted parent can recompute any figure.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import random
+import statistics
+from collections.abc import Sequence
+
+DEFAULT_CONFIDENCE = 0.95
+BOOTSTRAP_RESAMPLES = 500
+
+
+def binomial_cdf(k: int, n: int, p: float = 0.5) -> float:
+    """P(B <= k) for B ~ Binomial(n, p); exact (integer arithmetic for p = 0.5)."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    if p == 0.5:
+        return sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
+    return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
+
+
+@functools.lru_cache(maxsize=4096)
+def median_ci_ranks(n: int, confidence: float = DEFAULT_CONFIDENCE) -> tuple[int, int, float]:
+    """1-based ranks (lo, hi) of the order statistics bounding the median, and the interval's exact coverage.
+
+    The interval [x_(lo), x_(hi)] with lo = j, hi = n - j + 1 covers the population median with probability
+    1 - 2 P(B <= j - 1), B ~ Binomial(n, 1/2), for any continuous distribution. ``j`` is the largest rank whose
+    coverage is still >= ``confidence``. Below n = 6 no 95% interval exists: (1, n) is returned with its
+    (smaller) coverage, which the caller can read.
+    """
+    if n < 1:
+        raise ValueError("median_ci_ranks needs at least one sample")
+    alpha = 1.0 - confidence
+    j = 1
+    while j + 1 <= (n + 1) // 2 and 2 * binomial_cdf(j, n) <= alpha:
+        j += 1
+    return j, n - j + 1, 1.0 - 2 * binomial_cdf(j - 1, n)
+
+
+def median_ci(samples: Sequence[float], confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float, float]:
+    """(low, high, coverage): the order-statistic interval of the median of ``samples`` (see ``median_ci_ranks``)."""
+    ordered = sorted(samples)
+    lo, hi, coverage = median_ci_ranks(len(ordered), confidence)
+    return ordered[lo - 1], ordered[hi - 1], coverage
+
+
+def ci_rel_halfwidth(samples: Sequence[float], confidence: float = DEFAULT_CONFIDENCE) -> float:
+    """The larger distance from the median to an end of its interval, relative to the median (inf if median <= 0)."""
+    median = statistics.median(samples)
+    low, high, _ = median_ci(samples, confidence)
+    if median <= 0:
+        return math.inf
+    return max(median - low, high - median) / median
+
+
+def ci_converged(samples: Sequence[float], rel_ci: float, confidence: float = DEFAULT_CONFIDENCE) -> bool:
+    """True when the median's interval is a real ``confidence`` interval and both ends are within ``rel_ci``."""
+    if not samples:
+        return False
+    _, _, coverage = median_ci(samples, confidence)
+    return coverage >= confidence and ci_rel_halfwidth(samples, confidence) <= rel_ci
+
+
+def speedup_interval(ref_samples_ms: Sequence[float], cand_samples_ms: Sequence[float],
+                     confidence: float = DEFAULT_CONFIDENCE, seed: int = 0,
+                     resamples: int = BOOTSTRAP_RESAMPLES, method: str = "bootstrap",
+                     systematic_rel: float = 0.0) -> tuple[float, float, float]:
+    """(point, low, high): median(ref) / median(cand) and a ``confidence`` interval of it.
+
+    ``method="bootstrap"``: percentile bootstrap, both sides resampled independently ``resamples`` times with
+    ``random.Random(seed)`` (deterministic; ~20 ms for 2 x 100 samples). ``method="order"``: conservative,
+    distribution-free: each median's order-statistic interval at confidence 1 - (1 - confidence) / 2 (so both hold
+    together with probability >= ``confidence``), ratio of the opposite ends.
+
+    ``systematic_rel`` widens the interval by a relative error the samples cannot show (the reference is timed in
+    another process, perhaps at another clock): low / (1 + s), high * (1 + s). The samples must be the corrected
+    per-trial times (``samples_ms`` of a timing result). A candidate median of 0 gives an infinite point and high.
+    """
+    if not ref_samples_ms or not cand_samples_ms:
+        raise ValueError("speedup_interval needs samples on both sides")
+    point = _ratio(statistics.median(ref_samples_ms), statistics.median(cand_samples_ms))
+    if method == "bootstrap":
+        rng = random.Random(seed)
+        ref, cand = list(ref_samples_ms), list(cand_samples_ms)
+        ratios = sorted(_ratio(statistics.median(rng.choices(ref, k=len(ref))),
+                               statistics.median(rng.choices(cand, k=len(cand)))) for _ in range(resamples))
+        alpha = 1.0 - confidence
+        low, high = _sorted_quantile(ratios, alpha / 2), _sorted_quantile(ratios, 1 - alpha / 2)
+    elif method == "order":
+        each = 1.0 - (1.0 - confidence) / 2
+        ref_lo, ref_hi, _ = median_ci(ref_samples_ms, each)
+        cand_lo, cand_hi, _ = median_ci(cand_samples_ms, each)
+        low, high = _ratio(ref_lo, cand_hi), _ratio(ref_hi, cand_lo)
+    else:
+        raise ValueError(f"unknown method {method!r} (bootstrap, order)")
+    low, high = min(low, point), max(high, point)  # a percentile interval can miss a skewed point estimate
+    return point, low / (1 + systematic_rel), high * (1 + systematic_rel)
+
+
+def _ratio(num: float, den: float) -> float:
+    return num / den if den > 0 else math.inf
+
+
+def _sorted_quantile(ordered: Sequence[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default), infinities kept."""
+    pos = q * (len(ordered) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    if math.isinf(ordered[lo]) or math.isinf(ordered[hi]):
+        return ordered[hi] if pos > lo else ordered[lo]
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
