@@ -37,8 +37,11 @@ class VerifyConfig:
     randomize_params: bool = True   # re-randomize parameters identically in both models (defeats default-init)
     poison_memory: bool = True      # fill freshly allocated memory with NaN (defeats stale-buffer outputs)
     timing: bool = True             # time candidate and reference (GPU only; CPU reports None)
-    warmup: int = 10                # untimed runs before timing (JIT compile, autotune); docs/timing.md
-    timed_trials: int = 100         # timed runs; median and 10%-trimmed mean reported, with the spread
+    warmup: int = 10                # at most this many untimed runs (adaptive: until two agree); docs/timing.md
+    timed_trials: int = 100         # at most this many timed runs (adaptive: until the median's CI is narrow)
+    timing_rel_ci: float = 0.01     # stop timing once the median's 95% interval is within this share of it
+    timing_budget_ms: float = 1000.0  # ... or once this much GPU time was spent on timed runs
+    timing_sets: int = 3            # input sets the timed calls rotate through (refreshed in place, checked)
     suspicious_speedup: float = 10.0  # above this the result is flagged SUSPICIOUS_SPEEDUP (reward: withhold)
     compile_baseline: bool = False  # also time torch.compile(Model): timing["ref_compile_ms"], "speedup_vs_compile"
     sandbox_memory_gb: float | None = 16.0  # RLIMIT_AS-style cap for candidate processes (None: no cap)

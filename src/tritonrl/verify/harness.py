@@ -116,9 +116,10 @@ def run_candidate(spec: dict[str, Any]) -> None:
     monitor = Monitor()
     monitor.install()
     trials = [TrialSpec(**t) for t in spec["trials"]]
-    data = {t.name: make_inputs(load_task_module(t.source), t, device) for t in trials}  # before import
+    timing_sets = [TrialSpec(**t) for t in spec["timing"].get("sets") or []]
+    data = {t.name: make_inputs(load_task_module(t.source), t, device) for t in trials + timing_sets}  # before import
     if spec["timing"]["enabled"] and spec["timing"].get("reference"):
-        _time_reference(spec, steps, trials, data)
+        _time_reference(spec, steps, trials, timing_sets, data)
     if spec["poison"]:
         poison_memory(device)
     if device.startswith("cuda"):
@@ -137,7 +138,7 @@ def run_candidate(spec: dict[str, Any]) -> None:
         if not _run_trial(module, trial, data[trial.name], spec, steps, monitor):
             return
     if spec["timing"]["enabled"]:
-        _run_timing(module, trials, data, spec, steps)
+        _run_timing(module, trials, timing_sets, data, spec, steps)
 
 
 def _import_candidate(steps: _Steps) -> Any:
@@ -199,46 +200,72 @@ def _sync(device: str) -> None:
         _timing.synchronize()  # bound before import: a candidate's no-op torch.cuda.synchronize changes nothing
 
 
-def _run_timing(module: Any, trials: list[TrialSpec], data: dict, spec: dict, steps: _Steps) -> None:
-    """Time ModelNew on the first full trial's inputs, after every correctness trial passed, unpoisoned."""
+def _timed_call(model: torch.nn.Module, sets: list[TrialSpec], data: dict):
+    """(call, refresh): ``call()`` runs the model on input tensors of its own, which ``refresh(k)`` fills in place
+    with timing set ``k``'s values (same tensors, same ``data_ptr``: a cache keyed by them is stale)."""
+    _, first = data[sets[0].name]
+    inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in first]
+    refresh = _timing.make_refresh(inputs, [data[s.name][1] for s in sets])
+
+    def call() -> Any:
+        with torch.no_grad():
+            return model(*inputs)
+    return call, refresh
+
+
+def _run_timing(module: Any, trials: list[TrialSpec], sets: list[TrialSpec], data: dict, spec: dict,
+                steps: _Steps) -> None:
+    """Time ModelNew after every correctness trial passed, unpoisoned, on refreshed inputs, with captures.
+
+    The outputs of a few timed calls (chosen by a seed the candidate cannot see) go to the parent, which
+    compares them with the reference's for the same input set: the timed work must be the checked work.
+    """
     device = spec["device"]
     trial = next(t for t in trials if t.stage == "full")
-    init_args, inputs = data[trial.name]
     error = None
     try:
-        peak_trials = _timing.peak_memory_bytes()
+        peak_trials = _timing.peak_memory_bytes() if device.startswith("cuda") else None
         unpoison_memory()
-        model = build_model(module.ModelNew, init_args, trial.seed, spec["randomize"], device, trial.dtype)
-        forward = _no_grad(model, inputs)
+        model = build_model(module.ModelNew, data[trial.name][0], trial.seed, spec["randomize"], device,
+                            trial.dtype)
+        call, refresh = _timed_call(model, sets, data)
+        policy = _timing.TimingPolicy.from_dict(spec["timing"]["policy"])
     except BaseException as exc:  # noqa: BLE001
         error = format_error(exc)
     gate_error = steps.gate("timing", device)  # reached whatever happened: the parent waits for it
     error = error or gate_error
     if error is None:
         try:
-            result = _timing.time_forward(forward, spec["timing"]["warmup"], spec["timing"]["trials"])
-            info = {**_timing.device_info(), "trials_peak_memory_bytes": peak_trials}
+            timer = _timing.make_timer(device)
+            result, captures = _timing.time_checked(call, timer=timer, policy=policy, refresh=refresh,
+                                                    n_sets=len(sets))
+            timer.close()
+            info = ({**_timing.device_info(), "trials_peak_memory_bytes": peak_trials}
+                    if device.startswith("cuda") else {"gpu": "cpu"})
+            packed = _timing.pack_captures(captures)
         except BaseException as exc:  # noqa: BLE001
             error = format_error(exc)
     if error is not None:
         steps.write("timing", ok=False, error=error)
         return
-    steps.write("timing", ok=True, timing=result, device=info)
+    steps.write("timing", ok=True, tensors=packed, timing=result, device=info)
 
 
-def _time_reference(spec: dict, steps: _Steps, trials: list[TrialSpec], data: dict) -> None:
+def _time_reference(spec: dict, steps: _Steps, trials: list[TrialSpec], sets: list[TrialSpec],
+                    data: dict) -> None:
     """Time the task's ``Model`` (and optionally ``torch.compile(Model)``), then wait for the parent's go.
 
-    Runs before any candidate code is imported, so the figures are the trusted process's own. Writes a signed
+    Runs before any candidate code is imported, so the figures are the trusted process's own; the same
+    protocol as the candidate's (refreshed input sets, adaptive stopping), without captures. Writes a signed
     ``ref_timing.json``; an error is reported there, never raised (the candidate is still judged).
     """
     trial = next(t for t in trials if t.stage == "full")
     report: dict[str, Any] = {"ok": True}
     try:
         task = load_task_module(trial.source)
-        init_args, inputs = data[trial.name]
-        inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]  # Model may write them
-        model = build_model(task.Model, init_args, trial.seed, spec["randomize"], spec["device"], trial.dtype)
+        model = build_model(task.Model, data[trial.name][0], trial.seed, spec["randomize"], spec["device"],
+                            trial.dtype)
+        policy = _timing.TimingPolicy.from_dict(spec["timing"]["policy"])
     except BaseException as exc:  # noqa: BLE001
         report = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]}
     gate_error = steps.gate("ref", spec["device"])  # reached whatever happened: the parent waits for it
@@ -246,24 +273,23 @@ def _time_reference(spec: dict, steps: _Steps, trials: list[TrialSpec], data: di
         report = {"ok": False, "error": gate_error}
     if report["ok"]:
         try:
-            warmup, count = spec["timing"]["warmup"], spec["timing"]["trials"]
-            report["reference"] = _timing.time_forward(_no_grad(model, inputs), warmup, count)
+            timer = _timing.make_timer(spec["device"])
+            call, refresh = _timed_call(model, sets, data)
+            report["reference"], _ = _timing.time_checked(call, timer=timer, policy=policy, refresh=refresh,
+                                                          n_sets=len(sets), capture=None)
             if spec["timing"]["reference"].get("compile"):
                 import torch._inductor.config as inductor_config
 
                 inductor_config.compile_threads = 1  # no worker pool inside the sandboxed child
-                report["compile"] = _timing.time_forward(_no_grad(torch.compile(model), inputs), warmup, count)
-            report["device"] = _timing.device_info()
+                compiled, refresh = _timed_call(torch.compile(model), sets, data)
+                report["compile"], _ = _timing.time_checked(compiled, timer=timer, policy=policy, refresh=refresh,
+                                                            n_sets=len(sets), capture=None)
+            timer.close()
+            report["device"] = _timing.device_info() if spec["device"].startswith("cuda") else {"gpu": "cpu"}
             del model
-            torch.cuda.empty_cache()
+            if spec["device"].startswith("cuda"):
+                torch.cuda.empty_cache()
         except BaseException as exc:  # noqa: BLE001 - the reference's failure must not pass for the candidate's
             report = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]}
     steps.signed("ref_timing.json", report)
     steps.wait("ref")
-
-
-def _no_grad(model: torch.nn.Module, inputs: list):
-    def forward() -> None:
-        with torch.no_grad():
-            model(*inputs)
-    return forward

@@ -56,6 +56,7 @@ _zero_ = torch.Tensor.zero_
 _device_name = torch.cuda.get_device_name
 _max_memory_allocated = torch.cuda.max_memory_allocated
 _run = subprocess.run
+_perf_counter = time.perf_counter
 _clone = torch.Tensor.clone
 _detach = torch.Tensor.detach
 _copy_ = torch.Tensor.copy_
@@ -136,6 +137,29 @@ class CudaTimer:
 
     def close(self) -> None:
         self._flush = None
+
+
+class WallTimer:
+    """Wall-clock timing on the CPU: a **test seam** only (``TRITONRL_TIMING_ON_CPU=1``), so the checked-timing
+    path (refreshed inputs, captures, the parent's judgement) runs end to end without a GPU. Its figures are
+    interpreter times, never reported as kernel speed by default: on a CPU timing is unavailable."""
+
+    flush_bytes = 0
+
+    def __call__(self, fn: Callable[[], Any]) -> tuple[float, Any]:
+        start = _perf_counter()
+        result = fn()
+        return (_perf_counter() - start) * 1000.0, result
+
+    def sync(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def make_timer(device: str) -> Timer:
+    return CudaTimer() if device.startswith("cuda") else WallTimer()
 
 
 def _timed_trials(fn: Callable[[], Any], timer: Timer, trials: int) -> list[float]:

@@ -20,7 +20,11 @@ PERTURB_SCALE = 0.1  # relative size of the noise added to every parameter (see 
 
 @dataclass(frozen=True)
 class TrialSpec:
-    """name: "tiny", "full0", ...; stage: "tiny" or "full"; source: the task (variant) module text."""
+    """name: "tiny", "full0", "time0", ...; stage: "tiny", "full" or "timing"; source: the task (variant) text.
+
+    ``seed`` seeds the models (and the inputs, unless ``input_seed`` is given: timing sets share the timed
+    trial's weights but not its input values).
+    """
 
     name: str
     stage: str
@@ -29,6 +33,7 @@ class TrialSpec:
     seed: int
     scale: float = 1.0
     dtype: str | None = None
+    input_seed: int | None = None
 
     def describe(self) -> str:
         parts = [f"trial {self.name}", f"seed {self.seed}"]
@@ -41,7 +46,7 @@ class TrialSpec:
     def cache_key(self, device: str, randomize: bool) -> str:
         """Identity of the reference result: (task.key, variant, seed, scale, dtype, device, torch version)."""
         text = "|".join(map(str, (self.task_key, self.seed, self.scale, self.dtype, device, randomize,
-                                   torch.__version__, "v2")))
+                                   self.input_seed, torch.__version__, "v2")))
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     def to_dict(self) -> dict[str, Any]:
@@ -117,7 +122,7 @@ def make_inputs(module: Any, spec: TrialSpec, device: str = "cpu") -> tuple[list
     """
     torch.manual_seed(spec.seed)
     init_args = list(module.get_init_inputs())
-    torch.manual_seed(spec.seed + 1)
+    torch.manual_seed(spec.seed + 1 if spec.input_seed is None else spec.input_seed)
     with torch.device(device):
         raw = list(module.get_inputs())
     inputs = []

@@ -179,14 +179,15 @@ class Verifier:
         start = time.monotonic()
         try:
             trials = build_trials(task, self.config)
-            refs = self._refs.get(trials)
+            sets = timing_sets(trials, self.config.timing_sets) if self._timed() else []
+            refs = self._refs.get(trials + sets)
         except TaskError as exc:  # the task's fault, this item's verdict: a batch goes on
             result.flags.append(Flag.REFERENCE_ERROR.value)
             result.error = _clip(str(exc))
             return result
         result.timing["stage_s"] = {"reference": round(time.monotonic() - start, 4)}
         with self._gpu_slot() as lease:
-            self._run_candidate(result, code, trials, refs, lease)
+            self._run_candidate(result, code, trials, sets, refs, lease)
         return result
 
     def _gpu_slot(self):
@@ -194,7 +195,8 @@ class Verifier:
         return self._gpus.slot() if self._gpus is not None else nullcontext(None)
 
     def _timed(self) -> bool:
-        return self.config.timing and self.device == "cuda"
+        """GPU only. ``TRITONRL_TIMING_ON_CPU=1`` is a test seam: the same checked protocol, wall clock, on CPU."""
+        return self.config.timing and (self.device == "cuda" or os.environ.get("TRITONRL_TIMING_ON_CPU") == "1")
 
     def _limits(self, threads: int) -> dict:
         memory = self.config.sandbox_memory_gb
@@ -268,8 +270,8 @@ class Verifier:
                 child.finish()  # killed and reaped before its lease goes back
         return JobOutcome(payloads, error)
 
-    def _run_candidate(self, result: VerifyResult, code: str, trials: list[TrialSpec], refs: dict[str, dict],
-                       lease: GpuLease | None) -> None:
+    def _run_candidate(self, result: VerifyResult, code: str, trials: list[TrialSpec], sets: list[TrialSpec],
+                       refs: dict[str, dict], lease: GpuLease | None) -> None:
         """One child, start to end. On a GPU it holds ``lease`` shared until it is killed and reaped, except
         while it is timed (exclusive); the caller releases the lease afterwards, exceptions included."""
         workdir = make_workdir()
@@ -280,7 +282,8 @@ class Verifier:
         spec = {
             "device": self.device, "randomize": self.config.randomize_params,
             "poison": self.config.poison_memory, "strict": self.config.strict,
-            "timing": {"enabled": self._timed(), "warmup": self.config.warmup, "trials": self.config.timed_trials,
+            "timing": {"enabled": self._timed(), "policy": self._policy().as_dict(),
+                       "sets": [t.to_dict() for t in sets],
                        "reference": ({"compile": self.config.compile_baseline}
                                      if self._timed() and cached is None else None)},
             "trials": [t.to_dict() for t in trials],
@@ -304,7 +307,7 @@ class Verifier:
                 stages["correctness"] = round(time.monotonic() - mark, 4)
                 mark = time.monotonic()
             if passed:
-                self._timing_step(result, child, trials, deadline, ref_timing, cached is not None, lease)
+                self._timing_step(result, child, trials, refs, deadline, ref_timing, cached is not None, lease)
                 stages["timing"] = round(time.monotonic() - mark, 4)
             self.sandbox_info = child.read_json("sandbox.json") or self.sandbox_info
             if self.sandbox_info.get("fs_isolated") is False and self.config.fs_isolation:
@@ -414,8 +417,31 @@ class Verifier:
         mismatch = compare_trial(ref, load_payload(payload), self.config.atol, self.config.rtol, trial.stage)
         return None if mismatch is None else (mismatch.flag.value, mismatch.message)
 
-    def _timing_step(self, result: VerifyResult, child: Child, trials: list[TrialSpec], deadline: float,
-                     ref_timing: dict | None, ref_cached: bool, lease: GpuLease | None) -> None:
+    def _judge_timed_outputs(self, child: Child, name: str, status: dict, refs: dict[str, dict]) -> str | None:
+        """None when every captured timed call matches the reference for its input set; else the reason."""
+        from tritonrl.verify.timing import judge_captures
+
+        payload = child.read_payload(name.replace(".json", ".pt"), status.get("digest"))
+        packed = load_payload(payload) if payload is not None else None
+        if packed is None:
+            return "the timed calls' outputs could not be read"
+
+        def compare(actual: list, expected: dict) -> str | None:
+            got = {"outputs": actual, "devices": expected["devices"], "inputs_after": expected["inputs_after"]}
+            mismatch = compare_trial(expected, got, self.config.atol, self.config.rtol, "full")
+            return None if mismatch is None else mismatch.message
+
+        return judge_captures(packed, lambda k: refs[f"time{k}"], compare)
+
+    def _policy(self):
+        from tritonrl.verify.timing import TimingPolicy
+
+        return TimingPolicy(max_warmup=max(1, self.config.warmup), max_trials=max(1, self.config.timed_trials),
+                            min_trials=min(10, max(1, self.config.timed_trials)), rel_ci=self.config.timing_rel_ci,
+                            budget_ms=self.config.timing_budget_ms)
+
+    def _timing_step(self, result: VerifyResult, child: Child, trials: list[TrialSpec], refs: dict[str, dict],
+                     deadline: float, ref_timing: dict | None, ref_cached: bool, lease: GpuLease | None) -> None:
         if not self.config.timing:
             return
         if not self._timed():
@@ -433,6 +459,12 @@ class Verifier:
         if not status.get("ok"):
             result.stage, result.error = Stage.TIMING, _clip(str(status.get("error")))
             return
+        mismatch = self._judge_timed_outputs(child, name, status, refs)
+        if mismatch is not None:  # the timed work was not the checked work: not correct at all
+            result.stage, result.correct = Stage.TIMING, False
+            result.flags.append(Flag.TIMING_MISMATCH.value)
+            result.error = _clip(mismatch)
+            return
         result.timing.update(timing_summary(status, ref_timing or {}, ref_cached))
         result.runtime_ms = float(status["timing"]["median_ms"])
         result.ref_runtime_ms = result.timing.get("ref_median_ms")
@@ -440,15 +472,38 @@ class Verifier:
             result.speedup = result.ref_runtime_ms / result.runtime_ms
             if result.speedup > self.config.suspicious_speedup:
                 result.flags.append(Flag.SUSPICIOUS_SPEEDUP.value)
+        interval = speedup_ci(ref_timing or {}, status)
+        if interval is not None:
+            result.timing["speedup_ci95"] = interval
         compile_ms = result.timing.get("ref_compile_ms")
         if compile_ms and result.runtime_ms > 0:
             result.timing["speedup_vs_compile"] = compile_ms / result.runtime_ms
 
 
+def timing_sets(trials: list[TrialSpec], count: int) -> list[TrialSpec]:
+    """The input sets timed calls rotate through: the timed trial's shapes and weights, other input values."""
+    base = next(t for t in trials if t.stage == "full")
+    return [TrialSpec(f"time{k}", "timing", base.task_key, base.source, base.seed, base.scale, base.dtype,
+                      input_seed=base.seed + 1000 + k) for k in range(max(2, count))]
+
+
+def speedup_ci(ref_timing: dict, status: dict) -> list[float] | None:
+    """95% interval of the speedup from both sides' timed samples (``timing_stats.speedup_interval``)."""
+    from tritonrl.verify.timing_stats import speedup_interval
+
+    ref = (ref_timing.get("reference") or {}).get("samples_ms")
+    cand = (status.get("timing") or {}).get("samples_ms")
+    if not ref or not cand:
+        return None
+    _, low, high = speedup_interval(ref, cand, seed=0, systematic_rel=0.01)
+    return [round(low, 4), round(high, 4)]
+
+
 def reference_timing_key(trial: TrialSpec, gpu: str, config: VerifyConfig) -> str:
     """What a cached reference timing depends on: the trial's inputs, the GPU and the timing protocol."""
     return "|".join(map(str, (trial.cache_key("cuda", config.randomize_params), gpu, config.warmup,
-                              config.timed_trials, config.compile_baseline, "timing-v2")))
+                              config.timed_trials, config.timing_rel_ci, config.timing_budget_ms,
+                              config.timing_sets, config.compile_baseline, "timing-v3")))
 
 
 def timing_summary(status: dict, ref_timing: dict, ref_cached: bool) -> dict:

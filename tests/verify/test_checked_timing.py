@@ -1,0 +1,50 @@
+"""The checked-timing path end to end on the CPU, through the ``TRITONRL_TIMING_ON_CPU`` test seam.
+
+On a GPU the timed calls run on refreshed inputs and a few of their outputs go to the parent, which compares
+them with the reference's for the same input set. The seam runs exactly that protocol with a wall clock, so the
+plumbing (timing sets with their own references, captures, signed payloads, the parent's judgement, the speedup
+interval) is tested here; the CUDA timer itself is tested by ``test_gpu_timing.py`` (``-m gpu``).
+"""
+
+from pathlib import Path
+
+import pytest
+
+from tests.verify.tasks import TASKS
+from tritonrl.config import VerifyConfig
+from tritonrl.verify import Verifier, VerifyItem
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CHEATS = ["capped_speedup_9x.py", "data_ptr_memo.py", "mode_detect.py", "warm_shortcut.py"]  # CPU-visible ones
+
+
+@pytest.fixture(scope="module")
+def timed_results(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TRITONRL_TIMING_ON_CPU", "1")
+    paths = [FIXTURES / "runtime" / "good_relu.py"] + [FIXTURES / "gpu_timing" / name for name in CHEATS]
+    config = VerifyConfig(device="cpu", timeout_s=60, workers=2, static_checks=False, timed_trials=12, warmup=2,
+                          cache_dir=str(tmp_path_factory.mktemp("refcache")))
+    try:
+        with Verifier(config) as verifier:
+            results = verifier.verify_many([VerifyItem(TASKS["relu"], code=p.read_text()) for p in paths])
+    finally:
+        mp.undo()
+    return dict(zip([p.name for p in paths], results))
+
+
+def test_honest_kernel_is_timed_with_an_interval(timed_results):
+    result = timed_results["good_relu.py"]
+    assert result.correct, result.error
+    assert result.runtime_ms and result.runtime_ms > 0
+    low, high = result.timing["speedup_ci95"]
+    assert 0 < low <= result.speedup <= high
+    assert result.timing["candidate"]["trials"] >= 10  # the adaptive protocol's minimum
+
+
+@pytest.mark.parametrize("name", CHEATS)
+def test_timing_cheats_are_caught_on_their_timed_outputs(timed_results, name):
+    result = timed_results[name]
+    assert not result.correct
+    assert "timing_mismatch" in result.flags, (result.flags, result.error)
+    assert "timed call" in result.error
