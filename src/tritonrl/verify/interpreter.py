@@ -33,14 +33,14 @@ Shims (each feature-detected; a missing hook on another triton version is skippe
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import re
 import threading
 import traceback
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 # What the judging GPU (NVIDIA H100 SXM, sm_90) reports; only launch sizes and code-path choices depend on it.
 GPU_PROPERTIES = {
@@ -82,12 +82,13 @@ def _libdevice_table() -> dict[str, Callable]:
         return np.where(x > y, x - y, 0.0)
 
     unary = {
-        "abs": np.abs, "fabs": np.abs, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint,
+        "abs": np.abs, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint,
         "nearbyint": np.rint, "round": round_half_away, "llrint": np.rint, "llround": round_half_away,
         "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(10.0, x), "expm1": np.expm1,
         "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "logb": lambda x: np.floor(np.log2(np.abs(x))),
-        "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x), "cbrt": np.cbrt, "rcbrt": lambda x: 1.0 / np.cbrt(x),
-        "rcp": lambda x: 1.0 / x, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
+        "sqrt": np.sqrt, "sqrt_rn": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x),
+        "rsqrt_rn": lambda x: 1.0 / np.sqrt(x), "normcdf": _vec(lambda v: 0.5 * math.erfc(-v / math.sqrt(2.0))), "cbrt": np.cbrt, "rcbrt": lambda x: 1.0 / np.cbrt(x),
+        "rcp_rn": lambda x: 1.0 / x, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
         "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh,
         "acosh": np.arccosh, "atanh": np.arctanh, "sinpi": lambda x: np.sin(np.pi * x),
         "cospi": lambda x: np.cos(np.pi * x), "erf": _vec(math.erf), "erfc": _vec(math.erfc),
@@ -101,10 +102,10 @@ def _libdevice_table() -> dict[str, Callable]:
         "fast_tanf": np.tan,
     }
     binary = {
-        "pow": np.power, "powf": np.power, "powi": np.power, "fmod": np.fmod,
+        "pow": lambda x, y: np.power(x, y.astype(x.dtype)), "fmod": np.fmod,
         "remainder": np.vectorize(math.remainder, otypes=[np.float64]), "atan2": np.arctan2, "hypot": np.hypot,
-        "fmin": np.fmin, "fmax": np.fmax, "fdim": fdim, "copysign": np.copysign, "nextafter": np.nextafter,
-        "div_rn": np.divide, "fdiv_rn": np.divide, "add_rn": np.add, "sub_rn": np.subtract, "mul_rn": np.multiply,
+        "fdim": fdim, "copysign": np.copysign, "nextafter": np.nextafter,
+        "div_rn": np.divide, "rhypot": lambda x, y: 1.0 / np.hypot(x, y), "add_rn": np.add, "sub_rn": np.subtract, "mul_rn": np.multiply,
         "fast_dividef": np.divide, "fast_powf": np.power, "ldexp": lambda x, e: np.ldexp(x, e.astype(np.int32)),
         "scalbn": lambda x, e: np.ldexp(x, e.astype(np.int32)),
     }
@@ -444,6 +445,15 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
+_LIBRARY_PATHS = ("/triton/", "/torch/", "/tritonrl/verify/interpreter.py")
+
+
+def _raised_by_library(exc: BaseException) -> bool:
+    """The innermost frame is Triton's, torch's or our shims' code, not the candidate's own ``raise``."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and any(p in frames[-1].filename.replace("\\", "/") for p in _LIBRARY_PATHS)
+
+
 def _candidate_line(exc: BaseException, code_text: str) -> str:
     """The last traceback line that is the candidate's own (its text matches the code), for the reason."""
     lines = code_text.splitlines()
@@ -462,12 +472,15 @@ def classify_interpreter_error(exc: BaseException, code_text: str) -> str | None
     Recognised: our shims' ``InterpreterUnsupported``; the interpreter's own "... not supported in interpreter
     mode" (extern_elementwise, inline_asm); no GPU driver ("0 active drivers", for queries the shims do not
     cover or when they were not installed); torch's CUDA-missing errors (``x.cuda()``, ``device="cuda"``,
-    ``torch.cuda.current_stream()``) raised while CUDA is unavailable. Anything else (IndexError, shape errors,
+    ``torch.cuda.current_stream()``) raised while CUDA is unavailable. Only exceptions raised inside Triton,
+    torch or these shims count: a candidate's own ``raise``/``assert`` with the same message is not. Anything else (IndexError, shape errors,
     an AttributeError for a function Triton does not have, a host-side call of a tl builtin) is None: the
     candidate's own fault, judged as usual.
     """
     where = _candidate_line(exc, code_text)
     for e in _chain(exc):
+        if not _raised_by_library(e):
+            continue  # a candidate raising the same message itself is its own error, not the interpreter's
         if isinstance(e, InterpreterUnsupported):
             return f"{e.construct} is not supported by the CPU interpreter{where}"
         msg = str(e)
@@ -477,6 +490,12 @@ def classify_interpreter_error(exc: BaseException, code_text: str) -> str | None
                 construct = {"extern_elementwise": "libdevice/extern_elementwise",
                              "inline_asm": "tl.inline_asm_elementwise"}.get(m.group(1), m.group(1))
                 return f"{construct} is not supported by the CPU interpreter{where}"
+        if isinstance(e, ValueError) and "_semantic` argument must be provided" in msg \
+                and _LIBDEVICE_NUMPY is None and re.search(r"libdevice|\bextra\.", where):
+            return f"libdevice/backend extern (interpreter shim not installed){where}"
+        if isinstance(e, TypeError) and "cannot convert None of type" in msg and _LIBDEVICE_NUMPY is None \
+                and "libdevice" in code_text:
+            return f"libdevice stub (interpreter shim not installed){where}"
         if isinstance(e, RuntimeError) and re.search(r"\b0 active drivers\b", msg):
             return f"triton driver query (no GPU driver under the CPU interpreter){where}"
         if isinstance(e, (AssertionError, RuntimeError, ValueError)) and any(s in msg for s in _CUDA_MISSING):
