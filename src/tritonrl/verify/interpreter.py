@@ -490,7 +490,7 @@ def classify_interpreter_error(exc: BaseException, code_text: str) -> str | None
                 construct = {"extern_elementwise": "libdevice/extern_elementwise",
                              "inline_asm": "tl.inline_asm_elementwise"}.get(m.group(1), m.group(1))
                 return f"{construct} is not supported by the CPU interpreter{where}"
-        if isinstance(e, ValueError) and "_semantic` argument must be provided" in msg \
+        if isinstance(e, ValueError) and re.search(r"`_(semantic|builder)` argument must be provided", msg) \
                 and _LIBDEVICE_NUMPY is None and re.search(r"libdevice|\bextra\.", where):
             return f"libdevice/backend extern (interpreter shim not installed){where}"
         if isinstance(e, TypeError) and "cannot convert None of type" in msg and _LIBDEVICE_NUMPY is None \
