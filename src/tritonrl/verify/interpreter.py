@@ -1,0 +1,510 @@
+"""Run honest GPU-written Triton under the CPU interpreter (``TRITON_INTERPRET=1``), or say it cannot be judged.
+
+Called in the candidate's child only (``tritonrl.verify.harness``), before the candidate is imported, when
+the child runs under the interpreter. Every shim keeps what a kernel computes; none can turn a wrong kernel
+right (the comparison happens in the parent as always). What the shims cannot make work is recognised by
+``classify_interpreter_error`` so the verifier reports ``cpu_unsupported`` instead of a wrong answer.
+
+Shims (each feature-detected; a missing hook on another triton version is skipped and reported):
+
+* **driver**: with no GPU driver, ``triton.runtime.driver.active`` raises "0 active drivers". We install a
+  CPU driver: ``get_active_torch_device()`` is ``cpu``, ``get_current_device()`` 0, and queries that only
+  choose launch sizes (``utils.get_device_properties``, ``get_device_capability``, ``get_current_target``)
+  answer as the judging GPU (an H100, sm_90) would, so a candidate takes the code path it takes there.
+* **autotune**: benchmarking needs a GPU. Our benchmarker runs nothing and ranks the configs in the order
+  it is asked, and the pruned configs are rotated once per tuning round of that kernel: the first new key
+  gets the first config, the next new key the second, and so on. Every config of an honest kernel computes
+  the same function (configs only choose block sizes, warps and stages), so any one config gives a correct
+  judgement of correctness, and rotating checks several at no extra cost. Everything else in Triton's
+  ``Autotuner`` is untouched: pruning, the per-key cache, ``pre_hook``, ``reset_to_zero`` (zeroed after a
+  tuning round, as on a GPU), ``restore_value``.
+* **libdevice**: ``tl.extra.cuda.libdevice.*``, ``triton.language.extra.libdevice.*`` (the stubs the GPU
+  compiler maps to the backend's libdevice) and ``from triton.language.extra import libdevice``: the
+  backend's own functions are called with the interpreter's semantic, so argument types are checked and
+  promoted exactly as when compiling (an fp16 argument libdevice has no entry for still fails); the extern
+  call is then computed with numpy (``LIBDEVICE_NUMPY``), in float64 for float32 arguments, rounded once.
+  A function without a numpy mapping raises ``InterpreterUnsupported`` (-> ``cpu_unsupported``).
+* **torch.cuda** (only while CUDA is unavailable): ``synchronize`` is a no-op (CPU work is synchronous),
+  ``torch.cuda.device(<cpu device or None>)`` is a no-op context, ``current_device()`` is 0,
+  ``get_device_properties``/``get_device_capability``/``get_device_name`` describe the judging GPU.
+  ``torch.cuda.is_available()`` stays False: a candidate's own CPU branch is its own business. Moving data to
+  CUDA (``x.cuda()``, ``device="cuda"``) still fails and is classified ``cpu_unsupported``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import threading
+import traceback
+import types
+from collections.abc import Callable
+from typing import Any
+
+# What the judging GPU (NVIDIA H100 SXM, sm_90) reports; only launch sizes and code-path choices depend on it.
+GPU_PROPERTIES = {
+    "max_shared_mem": 232448,
+    "max_num_regs": 65536,
+    "multiprocessor_count": 132,
+    "warpSize": 32,
+    "sm_clock_rate": 1980000,
+    "mem_clock_rate": 2619000,
+    "mem_bus_width": 5120,
+}
+GPU_CAPABILITY = (9, 0)
+GPU_NAME = "NVIDIA H100 80GB HBM3"
+
+
+class InterpreterUnsupported(NotImplementedError):
+    """A construct the CPU interpreter (with our shims) cannot run; the candidate is not judged wrong for it."""
+
+    def __init__(self, construct: str, detail: str = "") -> None:
+        self.construct = construct
+        super().__init__(f"{construct} cannot run under the Triton CPU interpreter" + (f": {detail}" if detail else ""))
+
+
+# ----------------------------------------------------------------------------------------------- libdevice
+def _vec(fn: Callable[..., float]) -> Callable:
+    import numpy as np
+
+    return np.vectorize(fn, otypes=[np.float64])
+
+
+def _libdevice_table() -> dict[str, Callable]:
+    """Python name in ``triton.language.extra.cuda.libdevice`` -> numpy function (float64 in, float64 out)."""
+    import numpy as np
+
+    def round_half_away(x):
+        return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+    def fdim(x, y):
+        return np.where(x > y, x - y, 0.0)
+
+    unary = {
+        "abs": np.abs, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint,
+        "nearbyint": np.rint, "round": round_half_away, "llrint": np.rint, "llround": round_half_away,
+        "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(10.0, x), "expm1": np.expm1,
+        "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "logb": lambda x: np.floor(np.log2(np.abs(x))),
+        "sqrt": np.sqrt, "sqrt_rn": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x),
+        "rsqrt_rn": lambda x: 1.0 / np.sqrt(x), "normcdf": _vec(lambda v: 0.5 * math.erfc(-v / math.sqrt(2.0))), "cbrt": np.cbrt, "rcbrt": lambda x: 1.0 / np.cbrt(x),
+        "rcp_rn": lambda x: 1.0 / x, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
+        "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh,
+        "acosh": np.arccosh, "atanh": np.arctanh, "sinpi": lambda x: np.sin(np.pi * x),
+        "cospi": lambda x: np.cos(np.pi * x), "erf": _vec(math.erf), "erfc": _vec(math.erfc),
+        "lgamma": _vec(lambda v: math.lgamma(v) if v not in (0.0,) and not (v < 0 and v == int(v)) else math.inf),
+        "tgamma": _vec(lambda v: math.gamma(v) if v > 0 or v != int(v) else math.nan),
+        "saturatef": lambda x: np.clip(x, 0.0, 1.0), "signbit": lambda x: np.signbit(x).astype(np.int32),
+        "isnan": lambda x: np.isnan(x).astype(np.int32), "isinf": lambda x: np.isinf(x).astype(np.int32),
+        "finitef": lambda x: np.isfinite(x).astype(np.int32), "isfinited": lambda x: np.isfinite(x).astype(np.int32),
+        "fast_expf": np.exp, "fast_exp10f": lambda x: np.power(10.0, x), "fast_logf": np.log,
+        "fast_log2f": np.log2, "fast_log10f": np.log10, "fast_sinf": np.sin, "fast_cosf": np.cos,
+        "fast_tanf": np.tan,
+    }
+    binary = {
+        "pow": lambda x, y: np.power(x, y.astype(x.dtype)), "fmod": np.fmod,
+        "remainder": np.vectorize(math.remainder, otypes=[np.float64]), "atan2": np.arctan2, "hypot": np.hypot,
+        "fdim": fdim, "copysign": np.copysign, "nextafter": np.nextafter,
+        "div_rn": np.divide, "rhypot": lambda x, y: 1.0 / np.hypot(x, y), "add_rn": np.add, "sub_rn": np.subtract, "mul_rn": np.multiply,
+        "fast_dividef": np.divide, "fast_powf": np.power, "ldexp": lambda x, e: np.ldexp(x, e.astype(np.int32)),
+        "scalbn": lambda x, e: np.ldexp(x, e.astype(np.int32)),
+    }
+    ternary = {"fma": lambda x, y, z: x * y + z, "fma_rn": lambda x, y, z: x * y + z}
+    return {**unary, **binary, **ternary}
+
+
+_state = threading.local()
+_LIBDEVICE_NUMPY: dict[str, Callable] | None = None
+
+
+def _current_libdevice_name() -> str | None:
+    stack = getattr(_state, "names", None)
+    return stack[-1] if stack else None
+
+
+def _extern_elementwise(self, libName, libPath, symbol, argList, retType, isPure):  # noqa: N803 - triton's names
+    """The interpreter builder's ``create_extern_elementwise``: compute a libdevice call with numpy."""
+    import numpy as np
+    from triton.runtime.interpreter import TensorHandle, _get_np_dtype
+
+    name = _current_libdevice_name()
+    table = _LIBDEVICE_NUMPY or {}
+    fn = table.get(name or "")
+    if fn is None:
+        raise InterpreterUnsupported(f"libdevice.{name or symbol}", f"extern function {symbol} has no numpy mapping")
+    ret_scalar = getattr(retType, "scalar", retType)
+    out_dtype = _get_np_dtype(ret_scalar)
+    args = []
+    for handle in argList:
+        data = np.asarray(handle.data)
+        args.append(data.astype(np.float64) if data.dtype.kind == "f" and data.dtype.itemsize < 8 else data)
+    with np.errstate(all="ignore"):
+        result = np.asarray(fn(*args))
+    return TensorHandle(result.astype(out_dtype), ret_scalar)
+
+
+def _wrap_libdevice(name: str, fn: Callable, semantic: Any) -> Callable:
+    """Call the backend's libdevice function with the interpreter's semantic, remembering which one it is."""
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        kwargs.pop("_semantic", None)
+        kwargs.pop("_builder", None)
+        stack = getattr(_state, "names", None)
+        if stack is None:
+            stack = _state.names = []
+        stack.append(name)
+        try:
+            return fn(*args, **kwargs, _semantic=semantic)
+        finally:
+            stack.pop()
+
+    call._tritonrl_interp = True
+    return call
+
+
+def _unsupported_stub(qualname: str) -> Callable:
+    def stub(*args, **kwargs):
+        raise InterpreterUnsupported(qualname)
+
+    stub._tritonrl_interp = True
+    return stub
+
+
+def _install_libdevice(report: dict) -> None:
+    global _LIBDEVICE_NUMPY
+    import importlib
+    import inspect
+
+    from triton.runtime import interpreter as interp
+
+    semantic = getattr(interp, "interpreter_semantic", None)
+    builder_cls = getattr(interp, "InterpreterBuilder", None)
+    if semantic is None or builder_cls is None or not hasattr(builder_cls, "create_extern_elementwise"):
+        report["libdevice"] = "skipped: this triton's interpreter has no interpreter_semantic/extern hook"
+        return
+    try:
+        import triton.language.core as core
+    except ImportError:  # pragma: no cover - triton always has it
+        report["libdevice"] = "skipped: no triton.language.core"
+        return
+    _LIBDEVICE_NUMPY = _libdevice_table()
+    if not getattr(builder_cls.create_extern_elementwise, "_tritonrl_interp", False):
+        _extern_elementwise._tritonrl_interp = True
+        builder_cls.create_extern_elementwise = _extern_elementwise
+    wrapped: dict[str, Callable] = {}
+    for backend in ("cuda", "hip"):
+        try:
+            mod = importlib.import_module(f"triton.language.extra.{backend}.libdevice")
+        except ImportError:
+            continue
+        for name, member in inspect.getmembers(mod):
+            if getattr(member, "_tritonrl_interp", False) or not core.is_builtin(member):
+                continue
+            new = _wrap_libdevice(name, member, semantic)
+            setattr(mod, name, new)
+            if backend == "cuda":
+                wrapped[name] = new
+        # other builtins of the backend package (e.g. tl.extra.cuda.smid, num_threads: inline asm) get the
+        # interpreter's semantic too, so they fail with the interpreter's own inline_asm error, not a misleading one
+        try:
+            pkg = importlib.import_module(f"triton.language.extra.{backend}")
+            for name, member in inspect.getmembers(pkg):
+                if callable(member) and core.is_builtin(member) and not getattr(member, "_tritonrl_interp", False):
+                    setattr(pkg, name, _wrap_libdevice(f"{backend}.{name}", member, semantic))
+        except ImportError:
+            pass
+    try:
+        stub_mod = importlib.import_module("triton.language.extra.libdevice")
+    except ImportError:
+        stub_mod = None
+    replaced = 0
+    if stub_mod is not None:
+        for name, member in list(vars(stub_mod).items()):
+            if not inspect.isfunction(member) or getattr(member, "_tritonrl_interp", False):
+                continue
+            if getattr(member, "__module__", "") != stub_mod.__name__:
+                continue
+            setattr(stub_mod, name, wrapped.get(name) or _unsupported_stub(f"libdevice.{name}"))
+            replaced += 1
+    report["libdevice"] = f"ok: {len(wrapped)} cuda functions, {replaced} stubs, {len(_LIBDEVICE_NUMPY)} numpy mappings"
+
+
+# -------------------------------------------------------------------------------------------------- driver
+class _Utils:
+    def get_device_properties(self, device: Any = None) -> dict:
+        return dict(GPU_PROPERTIES)
+
+    def __getattr__(self, name: str) -> Any:
+        raise InterpreterUnsupported(f"triton.runtime.driver.active.utils.{name}")
+
+
+def _fake_benchmarker() -> Callable:
+    """Ranks configs in the order asked (the first wins); runs nothing: the interpreter has no timing."""
+    counter = [0]
+
+    def do_bench(kernel_call, quantiles=None, **kwargs):
+        counter[0] += 1
+        value = float(counter[0])
+        return [value, value, value] if quantiles is not None else value
+
+    return do_bench
+
+
+class InterpreterDriver:
+    """Stands in for the GPU driver under the CPU interpreter (no GPU driver is active there)."""
+
+    def __init__(self) -> None:
+        self.utils = _Utils()
+        self._benchmarker = _fake_benchmarker()
+
+    @classmethod
+    def is_active(cls) -> bool:
+        return True
+
+    def get_active_torch_device(self):
+        import torch
+
+        return torch.device("cpu")
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def set_current_device(self, device: Any) -> None:
+        return None
+
+    def get_current_stream(self, device: Any = None) -> int:
+        return 0
+
+    def get_device_capability(self, device: Any = None) -> tuple[int, int]:
+        return GPU_CAPABILITY
+
+    def get_current_target(self):
+        from triton.backends.compiler import GPUTarget
+
+        return GPUTarget("cuda", GPU_CAPABILITY[0] * 10 + GPU_CAPABILITY[1], 32)
+
+    def get_benchmarker(self) -> Callable:
+        return self._benchmarker
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise InterpreterUnsupported(f"triton.runtime.driver.active.{name}")
+
+
+def _install_driver(report: dict) -> None:
+    try:
+        from triton.runtime import driver as driver_config
+    except ImportError:
+        report["driver"] = "skipped: no triton.runtime.driver"
+        return
+    try:
+        driver_config.active  # noqa: B018 - a real driver (GPU present) stays
+        report["driver"] = "kept: a real driver is active"
+        return
+    except Exception:  # noqa: BLE001 - "0 active drivers" on a CPU machine
+        pass
+    new = InterpreterDriver()
+    if hasattr(driver_config, "set_active"):
+        driver_config.set_active(new)
+        if hasattr(driver_config, "_default"):
+            driver_config._default = new  # reset_active() must not bring the error back
+    elif hasattr(driver_config, "_active"):
+        driver_config._active = new
+    else:
+        report["driver"] = "skipped: unknown DriverConfig"
+        return
+    report["driver"] = "ok: CPU interpreter driver"
+
+
+# ------------------------------------------------------------------------------------------------ autotune
+def _install_autotune(report: dict) -> None:
+    try:
+        from triton.runtime.autotuner import Autotuner
+    except ImportError:
+        report["autotune"] = "skipped: no triton.runtime.autotuner.Autotuner"
+        return
+    original = getattr(Autotuner, "prune_configs", None)
+    if original is None:
+        report["autotune"] = "driver benchmarker only (no prune_configs to rotate)"
+        return
+    if getattr(original, "_tritonrl_interp", False):
+        report["autotune"] = "ok (already installed)"
+        return
+
+    @functools.wraps(original)
+    def prune_configs(self, *args, **kwargs):
+        configs = list(original(self, *args, **kwargs))
+        if len(configs) <= 1:
+            return configs
+        rounds = self.__dict__.get("_tritonrl_rounds", 0)
+        self.__dict__["_tritonrl_rounds"] = rounds + 1
+        shift = rounds % len(configs)
+        return configs[shift:] + configs[:shift]
+
+    prune_configs._tritonrl_interp = True
+    Autotuner.prune_configs = prune_configs
+    report["autotune"] = "ok: no benchmarking; pruned configs rotated per tuning round (first round: first config)"
+
+
+# ---------------------------------------------------------------------------------------------- torch.cuda
+class _FakeProps(types.SimpleNamespace):
+    pass
+
+
+def _install_torch_cuda(report: dict) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        report["torch_cuda"] = "kept: CUDA is available"
+        return
+    cuda = torch.cuda
+    props = _FakeProps(
+        name=GPU_NAME, major=GPU_CAPABILITY[0], minor=GPU_CAPABILITY[1], total_memory=80 * 1024**3,
+        multi_processor_count=GPU_PROPERTIES["multiprocessor_count"], warp_size=32,
+        max_threads_per_multi_processor=2048, regs_per_multiprocessor=65536,
+        shared_memory_per_block=49152, shared_memory_per_block_optin=GPU_PROPERTIES["max_shared_mem"],
+        shared_memory_per_multiprocessor=233472, L2_cache_size=50 * 1024**2, is_integrated=False,
+    )
+    original_device = cuda.device
+
+    class device(original_device):  # noqa: N801 - replaces torch.cuda.device
+        def __init__(self, dev: Any) -> None:
+            self._tritonrl_noop = dev is None or (isinstance(dev, int) and dev < 0) or (
+                isinstance(dev, (str, torch.device)) and torch.device(dev).type != "cuda")
+            if self._tritonrl_noop:
+                self.idx = -1
+                self.prev_idx = -1
+            else:
+                super().__init__(dev)
+
+        def __enter__(self):
+            return None if self._tritonrl_noop else super().__enter__()
+
+        def __exit__(self, *exc: Any):
+            return False if self._tritonrl_noop else super().__exit__(*exc)
+
+    def synchronize(device: Any = None) -> None:
+        return None
+
+    replacements = {
+        "synchronize": synchronize,
+        "current_device": lambda: 0,
+        "device": device,
+        "get_device_properties": lambda device=None: props,
+        "get_device_capability": lambda device=None: GPU_CAPABILITY,
+        "get_device_name": lambda device=None: GPU_NAME,
+    }
+    for name, value in replacements.items():
+        if hasattr(cuda, name):
+            setattr(cuda, name, value)
+    report["torch_cuda"] = "ok: " + ", ".join(sorted(replacements))
+
+
+# ------------------------------------------------------------------------------------------- entry points
+def is_interpreter() -> bool:
+    import os
+
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def install_interpreter_compat() -> dict[str, str]:
+    """Install every shim (idempotent). Call in the child, after torch/triton import, before the candidate's.
+
+    Returns what was installed, one short line per shim (for the child's log / sandbox.json).
+    """
+    report: dict[str, str] = {}
+    if not is_interpreter():
+        return {"skipped": "TRITON_INTERPRET is not set"}
+    for name, install in (("driver", _install_driver), ("autotune", _install_autotune),
+                          ("libdevice", _install_libdevice), ("torch_cuda", _install_torch_cuda)):
+        try:
+            install(report)
+        except Exception as exc:  # noqa: BLE001 - a shim that cannot install leaves the construct unsupported
+            report[name] = f"failed: {type(exc).__name__}: {exc}"[:200]
+    return report
+
+
+_CUDA_MISSING = (
+    "Torch not compiled with CUDA enabled",
+    "Found no NVIDIA driver",
+    "No CUDA GPUs are available",
+    "CUDA driver initialization failed",
+    "Expected a cuda device, but got: cpu",
+    "Cannot access accelerator device when none is available",
+)
+_INTERP_NOT_IMPLEMENTED = re.compile(r"(\w+) not supported in interpreter mode")
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    while exc is not None and exc not in seen and len(seen) < 20:
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return seen
+
+
+_LIBRARY_PATHS = ("/triton/", "/torch/", "/tritonrl/verify/interpreter.py")
+
+
+def _raised_by_library(exc: BaseException) -> bool:
+    """The innermost frame is Triton's, torch's or our shims' code, not the candidate's own ``raise``."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and any(p in frames[-1].filename.replace("\\", "/") for p in _LIBRARY_PATHS)
+
+
+def _candidate_line(exc: BaseException, code_text: str) -> str:
+    """The last traceback line that is the candidate's own (its text matches the code), for the reason."""
+    lines = code_text.splitlines()
+    found = ""
+    for e in _chain(exc):
+        for frame in traceback.extract_tb(e.__traceback__):
+            if frame.lineno and 0 < frame.lineno <= len(lines) and frame.line \
+                    and lines[frame.lineno - 1].strip() == frame.line.strip() and "site-packages" not in frame.filename:
+                found = f" (line {frame.lineno}: {frame.line.strip()[:80]})"
+    return found
+
+
+def classify_interpreter_error(exc: BaseException, code_text: str) -> str | None:
+    """A short reason when ``exc`` comes from a CPU-interpreter limitation (-> ``cpu_unsupported``), else None.
+
+    Recognised: our shims' ``InterpreterUnsupported``; the interpreter's own "... not supported in interpreter
+    mode" (extern_elementwise, inline_asm); no GPU driver ("0 active drivers", for queries the shims do not
+    cover or when they were not installed); torch's CUDA-missing errors (``x.cuda()``, ``device="cuda"``,
+    ``torch.cuda.current_stream()``) raised while CUDA is unavailable. Only exceptions raised inside Triton,
+    torch or these shims count: a candidate's own ``raise``/``assert`` with the same message is not. Anything else (IndexError, shape errors,
+    an AttributeError for a function Triton does not have, a host-side call of a tl builtin) is None: the
+    candidate's own fault, judged as usual.
+    """
+    where = _candidate_line(exc, code_text)
+    for e in _chain(exc):
+        if not _raised_by_library(e):
+            continue  # a candidate raising the same message itself is its own error, not the interpreter's
+        if isinstance(e, InterpreterUnsupported):
+            return f"{e.construct} is not supported by the CPU interpreter{where}"
+        msg = str(e)
+        if isinstance(e, NotImplementedError):
+            m = _INTERP_NOT_IMPLEMENTED.search(msg)
+            if m:
+                construct = {"extern_elementwise": "libdevice/extern_elementwise",
+                             "inline_asm": "tl.inline_asm_elementwise"}.get(m.group(1), m.group(1))
+                return f"{construct} is not supported by the CPU interpreter{where}"
+        if isinstance(e, ValueError) and re.search(r"`_(semantic|builder)` argument must be provided", msg) \
+                and _LIBDEVICE_NUMPY is None and re.search(r"libdevice|\bextra\.", where):
+            return f"libdevice/backend extern (interpreter shim not installed){where}"
+        if isinstance(e, TypeError) and "cannot convert None of type" in msg and _LIBDEVICE_NUMPY is None \
+                and "libdevice" in code_text:
+            return f"libdevice stub (interpreter shim not installed){where}"
+        if isinstance(e, RuntimeError) and re.search(r"\b0 active drivers\b", msg):
+            return f"triton driver query (no GPU driver under the CPU interpreter){where}"
+        if isinstance(e, (AssertionError, RuntimeError, ValueError)) and any(s in msg for s in _CUDA_MISSING):
+            try:
+                import torch
+
+                if torch.cuda.is_available():
+                    return None
+            except ImportError:  # pragma: no cover
+                pass
+            return f"CUDA device required (this machine has none){where}"
+    return None
