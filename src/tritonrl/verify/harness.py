@@ -29,6 +29,7 @@ import torch
 
 from tritonrl.verify import protocol
 from tritonrl.verify import timing as _timing
+from tritonrl.verify.interpreter import classify_interpreter_error, install_interpreter_compat, is_interpreter
 from tritonrl.verify.monitor import Monitor, judge_record
 from tritonrl.verify.trial import TrialSpec, as_tuple, build_model, load_task_module, make_inputs
 
@@ -61,6 +62,19 @@ def format_error(exc: BaseException, code_path: str = CODE_FILE, limit: int = MA
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.basename(f.filename) == code_path]
     lines = [f"  line {f.lineno}: {(f.line or '').strip()}" for f in frames[-3:]]
     return "\n".join([head, *lines])[:limit]
+
+
+def _failure(exc: BaseException, flag: str) -> dict[str, str]:
+    """The step's flag and error: ``cpu_unsupported`` when the CPU interpreter, not the candidate, failed."""
+    if is_interpreter():
+        try:
+            with open(CODE_FILE, errors="replace") as fh:
+                reason = classify_interpreter_error(exc, fh.read())
+        except OSError:
+            reason = None
+        if reason:
+            return {"flag": "cpu_unsupported", "error": reason[:MAX_ERROR_CHARS]}
+    return {"flag": flag, "error": format_error(exc)}
 
 
 class _Steps:
@@ -113,6 +127,8 @@ def run_candidate(spec: dict[str, Any]) -> None:
     steps = _Steps(protocol.Signer(spec.pop("secret")))
     device = spec["device"]
     warnings.simplefilter("ignore")
+    if is_interpreter():  # honest constructs the CPU interpreter lacks (autotune, libdevice, driver queries)
+        steps.signed("interpreter.json", install_interpreter_compat())
     monitor = Monitor()
     monitor.install()
     trials = [TrialSpec(**t) for t in spec["trials"]]
@@ -131,7 +147,7 @@ def run_candidate(spec: dict[str, Any]) -> None:
     try:
         build_model(module.ModelNew, data[first.name][0], first.seed, spec["randomize"], device, first.dtype)
     except BaseException as exc:  # noqa: BLE001 - any failure of the candidate is reported, not raised
-        steps.write("compile", ok=False, flag="init_error", error=format_error(exc))
+        steps.write("compile", ok=False, **_failure(exc, "init_error"))
         return
     steps.write("compile", ok=True)
     for trial in trials:
@@ -150,7 +166,7 @@ def _import_candidate(steps: _Steps) -> Any:
         if not isinstance(getattr(module, "ModelNew", None), type):
             raise ImportError("the module defines no class ModelNew")  # noqa: TRY004 - reported as import_error
     except BaseException as exc:  # noqa: BLE001
-        steps.write("compile", ok=False, flag="import_error", error=format_error(exc))
+        steps.write("compile", ok=False, **_failure(exc, "import_error"))
         return None
     return module
 
@@ -162,14 +178,14 @@ def _run_trial(module: Any, trial: TrialSpec, data: tuple[list, list], spec: dic
     try:
         model = build_model(module.ModelNew, init_args, trial.seed, spec["randomize"], device, trial.dtype)
     except BaseException as exc:  # noqa: BLE001
-        steps.write(trial.name, ok=False, flag="init_error", error=format_error(exc))
+        steps.write(trial.name, ok=False, **_failure(exc, "init_error"))
         return False
     start = time.monotonic()
     try:
         output, record = monitor.run_forward(model, inputs)
         _sync(device)
     except BaseException as exc:  # noqa: BLE001
-        steps.write(trial.name, ok=False, flag="runtime_error", error=format_error(exc))
+        steps.write(trial.name, ok=False, **_failure(exc, "runtime_error"))
         return False
     elapsed_s = time.monotonic() - start  # the first trial's includes Triton's JIT compilation
     problem = judge_record(record, output, monitor.intact())
