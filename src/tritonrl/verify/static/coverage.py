@@ -77,7 +77,9 @@ class Coverage:
         self.units: list[Unit] = []
         self.unit_of: dict[int, Unit] = {}  # id(node) -> the unit that evaluates it
         self.by_node: dict[int, Unit] = {}  # id(unit node) -> Unit
-        self.parents: dict[int, ast.AST] = {}
+        self.parents: dict[int, ast.AST] = {
+            id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)
+        }
         self._build(tree, None, None)
         self.refs = self._references()
         self.exempt: set[int] = set()  # id(unit node)
@@ -95,18 +97,13 @@ class Coverage:
             stack = [root.body]
         elif isinstance(root, (ast.Module, ast.ClassDef, *FUNCS)):
             stack = list(reversed(root.body))
-        for n in stack:
-            self.parents[id(n)] = root
         while stack:
             node = stack.pop()
             if id(node) in self.in_main:
                 continue
             unit.nodes.append(node)
             self.unit_of[id(node)] = unit
-            children = self._outer_children(node)
-            for c in children:
-                self.parents[id(c)] = node
-            stack.extend(reversed(children))
+            stack.extend(reversed(self._outer_children(node)))
             if isinstance(node, UNIT_TYPES) and id(node) not in self.kernel_nodes:
                 self._build(node, unit, body_cls)
 

@@ -19,8 +19,8 @@ def const_str(node: ast.AST | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def is_dunder(name: str) -> bool:
-    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+def is_dunder(name: str | None) -> bool:
+    return isinstance(name, str) and len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def excerpt(node: ast.AST, limit: int = 60) -> str:

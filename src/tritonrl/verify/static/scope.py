@@ -51,6 +51,7 @@ class Scope(KindInference):
         self.tree = tree
         self.aliases: dict[str, str] = {}  # local (possibly dotted, e.g. "self.act") name -> qualname
         self.imported: set[str] = set()  # local names bound by import statements
+        self.plain_imports: set[str] = set()  # local names bound by ``import x`` (always modules)
         self.functions: dict[str, ast.FunctionDef] = {}  # top-level non-kernel functions
         self.classes: dict[str, ast.ClassDef] = {}
         self.kernel_names: set[str] = set()
@@ -102,6 +103,7 @@ class Scope(KindInference):
                     local = a.asname or a.name.split(".")[0]
                     self.aliases[local] = a.name if a.asname else local
                     self.imported.add(local)
+                    self.plain_imports.add(local)
             elif isinstance(node, ast.ImportFrom):
                 module = "." * node.level + (node.module or "")
                 for a in node.names:
