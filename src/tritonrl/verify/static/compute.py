@@ -121,8 +121,14 @@ def _is_torch_compute_function(q: str) -> bool:
 
 def _torch_call_allowed(q: str) -> bool:
     last = q.rsplit(".", 1)[-1]
-    if q.startswith(("torch.cuda.", "torch.backends.", *FOREIGN_CODE, *COMPILERS)) or q in GLOBAL_STATE_CALLS:
-        return True  # streams, global state, foreign code and compilers have their own checks
+    from tritonrl.verify.static.files import FILE_QUALNAMES
+
+    if q.startswith(("torch.cuda.", "torch.backends.", *FOREIGN_CODE, *COMPILERS, *FILE_QUALNAMES)) or q.endswith(
+        ".from_file"
+    ):
+        return True  # streams, foreign code, compilers and files have their own checks
+    if q in GLOBAL_STATE_CALLS:
+        return True
     if q.startswith("torch.Tensor."):
         return last in LAYOUT_METHODS or last in ("shape", "dtype", "device")
     return q.count(".") == 1 and last in ALLOWED_TORCH
@@ -164,7 +170,9 @@ def _compute_call(scope: Scope, node: ast.Call, env: dict[str, Kind]) -> str | N
         if q.startswith("torch.nn.") and last[:1].isupper():
             return f"`{excerpt(node)}` builds an nn layer on the forward path"
         return None if _torch_call_allowed(q) else f"`{excerpt(node)}` calls {q}"
-    if q.startswith("numpy.") and last not in ("prod", "dtype"):
+    from tritonrl.verify.static.files import FILE_QUALNAMES
+
+    if q.startswith("numpy.") and last not in ("prod", "dtype") and not q.startswith(FILE_QUALNAMES):
         return f"`{excerpt(node)}` computes with numpy"
     tensors = any(scope.kind(a, env) in (Kind.TENSOR, Kind.TENSORS) for a in node.args)
     if q.startswith(("operator.", "functools.", "itertools.", "math.", "statistics.", "cmath.")) and tensors:

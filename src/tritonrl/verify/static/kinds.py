@@ -118,8 +118,8 @@ class KindInference:
         positional = [*a.posonlyargs, *a.args]
         defaults = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults) :]], a.defaults))
         defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
-        is_method = unit.cls is not None and not any(
-            isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list
+        is_method = isinstance(unit.parent.node, ast.ClassDef) and not isinstance(fn, ast.Lambda) and not any(
+            isinstance(d, ast.Name) and d.id == "staticmethod" for d in getattr(fn, "decorator_list", [])
         )
         kinds: dict[str, Kind] = {}
         for i, p in enumerate(_params(fn)):

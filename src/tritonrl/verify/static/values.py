@@ -44,7 +44,9 @@ def _is_arith_value(q: str) -> bool:
     if q.startswith("operator."):
         name = q.split(".", 1)[1]
         return name in _OPERATOR_ARITH or name.strip("_") in _OPERATOR_ARITH
-    return q.startswith(("math.", "cmath.", "statistics.")) or q in PY_ARITH_BUILTINS
+    if q.startswith(("math.", "cmath.", "statistics.")):
+        return not q.rsplit(".", 1)[-1].startswith("_")
+    return q in PY_ARITH_BUILTINS
 
 
 @functools.cache
