@@ -68,7 +68,7 @@ def check_torch_compute(scope: Scope):
             q = scope.qualname(base) or ""
             if q.startswith("torch.nn.") and q != "torch.nn.Module":
                 yield base, f"class {cls.name} inherits {q}: its forward is PyTorch compute"
-    for node in ast.walk(scope.tree):
+    for node in scope.nodes:
         if id(node) in scope.kernel_nodes:
             for n in ast.walk(node):
                 if (

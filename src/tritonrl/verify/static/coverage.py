@@ -71,15 +71,14 @@ def main_block_ids(tree: ast.Module) -> set[int]:
 class Coverage:
     """Units of a module, their exemptions and escaping function-likes (see the module docstring)."""
 
-    def __init__(self, tree: ast.Module, kernel_nodes: set[int], modelnew: ast.ClassDef | None, classes):
+    def __init__(self, tree: ast.Module, nodes, kernel_nodes: set[int], modelnew: ast.ClassDef | None, classes):
         self.tree, self.kernel_nodes, self.classes = tree, kernel_nodes, classes
         self.in_main = main_block_ids(tree)
         self.units: list[Unit] = []
         self.unit_of: dict[int, Unit] = {}  # id(node) -> the unit that evaluates it
         self.by_node: dict[int, Unit] = {}  # id(unit node) -> Unit
-        self.parents: dict[int, ast.AST] = {
-            id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)
-        }
+        self.all_nodes = nodes
+        self.parents: dict[int, ast.AST] = {id(c): n for n in nodes for c in ast.iter_child_nodes(n)}
         self._build(tree, None, None)
         self.refs = self._references()
         self.exempt: set[int] = set()  # id(unit node)
@@ -136,7 +135,7 @@ class Coverage:
                 classes.setdefault(node.name, []).append(node)
         self.defs_by_name, self.methods_by_name = by_name, methods
         refs: dict[int, list[ast.AST]] = {}
-        for node in ast.walk(self.tree):
+        for node in self.all_nodes:
             if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
                 for d in by_name.get(node.id, []) + methods.get(node.id, []) + classes.get(node.id, []):
                     refs.setdefault(id(d), []).append(node)

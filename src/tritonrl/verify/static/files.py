@@ -85,7 +85,7 @@ def os_route(scope, node: ast.AST) -> str | None:
 
 def check_file_access(scope):
     """Reading or writing files (open, numpy/torch save/load, os/pathlib file calls) can reach the harness's data."""
-    for node in ast.walk(scope.tree):
+    for node in scope.nodes:
         msg = file_route(scope, node) or os_route(scope, node)
         if msg:
             yield node, msg

@@ -136,7 +136,7 @@ def check_attribute_escapes(scope):
         for h in t.handlers
         for n in ast.walk(h)
     }
-    for node in ast.walk(scope.tree):
+    for node in scope.nodes:
         if isinstance(node, ast.Attribute):
             why = _link_escape(scope, node)
             if why:

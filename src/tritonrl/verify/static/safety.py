@@ -55,7 +55,7 @@ def check_tampering(scope: Scope):
         for h in t.handlers
         for n in ast.walk(h)
     }
-    for node in ast.walk(scope.tree):
+    for node in scope.nodes:
         msg = _tampering_name(node)
         if msg:
             yield node, msg
@@ -201,7 +201,7 @@ def _tampering_class(scope: Scope, node: ast.ClassDef) -> str | None:
 
 def check_threads(scope: Scope):
     """Threads and side processes can finish work outside the timed or checked window."""
-    for node in ast.walk(scope.tree):
+    for node in scope.nodes:
         for name in _imported_modules(node):
             if any(name == m or name.startswith(m + ".") for m in THREAD_MODULES):
                 yield node, f"`import {name}`: threads and processes are not allowed"
@@ -213,14 +213,14 @@ def check_threads(scope: Scope):
 
 def check_side_streams(scope: Scope):
     """Work on another CUDA stream can escape the timer (strict mode; the runtime also syncs device-wide)."""
-    for node in ast.walk(scope.tree):
+    for node in scope.nodes:
         if isinstance(node, (ast.Name, ast.Attribute)) and scope.qualname(node) in SIDE_STREAMS:
             yield node, f"`{excerpt(node)}`: launch on the current stream; side streams can escape the timer"
 
 
 def check_process_exit(scope: Scope):
     """Exiting or signalling the process (os._exit, sys.exit, kill) can skip the checks."""
-    for node in ast.walk(scope.tree):
+    for node in scope.nodes:
         for name in _imported_modules(node):
             if name.split(".")[0] in EXIT_MODULES:
                 yield node, f"`import {name}`: signals and exit hooks are not allowed"
@@ -243,7 +243,7 @@ def check_forbidden_imports(scope: Scope):
     from tritonrl.verify.static.files import FILE_MODULES
 
     flagged_elsewhere = THREAD_MODULES | EXIT_MODULES | INTROSPECTION_MODULES | FILE_MODULES
-    for node in ast.walk(scope.tree):
+    for node in scope.nodes:
         names = _imported_modules(node)
         for name in names[:1] if isinstance(node, ast.ImportFrom) else names:
             top = name.split(".")[0]
@@ -273,7 +273,7 @@ def check_forbidden_imports(scope: Scope):
 
 def check_torch_compile(scope: Scope):
     """torch.compile / Inductor / TorchScript write the kernels for you (their launches pass the launch check)."""
-    for node in ast.walk(scope.tree):
+    for node in scope.nodes:
         names = _imported_modules(node)
         if isinstance(node, (ast.Name, ast.Attribute)):
             names = [scope.qualname(node) or ""]

@@ -49,6 +49,8 @@ class Scope(KindInference):
 
     def __init__(self, tree: ast.Module):
         self.tree = tree
+        self.nodes: list[ast.AST] = list(ast.walk(tree))  # walked once; every check iterates this list
+        self._qualnames: dict[int, str | None] | None = None  # memo, filled once the aliases are final
         self.aliases: dict[str, str] = {}  # local (possibly dotted, e.g. "self.act") name -> qualname
         self.imported: set[str] = set()  # local names bound by import statements
         self.plain_imports: set[str] = set()  # local names bound by ``import x`` (always modules)
@@ -61,8 +63,9 @@ class Scope(KindInference):
         self._collect_top_level()
         self._collect_aliases()
         self._collect_kernels()
+        self._qualnames = {}
         self.all_classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
-        self.coverage = Coverage(tree, self.kernel_nodes, self.modelnew, self.classes)
+        self.coverage = Coverage(tree, self.nodes, self.kernel_nodes, self.modelnew, self.classes)
         self.self_attrs: dict[int, dict[str, Kind | str]] = {}  # id(class) -> attr -> kind / bound name
         self.param_attrs: dict[int, set[str]] = {}  # id(class) -> attrs bound to parameters / buffers
         self._self_attr_kinds()
@@ -83,7 +86,7 @@ class Scope(KindInference):
                 for t in node.targets:
                     if isinstance(t, ast.Name):
                         self.functions[t.id] = node.value  # a lambda bound at module level is a function
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             targets = (
                 node.targets
                 if isinstance(node, ast.Assign)
@@ -97,7 +100,7 @@ class Scope(KindInference):
                     self.modelnew_rebound.append(node)
 
     def _collect_aliases(self) -> None:
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Import):
                 for a in node.names:
                     local = a.asname or a.name.split(".")[0]
@@ -111,7 +114,7 @@ class Scope(KindInference):
                     self.imported.add(a.asname or a.name)
         class_attrs = [
             (f"self.{t.id}", s.value)
-            for c in ast.walk(self.tree)
+            for c in self.nodes
             if isinstance(c, ast.ClassDef)
             for s in c.body
             if isinstance(s, ast.Assign)
@@ -119,7 +122,7 @@ class Scope(KindInference):
             if isinstance(t, ast.Name)
         ]
         for _ in range(3):  # re-bindings of re-bindings
-            for node in ast.walk(self.tree):
+            for node in self.nodes:
                 for target, value in [*self._simple_bindings(node), *class_attrs]:
                     q = self.qualname(value)
                     if q and q.split(".")[0] in self.imported and target not in self.imported:
@@ -148,7 +151,7 @@ class Scope(KindInference):
                     yield arg.arg, default
 
     def _collect_kernels(self) -> None:
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if any(
                     self.qualname(d.func if isinstance(d, ast.Call) else d) in JIT_DECORATORS
@@ -173,6 +176,14 @@ class Scope(KindInference):
     # ------------------------------------------------------------------ names
     def qualname(self, node: ast.AST) -> str | None:
         """Fully qualified name of a Name/Attribute chain or constant ``getattr``, through every alias."""
+        memo = self._qualnames
+        if memo is None:
+            return self._qualname(node)
+        if id(node) not in memo:
+            memo[id(node)] = self._qualname(node)
+        return memo[id(node)]
+
+    def _qualname(self, node: ast.AST) -> str | None:
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)

@@ -66,7 +66,7 @@ def check_reference_reuse(scope: Scope):
     inside = {id(n) for n in ast.walk(echoed)} if echoed is not None else set()
     docstrings = _docstring_ids(scope.tree)
     main = scope.coverage.in_main  # never runs: the harness imports the candidate as "candidate"
-    for node in ast.walk(scope.tree):
+    for node in scope.nodes:
         if (id(node) in inside and node is not echoed) or id(node) in main:
             continue
         if isinstance(node, ast.Name) and node.id == "Model":
