@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 from tritonrl.verify.flags import RATIONALE, Flag
 from tritonrl.verify.static.compute import ALLOWED_TORCH, LAYOUT_METHODS, check_torch_compute
+from tritonrl.verify.static.files import check_file_access
+from tritonrl.verify.static.objects import check_attribute_escapes
 from tritonrl.verify.static.safety import (
     ALLOWED_IMPORTS,
     check_forbidden_imports,
@@ -41,8 +43,6 @@ from tritonrl.verify.static.safety import (
     check_threads,
     check_torch_compile,
 )
-from tritonrl.verify.static.files import check_file_access
-from tritonrl.verify.static.objects import check_attribute_escapes
 from tritonrl.verify.static.scope import Scope
 from tritonrl.verify.static.structure import (
     check_modelnew,

@@ -123,9 +123,9 @@ def _torch_call_allowed(q: str) -> bool:
     last = q.rsplit(".", 1)[-1]
     from tritonrl.verify.static.files import FILE_QUALNAMES
 
-    if q.startswith(("torch.cuda.", "torch.backends.", *FOREIGN_CODE, *COMPILERS, *FILE_QUALNAMES)) or q.endswith(
-        ".from_file"
-    ):
+    if q.startswith(
+        ("torch.cuda.", "torch.backends.", *FOREIGN_CODE, *COMPILERS, *FILE_QUALNAMES)
+    ) or q.endswith(".from_file"):
         return True  # streams, foreign code, compilers and files have their own checks
     if q in GLOBAL_STATE_CALLS:
         return True
@@ -208,9 +208,11 @@ def _compute_method(scope: Scope, node: ast.Call, env: dict[str, Kind]) -> str |
         return f"`{excerpt(node)}` calls an nn submodule"
     if kind in (Kind.META, Kind.CONTAINER, Kind.MODULE) or isinstance(receiver, ast.Constant):
         return None
-    if name in MATERIALIZING and (
-        _permuted(scope, receiver, env) or any(k.arg == "memory_format" for k in node.keywords)
-    ) and not is_parameter(scope, layout_root(receiver), env):
+    if (
+        name in MATERIALIZING
+        and (_permuted(scope, receiver, env) or any(k.arg == "memory_format" for k in node.keywords))
+        and not is_parameter(scope, layout_root(receiver), env)
+    ):
         return f"`{excerpt(node)}` materializes a permuted view (a PyTorch copy kernel)"
     if name in tensor_compute_methods() and (kind == Kind.TENSOR or name not in GENERIC_NAMES):
         return f"`{excerpt(node)}` is a tensor method that computes"

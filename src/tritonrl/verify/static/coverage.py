@@ -71,7 +71,9 @@ def main_block_ids(tree: ast.Module) -> set[int]:
 class Coverage:
     """Units of a module, their exemptions and escaping function-likes (see the module docstring)."""
 
-    def __init__(self, tree: ast.Module, nodes, kernel_nodes: set[int], modelnew: ast.ClassDef | None, classes):
+    def __init__(
+        self, tree: ast.Module, nodes, kernel_nodes: set[int], modelnew: ast.ClassDef | None, classes
+    ):
         self.tree, self.kernel_nodes, self.classes = tree, kernel_nodes, classes
         self.in_main = main_block_ids(tree)
         self.units: list[Unit] = []
@@ -158,7 +160,9 @@ class Coverage:
                 return True
             unit = unit.parent
         parent = self.parents.get(id(ref))
-        return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "super"
+        return (
+            isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "super"
+        )
 
     def _exempt_ref(self, ref: ast.AST, target: ast.AST) -> bool:
         if self._neutral(ref, target):
@@ -179,7 +183,9 @@ class Coverage:
             cls = chain.pop()
             if self._init_of(cls) is not None:
                 self.exempt.add(id(self._init_of(cls)))
-            chain += [self.classes[b.id] for b in cls.bases if isinstance(b, ast.Name) and b.id in self.classes]
+            chain += [
+                self.classes[b.id] for b in cls.bases if isinstance(b, ast.Name) and b.id in self.classes
+            ]
         self.echo_ids: set[int] = set()  # id(unit node) of echoed reference code nothing runs
         echoed = [self.classes["Model"]] if "Model" in self.classes else []
         echoed += [n for n in self.tree.body if isinstance(n, FUNCS) and n.name in ECHOED_HELPERS]
@@ -210,7 +216,9 @@ class Coverage:
 
     @staticmethod
     def _plain_method_decorators(fn: ast.AST) -> bool:
-        return all(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fn.decorator_list)
+        return all(
+            isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fn.decorator_list
+        )
 
     def _escapes(self, unit: Unit) -> bool:
         """Parameters not inferable from call sites: lambdas, decorated defs, implicit methods, passed-around defs."""

@@ -50,8 +50,10 @@ def file_route(scope, node: ast.AST) -> str | None:
     """Why ``node`` reaches the file system, or None."""
     for name in _imported(node):
         top = name.split(".")[0]
-        if top in FILE_MODULES or name.startswith(FILE_QUALNAMES) or (
-            top == "os" and "." in name and name not in OS_ALLOWED and not name.startswith("os.environ")
+        if (
+            top in FILE_MODULES
+            or name.startswith(FILE_QUALNAMES)
+            or (top == "os" and "." in name and name not in OS_ALLOWED and not name.startswith("os.environ"))
         ):
             return f"`import {name}` reaches the file system"
     if isinstance(node, ast.Name) and node.id == "open" and node.id not in scope.aliases:
@@ -80,7 +82,9 @@ def os_route(scope, node: ast.AST) -> str | None:
         return None  # judged at the longer chain
     if q in OS_ALLOWED or q.startswith(("os.environ.", *PROCESS_CALLS)) or q in EXIT_NAMES:
         return None  # processes and exits have their own checks
-    return f"`{excerpt(node)}`: {q} is file-system or OS access (allowed: environment reads, os.path.join ...)"
+    return (
+        f"`{excerpt(node)}`: {q} is file-system or OS access (allowed: environment reads, os.path.join ...)"
+    )
 
 
 def check_file_access(scope):

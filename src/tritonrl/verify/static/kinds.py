@@ -67,7 +67,9 @@ class Kind(str, Enum):
     META = "meta"
     MODULE = "module"
     CONTAINER = "container"
-    TENSORS = "tensors"  # a container known to hold tensors (list of kernel outputs, split results, ParameterList)
+    TENSORS = (
+        "tensors"  # a container known to hold tensors (list of kernel outputs, split results, ParameterList)
+    )
 
 
 SPLITTING = frozenset({"split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit"})
@@ -118,8 +120,12 @@ class KindInference:
         positional = [*a.posonlyargs, *a.args]
         defaults = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults) :]], a.defaults))
         defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
-        is_method = isinstance(unit.parent.node, ast.ClassDef) and not isinstance(fn, ast.Lambda) and not any(
-            isinstance(d, ast.Name) and d.id == "staticmethod" for d in getattr(fn, "decorator_list", [])
+        is_method = (
+            isinstance(unit.parent.node, ast.ClassDef)
+            and not isinstance(fn, ast.Lambda)
+            and not any(
+                isinstance(d, ast.Name) and d.id == "staticmethod" for d in getattr(fn, "decorator_list", [])
+            )
         )
         kinds: dict[str, Kind] = {}
         for i, p in enumerate(_params(fn)):
@@ -165,7 +171,11 @@ class KindInference:
         kind = self.kind(node.value, env)
         changed = False
         for t in node.targets:
-            if isinstance(t, ast.Attribute) and dotted(t.value) == "self" and kind in (Kind.TENSOR, Kind.TENSORS):
+            if (
+                isinstance(t, ast.Attribute)
+                and dotted(t.value) == "self"
+                and kind in (Kind.TENSOR, Kind.TENSORS)
+            ):
                 attrs = self.self_attrs.setdefault(id(env.cls), {})
                 if attrs.get(t.attr) != kind:
                     attrs[t.attr] = kind
@@ -185,7 +195,9 @@ class KindInference:
                 if self.kind(value, env) == Kind.TENSOR and kinds.get(name) != Kind.TENSOR:
                     kinds[name] = Kind.TENSOR
                     changed = True
-            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords
+            ):
                 for name in {p.arg for p in _params(target)} - {"self", "cls"}:
                     if kinds.get(name) != Kind.TENSOR:  # *args / **kwargs hide which parameter gets what
                         kinds[name] = Kind.TENSOR

@@ -154,10 +154,14 @@ def _tampering_name(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name) and node.id == "__name__" and not isinstance(node.ctx, ast.Load):
         return "`__name__` is rebound; the main-block exemption relies on it"
     names = (
-        [node.arg] if isinstance(node, ast.arg)
-        else [node.name] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        else [a.asname or a.name for a in node.names] if isinstance(node, (ast.Import, ast.ImportFrom))
-        else node.names if isinstance(node, (ast.Global, ast.Nonlocal))
+        [node.arg]
+        if isinstance(node, ast.arg)
+        else [node.name]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        else [a.asname or a.name for a in node.names]
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        else node.names
+        if isinstance(node, (ast.Global, ast.Nonlocal))
         else []
     )
     if "__name__" in names:

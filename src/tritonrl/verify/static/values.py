@@ -36,10 +36,6 @@ DATA_EXIT_BUILTINS = frozenset({"iter", "list", "tuple", "set", "sorted", "rever
 # fmt: on
 
 
-def _parent_map(scope) -> dict[int, ast.AST]:
-    return scope.coverage.parents
-
-
 def _is_arith_value(q: str) -> bool:
     if q.startswith("operator."):
         name = q.split(".", 1)[1]
@@ -77,7 +73,11 @@ def value_message(scope, node: ast.AST, env) -> str | None:
     q = scope.qualname(node) or ""
     if not (isinstance(parent, ast.Attribute) and parent.value is node) and _is_torch_compute_function(q):
         return f"`{excerpt(node)}` passes {q} around as a value"
-    if isinstance(node, ast.Attribute) and node.attr in tensor_routines() and not scope.is_module_ref(node.value):
+    if (
+        isinstance(node, ast.Attribute)
+        and node.attr in tensor_routines()
+        and not scope.is_module_ref(node.value)
+    ):
         kind = scope.kind(node.value, env)
         if kind == Kind.TENSOR or (
             kind is None
@@ -120,7 +120,9 @@ def data_exit_call(scope, node: ast.Call, env, q: str) -> str | None:
     if isinstance(func, ast.Attribute) and func.attr in DATA_EXIT_METHODS:
         kind = scope.kind(func.value, env)
         if kind == Kind.TENSOR or (
-            kind is None and func.attr in ("tolist", "numpy", "__array__") and not scope.is_module_ref(func.value)
+            kind is None
+            and func.attr in ("tolist", "numpy", "__array__")
+            and not scope.is_module_ref(func.value)
         ):
             return f"`{excerpt(node)}` moves tensor data into Python"
     if q in DATA_EXIT_BUILTINS and isinstance(func, ast.Name) and func.id not in env:
@@ -134,8 +136,10 @@ def layout_root(node: ast.AST) -> ast.AST:
     from tritonrl.verify.static.compute import LAYOUT_METHODS, PERMUTING
 
     while True:
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
-            node.func.attr in LAYOUT_METHODS or node.func.attr in PERMUTING
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and (node.func.attr in LAYOUT_METHODS or node.func.attr in PERMUTING)
         ):
             node = node.func.value
         elif isinstance(node, ast.Attribute) and node.attr in PERMUTING:
