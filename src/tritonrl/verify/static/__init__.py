@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 from tritonrl.verify.flags import RATIONALE, Flag
 from tritonrl.verify.static.compute import ALLOWED_TORCH, LAYOUT_METHODS, check_torch_compute
+from tritonrl.verify.static.files import check_file_access
+from tritonrl.verify.static.objects import check_attribute_escapes
 from tritonrl.verify.static.safety import (
     ALLOWED_IMPORTS,
     check_forbidden_imports,
@@ -93,10 +95,12 @@ CHECKS: list[Check] = [
     Check("torch_compute", Flag.TORCH_COMPUTE, check_torch_compute, strict_only=True),
     Check("torch_compile", Flag.TORCH_COMPILE, check_torch_compile),
     Check("tampering", Flag.TAMPERING, check_tampering),
+    Check("attribute_escapes", Flag.TAMPERING, check_attribute_escapes),
     Check("threads", Flag.THREADS, check_threads),
     Check("side_streams", Flag.THREADS, check_side_streams, strict_only=True),
     Check("process_exit", Flag.PROCESS_EXIT, check_process_exit),
     Check("forbidden_imports", Flag.FORBIDDEN_IMPORT, check_forbidden_imports),
+    Check("file_access", Flag.FILE_ACCESS, check_file_access),
 ]
 
 

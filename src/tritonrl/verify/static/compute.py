@@ -11,8 +11,9 @@ import ast
 import functools
 
 from tritonrl.verify.static.kinds import META_METHODS
-from tritonrl.verify.static.safety import GLOBAL_STATE_CALLS
-from tritonrl.verify.static.scope import Kind, Scope, const_str, dotted, excerpt, walk_outside_kernels
+from tritonrl.verify.static.safety import COMPILERS, FOREIGN_CODE, GLOBAL_STATE_CALLS
+from tritonrl.verify.static.scope import Kind, Scope, const_str, dotted, excerpt
+from tritonrl.verify.static.values import data_exit_call, is_parameter, layout_root, value_message
 
 # fmt: off
 ALLOWED_TORCH = frozenset({"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like",
@@ -59,14 +60,15 @@ def tensor_compute_methods() -> frozenset[str]:
 
 
 def check_torch_compute(scope: Scope):
-    """High-level torch compute on ModelNew's forward path does the work instead of Triton (strict mode)."""
-    if scope.modelnew is not None:
-        for base in scope.modelnew.bases:
+    """High-level torch compute anywhere it can run (every unit but coverage.py's exemptions) does the work
+    instead of Triton (strict mode)."""
+    echoes = scope.coverage.echo_ids
+    for cls in scope.all_classes:
+        for base in cls.bases if id(cls) not in echoes else ():
             q = scope.qualname(base) or ""
             if q.startswith("torch.nn.") and q != "torch.nn.Module":
-                yield base, f"ModelNew inherits {q}: its forward is PyTorch compute"
-    yield from _compute_function_references(scope)
-    for node in ast.walk(scope.tree):
+                yield base, f"class {cls.name} inherits {q}: its forward is PyTorch compute"
+    for node in scope.nodes:
         if id(node) in scope.kernel_nodes:
             for n in ast.walk(node):
                 if (
@@ -75,31 +77,17 @@ def check_torch_compute(scope: Scope):
                     and not _is_dtype_name(scope.qualname(n))
                 ):
                     yield n, f"`{excerpt(n)}` inside @triton.jit kernel {node.name} is not Triton"
-    for fn in scope.forward_path:
-        env = scope.env(fn)
-        where = scope.owner_name(fn)
-        for node in walk_outside_kernels(scope, fn):
-            msg = _compute_message(scope, node, env)
+    analysed = {id(u) for u in scope.coverage.analysed()}
+    for unit in scope.coverage.units:
+        if id(unit.node) in echoes:
+            continue
+        env = scope.env(unit)
+        for node in unit.nodes:
+            msg = value_message(scope, node, env)  # values escape everywhere, __init__ included
+            if msg is None and id(unit) in analysed:
+                msg = _compute_message(scope, node, env)
             if msg:
-                yield node, f"{msg} in {where}; do this work in a @triton.jit kernel"
-
-
-def _compute_function_references(scope: Scope):
-    """A torch compute function used as a value anywhere (``partial(torch.relu)``, ``{"act": F.gelu}``)."""
-    echoed = scope.classes.get("Model")
-    skip = {id(n) for n in ast.walk(echoed)} if echoed is not None else set()
-    for node in walk_outside_kernels(scope, scope.tree):
-        if isinstance(node, ast.Call):
-            skip.add(id(node.func))
-        elif isinstance(node, ast.Attribute):
-            skip.add(id(node.value))
-        if (
-            isinstance(node, (ast.Name, ast.Attribute))
-            and id(node) not in skip
-            and isinstance(node.ctx, ast.Load)
-            and _is_torch_compute_function(scope.qualname(node) or "")
-        ):
-            yield node, f"`{excerpt(node)}` passes {scope.qualname(node)} around as a value"
+                yield node, f"{msg} in {unit.name}; do this work in a @triton.jit kernel"
 
 
 def _is_dtype_name(q: str) -> bool:
@@ -133,8 +121,14 @@ def _is_torch_compute_function(q: str) -> bool:
 
 def _torch_call_allowed(q: str) -> bool:
     last = q.rsplit(".", 1)[-1]
-    if q.startswith(("torch.cuda.", "torch.backends.")) or q in GLOBAL_STATE_CALLS:
-        return True  # streams and global state have their own checks
+    from tritonrl.verify.static.files import FILE_QUALNAMES
+
+    if q.startswith(
+        ("torch.cuda.", "torch.backends.", *FOREIGN_CODE, *COMPILERS, *FILE_QUALNAMES)
+    ) or q.endswith(".from_file"):
+        return True  # streams, foreign code, compilers and files have their own checks
+    if q in GLOBAL_STATE_CALLS:
+        return True
     if q.startswith("torch.Tensor."):
         return last in LAYOUT_METHODS or last in ("shape", "dtype", "device")
     return q.count(".") == 1 and last in ALLOWED_TORCH
@@ -143,6 +137,10 @@ def _torch_call_allowed(q: str) -> bool:
 def _compute_message(scope: Scope, node: ast.AST, env: dict[str, Kind]) -> str | None:
     if isinstance(node, ast.Call):
         return _compute_call(scope, node, env)
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.Starred)):
+        it = node.value if isinstance(node, ast.Starred) else node.iter
+        if scope.kind(it, env) == Kind.TENSOR:
+            return f"iterating the tensor `{excerpt(it)}` moves its data into Python"
     if isinstance(node, ast.BinOp):
         sides = (scope.kind(node.left, env), scope.kind(node.right, env))
         if isinstance(node.op, ast.MatMult) or Kind.TENSOR in sides:
@@ -172,20 +170,18 @@ def _compute_call(scope: Scope, node: ast.Call, env: dict[str, Kind]) -> str | N
         if q.startswith("torch.nn.") and last[:1].isupper():
             return f"`{excerpt(node)}` builds an nn layer on the forward path"
         return None if _torch_call_allowed(q) else f"`{excerpt(node)}` calls {q}"
-    if q in ("operator.methodcaller", "operator.attrgetter") or (
-        q == "getattr" and len(node.args) >= 2 and const_str(node.args[1]) is None
-    ):
-        return f"`{excerpt(node)}` calls a method chosen at run time"
-    if q.startswith("numpy.") and last not in ("prod", "dtype"):
+    from tritonrl.verify.static.files import FILE_QUALNAMES
+
+    if q.startswith("numpy.") and last not in ("prod", "dtype") and not q.startswith(FILE_QUALNAMES):
         return f"`{excerpt(node)}` computes with numpy"
-    if q.startswith("operator.") and any(scope.kind(a, env) == Kind.TENSOR for a in node.args):
-        return f"`{excerpt(node)}` is tensor arithmetic"
-    if (
-        q in BUILTIN_REDUCERS
-        and isinstance(node.func, ast.Name)
-        and any(scope.kind(a, env) == Kind.TENSOR for a in node.args)
-    ):
+    tensors = any(scope.kind(a, env) in (Kind.TENSOR, Kind.TENSORS) for a in node.args)
+    if q.startswith(("operator.", "functools.", "itertools.", "math.", "statistics.", "cmath.")) and tensors:
+        return f"`{excerpt(node)}` computes on tensors in Python ({q})"
+    if q in BUILTIN_REDUCERS and isinstance(node.func, ast.Name) and tensors:
         return f"`{excerpt(node)}` computes on a tensor with a Python builtin"
+    msg = data_exit_call(scope, node, env, q)
+    if msg:
+        return msg
     if scope.kind(node.func, env) == Kind.MODULE:
         return f"`{excerpt(node)}` calls an nn submodule"
     if isinstance(node.func, ast.Attribute):
@@ -212,8 +208,10 @@ def _compute_method(scope: Scope, node: ast.Call, env: dict[str, Kind]) -> str |
         return f"`{excerpt(node)}` calls an nn submodule"
     if kind in (Kind.META, Kind.CONTAINER, Kind.MODULE) or isinstance(receiver, ast.Constant):
         return None
-    if name in MATERIALIZING and (
-        _permuted(scope, receiver, env) or any(k.arg == "memory_format" for k in node.keywords)
+    if (
+        name in MATERIALIZING
+        and (_permuted(scope, receiver, env) or any(k.arg == "memory_format" for k in node.keywords))
+        and not is_parameter(scope, layout_root(receiver), env)
     ):
         return f"`{excerpt(node)}` materializes a permuted view (a PyTorch copy kernel)"
     if name in tensor_compute_methods() and (kind == Kind.TENSOR or name not in GENERIC_NAMES):
@@ -242,7 +240,7 @@ def _permuted(scope: Scope, node: ast.AST, env: dict[str, Kind], depth: int = 0)
 def _assigned_values(scope: Scope, name: str) -> list[ast.AST]:
     return [
         n.value
-        for fn in scope.forward_path
-        for n in ast.walk(fn)
+        for u in scope.coverage.analysed()
+        for n in u.nodes
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
     ]

@@ -23,8 +23,7 @@ from __future__ import annotations
 import ast
 from enum import Enum
 
-# ModelNew methods that start the forward path (scope.py); their parameters are tensors.
-FORWARD_ROOTS = ("forward", "__call__", "_call_impl", "_wrapped_call_impl")
+from tritonrl.verify.static.names import const_str, dotted
 
 # Tensor methods / attributes that return metadata (ints, dtypes, devices), not tensors.
 META_METHODS = frozenset(
@@ -43,7 +42,6 @@ META_METHODS = frozenset(
         "get_device",
         "is_floating_point",
         "is_complex",
-        "tolist",
     }
 )
 META_ATTRS = frozenset(
@@ -69,6 +67,18 @@ class Kind(str, Enum):
     META = "meta"
     MODULE = "module"
     CONTAINER = "container"
+    TENSORS = (
+        "tensors"  # a container known to hold tensors (list of kernel outputs, split results, ParameterList)
+    )
+
+
+SPLITTING = frozenset({"split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit"})
+
+
+class Env(dict):
+    """Kinds of a unit's local names, plus the class whose ``self`` the unit sees."""
+
+    cls: ast.ClassDef | None = None
 
 
 def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.arg]:
@@ -83,92 +93,159 @@ def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast
 
 
 class KindInference:
-    """Per-function value kinds of the forward path (mixed into ``Scope``; see the module docstring)."""
+    """Per-unit value kinds of the analysed code (mixed into ``Scope``; see the module docstring)."""
 
-    def callee(self, func: ast.AST) -> ast.FunctionDef | None:
-        """The in-file function or ModelNew method a call's ``func`` names, if any."""
-        if isinstance(func, ast.Name) and func.id in self.functions:
-            return self.functions[func.id]
-        if (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id in ("self", "cls", "ModelNew")
-            and func.attr in self.methods
-        ):
-            return self.methods[func.attr]
-        return None
+    def callees(self, func: ast.AST) -> list[ast.AST]:
+        """In-file defs a call's ``func`` may name: functions by name, methods by attribute name (over-approx)."""
+        cov = self.coverage
+        if isinstance(func, ast.Name):
+            if func.id in self.classes:
+                init = cov._init_of(self.classes[func.id])
+                return [init] if init is not None else []
+            return cov.defs_by_name.get(func.id, [])
+        if isinstance(func, ast.Attribute) and not self.is_module_ref(func.value):
+            return cov.methods_by_name.get(func.attr, [])
+        if isinstance(func, ast.Lambda):
+            return [func]
+        return []
 
-    def _initial_params(self, fn: ast.FunctionDef) -> dict[str, Kind]:
-        kinds: dict[str, Kind] = {}
-        is_root = any(fn is m for n, m in self.methods.items() if n in FORWARD_ROOTS)
+    def _initial_params(self, unit) -> dict[str, Kind]:
+        """Escaping callables (lambdas, forward, anything passed around) get tensor parameters."""
+        fn = unit.node
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return {}
+        if id(fn) not in self.coverage.escaping:
+            return {}
         a = fn.args
         positional = [*a.posonlyargs, *a.args]
         defaults = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults) :]], a.defaults))
-        for p in _params(fn):
-            if p.arg in ("self", "cls"):
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        is_method = (
+            isinstance(unit.parent.node, ast.ClassDef)
+            and not isinstance(fn, ast.Lambda)
+            and not any(
+                isinstance(d, ast.Name) and d.id == "staticmethod" for d in getattr(fn, "decorator_list", [])
+            )
+        )
+        kinds: dict[str, Kind] = {}
+        for i, p in enumerate(_params(fn)):
+            if (is_method and i == 0) or p.arg in ("self", "cls"):
                 continue
             numeric = (isinstance(p.annotation, ast.Name) and p.annotation.id in _NUMBER_ANNOTATIONS) or (
                 isinstance(defaults.get(p.arg), ast.Constant) and defaults[p.arg].value is not None
             )
-            if is_root and not numeric:
+            if not numeric:
                 kinds[p.arg] = Kind.TENSOR
         return kinds
 
     def _infer_interprocedural(self) -> None:
-        for fn in self.forward_path:
-            self.param_kinds[id(fn)] = self._initial_params(fn)
+        units = self.coverage.analysed()
+        for u in self.coverage.units:
+            self.param_kinds[id(u.node)] = self._initial_params(u)
         for _ in range(6):
             changed = False
-            for fn in self.forward_path:
-                env = self.env(fn)
-                for node in ast.walk(fn):
-                    if (
-                        isinstance(node, ast.Return)
-                        and node.value is not None
-                        and self.kind(node.value, env) == Kind.TENSOR
-                        and id(fn) not in self.return_kinds
-                    ):
-                        self.return_kinds[id(fn)] = Kind.TENSOR
-                        changed = True
-                    if isinstance(node, ast.Call):
+            self._env_cache: dict[int, Env] = {}
+            for u in units:
+                env = self.env(u)
+                for node in u.nodes:
+                    if isinstance(node, ast.Return) and node.value is not None:
+                        changed |= self._set_return(u.node, self.kind(node.value, env))
+                    elif isinstance(node, ast.Call):
                         changed |= self._pass_args(node, env)
+                    elif isinstance(node, ast.Assign) and env.cls is not None:
+                        changed |= self._self_attr_update(node, env)
+                if isinstance(u.node, ast.Lambda):
+                    changed |= self._set_return(u.node, self.kind(u.node.body, env))
             if not changed:
                 break
+        self._env_cache = {}
 
-    def _pass_args(self, call: ast.Call, env: dict[str, Kind]) -> bool:
-        target = self.callee(call.func)
-        if target is None or id(target) not in self.param_kinds:
-            return False
-        names = [p.arg for p in [*target.args.posonlyargs, *target.args.args] if p.arg not in ("self", "cls")]
-        pairs = list(zip(names, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
-        kinds, changed = self.param_kinds[id(target)], False
-        for name, value in pairs:
-            if self.kind(value, env) == Kind.TENSOR and kinds.get(name) != Kind.TENSOR:
-                kinds[name] = Kind.TENSOR
-                changed = True
+    def _set_return(self, fn: ast.AST, kind: Kind | None) -> bool:
+        if kind in (Kind.TENSOR, Kind.TENSORS) and self.return_kinds.get(id(fn)) != Kind.TENSOR:
+            self.return_kinds[id(fn)] = kind
+            return True
+        return False
+
+    def _self_attr_update(self, node: ast.Assign, env: Env) -> bool:
+        """``self.x = <tensor>`` anywhere makes ``self.x`` a (computed) tensor for the whole class."""
+        kind = self.kind(node.value, env)
+        changed = False
+        for t in node.targets:
+            if (
+                isinstance(t, ast.Attribute)
+                and dotted(t.value) == "self"
+                and kind in (Kind.TENSOR, Kind.TENSORS)
+            ):
+                attrs = self.self_attrs.setdefault(id(env.cls), {})
+                if attrs.get(t.attr) != kind:
+                    attrs[t.attr] = kind
+                    self.param_attrs.get(id(env.cls), set()).discard(t.attr)
+                    changed = True
         return changed
 
-    def env(self, fn: ast.AST) -> dict[str, Kind]:
-        """Kinds of the local names of a forward-path function (flow-insensitive fixpoint)."""
-        env: dict[str, Kind] = dict(self.param_kinds.get(id(fn), {}))
+    def _pass_args(self, call: ast.Call, env: Env) -> bool:
+        changed = False
+        for target in self.callees(call.func):
+            kinds = self.param_kinds.setdefault(id(target), {})
+            params = [p.arg for p in [*target.args.posonlyargs, *target.args.args]]
+            if params and params[0] in ("self", "cls") and not isinstance(target, ast.Lambda):
+                params = params[1:]
+            pairs = list(zip(params, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+            for name, value in pairs:
+                if self.kind(value, env) == Kind.TENSOR and kinds.get(name) != Kind.TENSOR:
+                    kinds[name] = Kind.TENSOR
+                    changed = True
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords
+            ):
+                for name in {p.arg for p in _params(target)} - {"self", "cls"}:
+                    if kinds.get(name) != Kind.TENSOR:  # *args / **kwargs hide which parameter gets what
+                        kinds[name] = Kind.TENSOR
+                        changed = True
+        return changed
+
+    def env(self, unit) -> Env:
+        """Kinds of a unit's names: the enclosing units' (closures), its parameters, then a flow-insensitive
+        fixpoint over its own statements."""
+        cache = getattr(self, "_env_cache", None)
+        if cache is not None and id(unit) in cache:
+            return cache[id(unit)]
+        env = Env(self.env(unit.parent) if unit.parent is not None else {})
+        env.cls = self.class_of(unit)
+        for name, kind in self.param_kinds.get(id(unit.node), {}).items():
+            env[name] = kind
         for _ in range(4):
             before = dict(env)
-            for node in ast.walk(fn):
-                if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    for t in targets:
-                        self._bind(t, node.value, env)
-                elif isinstance(node, (ast.For, ast.comprehension)):
-                    it = self.kind(node.iter, env)
-                    if it in (Kind.TENSOR, Kind.MODULE):
-                        self._bind_kind(node.target, it, env)
-                elif isinstance(node, ast.AugAssign) and self.kind(node.value, env) == Kind.TENSOR:
-                    self._bind_kind(node.target, Kind.TENSOR, env)
+            for node in unit.nodes:
+                self._bind_node(node, env)
             if env == before:
                 break
+        if cache is not None:
+            cache[id(unit)] = env
         return env
 
-    def _bind(self, target: ast.AST, value: ast.AST, env: dict[str, Kind]) -> None:
+    def _bind_node(self, node: ast.AST, env: Env) -> None:
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                self._bind(t, node.value, env)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            it = self.kind(node.iter, env)
+            if it in (Kind.TENSOR, Kind.MODULE, Kind.TENSORS):
+                self._bind_kind(node.target, Kind.MODULE if it == Kind.MODULE else Kind.TENSOR, env)
+        elif isinstance(node, ast.AugAssign) and self.kind(node.value, env) == Kind.TENSOR:
+            self._bind_kind(node.target, Kind.TENSOR, env)
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            self._bind(node.optional_vars, node.context_expr, env)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("append", "extend", "insert", "add")
+            and isinstance(node.func.value, ast.Name)
+            and any(self.kind(a, env) in (Kind.TENSOR, Kind.TENSORS) for a in node.args)
+        ):
+            env[node.func.value.id] = Kind.TENSORS
+
+    def _bind(self, target: ast.AST, value: ast.AST, env: Env) -> None:
         if (
             isinstance(target, (ast.Tuple, ast.List))
             and isinstance(value, (ast.Tuple, ast.List))
@@ -178,27 +255,41 @@ class KindInference:
                 self._bind(t, v, env)
             return
         kind = self.kind(value, env)
+        if kind == Kind.TENSORS and isinstance(target, (ast.Tuple, ast.List)):
+            kind = Kind.TENSOR  # a, b = x.chunk(2)
         if kind is not None:
             self._bind_kind(target, kind, env)
 
     @staticmethod
-    def _bind_kind(target: ast.AST, kind: Kind, env: dict[str, Kind]) -> None:
+    def _bind_kind(target: ast.AST, kind: Kind, env: Env) -> None:
         for n in ast.walk(target):
             if isinstance(n, ast.Name) and env.get(n.id) != Kind.TENSOR:  # tensor wins: err towards rejecting
                 env[n.id] = kind
 
-    def kind(self, node: ast.AST, env: dict[str, Kind]) -> Kind | None:
+    def kind(self, node: ast.AST, env: Env) -> Kind | None:
         """The inferred kind of an expression's value, or None when unknown."""
         if isinstance(node, ast.Name):
             return env.get(node.id)
-        if isinstance(
-            node, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp)
-        ):
-            return Kind.CONTAINER
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+            elts = node.values if isinstance(node, ast.Dict) else node.elts
+            elts = [e.value if isinstance(e, ast.Starred) else e for e in elts]
+            inner = {self.kind(e, env) for e in elts}
+            return Kind.TENSORS if inner & {Kind.TENSOR, Kind.TENSORS} else Kind.CONTAINER
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            inner = Env(env)
+            inner.cls = env.cls
+            for gen in node.generators:
+                self._bind_node(gen, inner)
+            elt = node.value if isinstance(node, ast.DictComp) else node.elt
+            return Kind.TENSORS if self.kind(elt, inner) in (Kind.TENSOR, Kind.TENSORS) else Kind.CONTAINER
         if isinstance(node, ast.Attribute):
             return self._attribute_kind(node, env)
         if isinstance(node, ast.Subscript):
+            if const_str(node.slice) is not None:
+                return None  # a string key: a dict (Triton's meta / args), never a tensor index
             base = self.kind(node.value, env)
+            if base == Kind.TENSORS:
+                return Kind.TENSORS if isinstance(node.slice, ast.Slice) else Kind.TENSOR
             return base if base in (Kind.TENSOR, Kind.MODULE, Kind.META) else None
         if isinstance(node, ast.Call):
             return self._call_kind(node, env)
@@ -207,12 +298,12 @@ class KindInference:
             return Kind.TENSOR if Kind.TENSOR in sides or isinstance(node.op, ast.MatMult) else None
         if isinstance(node, ast.UnaryOp):
             return Kind.TENSOR if self.kind(node.operand, env) == Kind.TENSOR else None
-        if isinstance(node, ast.IfExp):
-            return (
-                Kind.TENSOR
-                if Kind.TENSOR in {self.kind(node.body, env), self.kind(node.orelse, env)}
-                else None
-            )
+        if isinstance(node, (ast.IfExp, ast.BoolOp)):
+            parts = [node.body, node.orelse] if isinstance(node, ast.IfExp) else node.values
+            kinds = {self.kind(p, env) for p in parts}
+            return Kind.TENSOR if Kind.TENSOR in kinds else Kind.TENSORS if Kind.TENSORS in kinds else None
+        if isinstance(node, ast.NamedExpr):
+            return self.kind(node.value, env)
         if isinstance(node, ast.Compare):
             if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
                 return None
@@ -220,9 +311,9 @@ class KindInference:
             return Kind.TENSOR if any(self.kind(o, env) == Kind.TENSOR for o in operands) else None
         return None
 
-    def _attribute_kind(self, node: ast.Attribute, env: dict[str, Kind]) -> Kind | None:
+    def _attribute_kind(self, node: ast.Attribute, env: Env) -> Kind | None:
         if isinstance(node.value, ast.Name) and node.value.id == "self":
-            bound = self.self_attrs.get(node.attr)
+            bound = self.self_attrs.get(id(env.cls), {}).get(node.attr)
             return bound if isinstance(bound, Kind) else None
         base = self.kind(node.value, env)
         if base == Kind.TENSOR:
@@ -231,22 +322,30 @@ class KindInference:
             return Kind.TENSOR
         return None
 
-    def _call_kind(self, node: ast.Call, env: dict[str, Kind]) -> Kind | None:
-        if isinstance(node.func, ast.Name) and node.func.id in ("list", "dict", "set", "tuple"):
-            return Kind.CONTAINER
-        target = self.callee(node.func)
-        if target is not None:
-            return self.return_kinds.get(id(target))
-        if self.kind(node.func, env) == Kind.MODULE:
+    def _call_kind(self, node: ast.Call, env: Env) -> Kind | None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("list", "dict", "set", "tuple", "sorted", "reversed"):
+            inner = self.kind(node.args[0], env) if node.args else None
+            return Kind.TENSORS if inner in (Kind.TENSOR, Kind.TENSORS) else Kind.CONTAINER
+        targets = self.callees(func)
+        if targets and not isinstance(func, ast.Attribute):
+            kinds = {self.return_kinds.get(id(t)) for t in targets}
+            return Kind.TENSOR if Kind.TENSOR in kinds else Kind.TENSORS if Kind.TENSORS in kinds else None
+        if self.kind(func, env) == Kind.MODULE:
             return Kind.TENSOR
-        q = self.qualname(node.func) or ""
+        q = self.qualname(func) or ""
         if q.startswith("torch.") and not q.startswith(("torch.cuda.", "torch.backends.")):
             last = q.rsplit(".", 1)[-1]
-            return (
-                None
-                if last in ("device", "dtype", "Size", "finfo", "iinfo") or last.startswith("is_")
-                else Kind.TENSOR
-            )
-        if isinstance(node.func, ast.Attribute) and self.kind(node.func.value, env) == Kind.TENSOR:
-            return Kind.META if node.func.attr in META_METHODS else Kind.TENSOR
+            if last in ("device", "dtype", "Size", "finfo", "iinfo") or last.startswith("is_"):
+                return None
+            return Kind.TENSORS if last in SPLITTING else Kind.TENSOR
+        if isinstance(func, ast.Attribute):
+            receiver = self.kind(func.value, env)
+            if receiver == Kind.TENSOR:
+                if func.attr in META_METHODS:
+                    return Kind.META
+                return Kind.TENSORS if func.attr in SPLITTING else Kind.TENSOR
+            kinds = {self.return_kinds.get(id(t)) for t in targets}
+            if Kind.TENSOR in kinds:
+                return Kind.TENSOR
         return None

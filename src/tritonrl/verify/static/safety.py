@@ -28,7 +28,6 @@ PROCESS_CALLS = ("os.fork", "os.forkpty", "os.system", "os.popen", "os.spawn", "
     "os.register_at_fork")
 EXIT_NAMES = frozenset({"os._exit", "os.abort", "os.kill", "os.killpg", "sys.exit", "exit", "quit",
     "SystemExit", "KeyboardInterrupt"})
-OS_ALLOWED = ("os.environ", "os.getenv", "os.path", "os.cpu_count", "os.getpid", "os.sep", "os.name")
 SYS_ALLOWED = frozenset({"sys.maxsize", "sys.version_info", "sys.version", "sys.platform", "sys.float_info",
     "sys.byteorder", "sys.stdout", "sys.stderr", "sys.getrecursionlimit", "sys.exit"})
 DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "__builtins__", "exec", "eval", "compile",
@@ -56,7 +55,10 @@ def check_tampering(scope: Scope):
         for h in t.handlers
         for n in ast.walk(h)
     }
-    for node in ast.walk(scope.tree):
+    for node in scope.nodes:
+        msg = _tampering_name(node)
+        if msg:
+            yield node, msg
         if isinstance(node, ast.Assign) and id(node) not in portable:
             for t in node.targets:
                 for n in _store_targets(t):
@@ -138,13 +140,32 @@ def _tampering_call(scope: Scope, node: ast.Call) -> str | None:
         )
     if q.startswith("os.environ.") and q.rsplit(".", 1)[-1] not in ("get", "copy", "keys", "items", "values"):
         return f"`{excerpt(node)}` changes the harness's environment"
-    if (
-        q == "getattr"
-        and len(node.args) >= 2
-        and const_str(node.args[1]) is None
-        and scope.is_module_ref(node.args[0])
-    ):
-        return f"`{excerpt(node)}`: a computed attribute of a module hides what is used"
+    if q in ("getattr", "hasattr") and len(node.args) >= 2 and const_str(node.args[1]) is None:
+        return f"`{excerpt(node)}`: an attribute reached by a computed name hides what is used"
+    if q in ("getattr", "hasattr") and len(node.args) >= 2 and is_dunder(const_str(node.args[1])):
+        return f"`{excerpt(node)}`: a special attribute by name hides what is used"
+    if q in ("operator.attrgetter", "operator.methodcaller"):
+        return f"`{excerpt(node)}`: attributes reached by string hide what is used"
+    return None
+
+
+def _tampering_name(node: ast.AST) -> str | None:
+    """Binding ``__name__`` (any way) would turn the main-block exemption into a way to hide code."""
+    if isinstance(node, ast.Name) and node.id == "__name__" and not isinstance(node.ctx, ast.Load):
+        return "`__name__` is rebound; the main-block exemption relies on it"
+    names = (
+        [node.arg]
+        if isinstance(node, ast.arg)
+        else [node.name]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        else [a.asname or a.name for a in node.names]
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        else node.names
+        if isinstance(node, (ast.Global, ast.Nonlocal))
+        else []
+    )
+    if "__name__" in names:
+        return "`__name__` is rebound; the main-block exemption relies on it"
     return None
 
 
@@ -165,7 +186,7 @@ def _tampering_ref(scope: Scope, node: ast.Name | ast.Attribute) -> str | None:
         and q not in SYS_ALLOWED
     ):
         return f"`{excerpt(node)}`: {q} can reach or replace the harness's modules and frames"
-    if q in ("os.putenv", "os.unsetenv", "os.chdir"):
+    if q in ("os.putenv", "os.unsetenv"):
         return f"`{excerpt(node)}` changes the harness's environment"
     return None
 
@@ -184,7 +205,7 @@ def _tampering_class(scope: Scope, node: ast.ClassDef) -> str | None:
 
 def check_threads(scope: Scope):
     """Threads and side processes can finish work outside the timed or checked window."""
-    for node in ast.walk(scope.tree):
+    for node in scope.nodes:
         for name in _imported_modules(node):
             if any(name == m or name.startswith(m + ".") for m in THREAD_MODULES):
                 yield node, f"`import {name}`: threads and processes are not allowed"
@@ -196,14 +217,14 @@ def check_threads(scope: Scope):
 
 def check_side_streams(scope: Scope):
     """Work on another CUDA stream can escape the timer (strict mode; the runtime also syncs device-wide)."""
-    for node in ast.walk(scope.tree):
+    for node in scope.nodes:
         if isinstance(node, (ast.Name, ast.Attribute)) and scope.qualname(node) in SIDE_STREAMS:
             yield node, f"`{excerpt(node)}`: launch on the current stream; side streams can escape the timer"
 
 
 def check_process_exit(scope: Scope):
     """Exiting or signalling the process (os._exit, sys.exit, kill) can skip the checks."""
-    for node in ast.walk(scope.tree):
+    for node in scope.nodes:
         for name in _imported_modules(node):
             if name.split(".")[0] in EXIT_MODULES:
                 yield node, f"`import {name}`: signals and exit hooks are not allowed"
@@ -223,8 +244,10 @@ def _imported_modules(node: ast.AST) -> list[str]:
 
 def check_forbidden_imports(scope: Scope):
     """Only kernel-writing modules are allowed: no sockets, files, pickling, C/CUDA source or dynamic imports."""
-    flagged_elsewhere = THREAD_MODULES | EXIT_MODULES | INTROSPECTION_MODULES
-    for node in ast.walk(scope.tree):
+    from tritonrl.verify.static.files import FILE_MODULES
+
+    flagged_elsewhere = THREAD_MODULES | EXIT_MODULES | INTROSPECTION_MODULES | FILE_MODULES
+    for node in scope.nodes:
         names = _imported_modules(node)
         for name in names[:1] if isinstance(node, ast.ImportFrom) else names:
             top = name.split(".")[0]
@@ -248,22 +271,13 @@ def check_forbidden_imports(scope: Scope):
             q = scope.qualname(node) or ""
             if q.startswith(FOREIGN_CODE) or q.endswith(".load_inline") or q == "load_inline":
                 yield node, f"`{excerpt(node)}`: CUDA/C++ source instead of Triton is not allowed"
-            elif isinstance(node, ast.Name) and q in ("__import__", "open"):
-                yield node, f"`{q}`: dynamic imports and file access are not allowed"
-            elif (
-                q.startswith("os.")
-                and not q.startswith(OS_ALLOWED)
-                and isinstance(node.value, ast.Name)
-                and not q.startswith(PROCESS_CALLS)
-                and q not in EXIT_NAMES
-                and q not in ("os.putenv", "os.unsetenv", "os.chdir")
-            ):
-                yield node, f"`{excerpt(node)}`: file-system and OS access is not allowed"
+            elif isinstance(node, ast.Name) and q == "__import__":
+                yield node, f"`{q}`: dynamic imports are not allowed"
 
 
 def check_torch_compile(scope: Scope):
     """torch.compile / Inductor / TorchScript write the kernels for you (their launches pass the launch check)."""
-    for node in ast.walk(scope.tree):
+    for node in scope.nodes:
         names = _imported_modules(node)
         if isinstance(node, (ast.Name, ast.Attribute)):
             names = [scope.qualname(node) or ""]

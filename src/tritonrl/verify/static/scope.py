@@ -22,41 +22,17 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from tritonrl.verify.static.kinds import FORWARD_ROOTS, Kind, KindInference
+from tritonrl.verify.static.coverage import Coverage, Unit
+from tritonrl.verify.static.kinds import Kind, KindInference
+from tritonrl.verify.static.names import const_str, dotted, excerpt, import_only, is_dunder
+
+__all__ = ["Kind", "Scope", "Unit", "const_str", "dotted", "excerpt", "import_only", "is_dunder"]
 
 JIT_DECORATORS = frozenset({"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"})
 _HOOK_PREFIX = "register_"
 NN_NON_MODULES = frozenset(
     {"Parameter", "ParameterList", "ParameterDict", "Buffer", "Module", "init", "functional"}
 )
-
-
-def dotted(node: ast.AST) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain (no alias resolution), else None."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
-
-
-def const_str(node: ast.AST | None) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
-
-
-def is_dunder(name: str) -> bool:
-    return len(name) > 4 and name.startswith("__") and name.endswith("__")
-
-
-def excerpt(node: ast.AST, limit: int = 60) -> str:
-    """The node's source, shortened for a violation message."""
-    text = ast.unparse(node)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def import_only(node: ast.Try) -> bool:
-    return all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in node.body)
 
 
 def walk_outside_kernels(scope: Scope, root: ast.AST) -> Iterator[ast.AST]:
@@ -73,8 +49,11 @@ class Scope(KindInference):
 
     def __init__(self, tree: ast.Module):
         self.tree = tree
+        self.nodes: list[ast.AST] = list(ast.walk(tree))  # walked once; every check iterates this list
+        self._qualnames: dict[int, str | None] | None = None  # memo, filled once the aliases are final
         self.aliases: dict[str, str] = {}  # local (possibly dotted, e.g. "self.act") name -> qualname
         self.imported: set[str] = set()  # local names bound by import statements
+        self.plain_imports: set[str] = set()  # local names bound by ``import x`` (always modules)
         self.functions: dict[str, ast.FunctionDef] = {}  # top-level non-kernel functions
         self.classes: dict[str, ast.ClassDef] = {}
         self.kernel_names: set[str] = set()
@@ -84,9 +63,12 @@ class Scope(KindInference):
         self._collect_top_level()
         self._collect_aliases()
         self._collect_kernels()
-        self.methods = self._modelnew_methods()
-        self.self_attrs = self._self_attr_kinds()
-        self.forward_path = self._forward_path()
+        self._qualnames = {}
+        self.all_classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+        self.coverage = Coverage(tree, self.nodes, self.kernel_nodes, self.modelnew, self.classes)
+        self.self_attrs: dict[int, dict[str, Kind | str]] = {}  # id(class) -> attr -> kind / bound name
+        self.param_attrs: dict[int, set[str]] = {}  # id(class) -> attrs bound to parameters / buffers
+        self._self_attr_kinds()
         self.param_kinds: dict[int, dict[str, Kind]] = {}
         self.return_kinds: dict[int, Kind] = {}
         self._infer_interprocedural()
@@ -104,7 +86,7 @@ class Scope(KindInference):
                 for t in node.targets:
                     if isinstance(t, ast.Name):
                         self.functions[t.id] = node.value  # a lambda bound at module level is a function
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             targets = (
                 node.targets
                 if isinstance(node, ast.Assign)
@@ -118,12 +100,13 @@ class Scope(KindInference):
                     self.modelnew_rebound.append(node)
 
     def _collect_aliases(self) -> None:
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Import):
                 for a in node.names:
                     local = a.asname or a.name.split(".")[0]
                     self.aliases[local] = a.name if a.asname else local
                     self.imported.add(local)
+                    self.plain_imports.add(local)
             elif isinstance(node, ast.ImportFrom):
                 module = "." * node.level + (node.module or "")
                 for a in node.names:
@@ -131,14 +114,15 @@ class Scope(KindInference):
                     self.imported.add(a.asname or a.name)
         class_attrs = [
             (f"self.{t.id}", s.value)
-            for c in self._modelnew_and_bases()
+            for c in self.nodes
+            if isinstance(c, ast.ClassDef)
             for s in c.body
             if isinstance(s, ast.Assign)
             for t in s.targets
             if isinstance(t, ast.Name)
         ]
         for _ in range(3):  # re-bindings of re-bindings
-            for node in ast.walk(self.tree):
+            for node in self.nodes:
                 for target, value in [*self._simple_bindings(node), *class_attrs]:
                     q = self.qualname(value)
                     if q and q.split(".")[0] in self.imported and target not in self.imported:
@@ -167,7 +151,7 @@ class Scope(KindInference):
                     yield arg.arg, default
 
     def _collect_kernels(self) -> None:
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if any(
                     self.qualname(d.func if isinstance(d, ast.Call) else d) in JIT_DECORATORS
@@ -192,6 +176,14 @@ class Scope(KindInference):
     # ------------------------------------------------------------------ names
     def qualname(self, node: ast.AST) -> str | None:
         """Fully qualified name of a Name/Attribute chain or constant ``getattr``, through every alias."""
+        memo = self._qualnames
+        if memo is None:
+            return self._qualname(node)
+        if id(node) not in memo:
+            memo[id(node)] = self._qualname(node)
+        return memo[id(node)]
+
+    def _qualname(self, node: ast.AST) -> str | None:
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -221,52 +213,44 @@ class Scope(KindInference):
         raw = dotted(node)
         return bool(raw) and raw.split(".")[0] in self.imported
 
-    # ------------------------------------------------------------------ ModelNew
-    def _modelnew_and_bases(self) -> list[ast.ClassDef]:
-        if self.modelnew is None:
-            return []
-        return [self.modelnew, *self._in_file_bases(self.modelnew)]
-
-    def _modelnew_methods(self) -> dict[str, ast.FunctionDef]:
-        methods: dict[str, ast.FunctionDef] = {}
-        if self.modelnew is None:
-            return methods
-        for base in self._in_file_bases(self.modelnew):
-            for item in base.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    methods[f"{base.name}.{item.name}"] = item
-        for item in self.modelnew.body:
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                methods[item.name] = item
-        return methods
-
-    def _in_file_bases(self, cls: ast.ClassDef, seen: set[str] | None = None) -> list[ast.ClassDef]:
+    # ------------------------------------------------------------------ classes
+    def in_file_bases(self, cls: ast.ClassDef, seen: set[str] | None = None) -> list[ast.ClassDef]:
         seen = seen if seen is not None else {cls.name}
         found = []
         for b in cls.bases:
             if isinstance(b, ast.Name) and b.id in self.classes and b.id not in seen and b.id != "Model":
                 seen.add(b.id)
-                found += [self.classes[b.id], *self._in_file_bases(self.classes[b.id], seen)]
+                found += [self.classes[b.id], *self.in_file_bases(self.classes[b.id], seen)]
         return found
 
-    def _self_attr_kinds(self) -> dict[str, Kind | str]:
-        """``self.<attr>`` -> Kind, or the name of the in-file class/function it was bound to."""
-        attrs: dict[str, Kind | str] = {}
-        for fn in self.methods.values():
-            for node in ast.walk(fn):
-                if (
-                    isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in ("register_buffer", "register_parameter")
-                    and const_str(node.args[0] if node.args else None)
-                ):
-                    attrs[const_str(node.args[0])] = Kind.TENSOR
-                for target, value in self._simple_bindings(node):
-                    if target.startswith("self.") and target.count(".") == 1:
-                        kind = self._init_value_kind(value)
-                        if kind is not None:
-                            attrs[target[5:]] = kind
-        return attrs
+    def _self_attr_kinds(self) -> None:
+        """Per class (with in-file bases): ``self.<attr>`` -> Kind or in-file class/function name; parameters."""
+        for cls in self.all_classes:
+            attrs: dict[str, Kind | str] = {}
+            params: set[str] = set()
+            for c in [*reversed(self.in_file_bases(cls)), cls]:
+                for fn in (i for i in c.body if isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef))):
+                    for node in ast.walk(fn):
+                        self._self_attr_binding(node, attrs, params)
+            self.self_attrs[id(cls)] = attrs
+            self.param_attrs[id(cls)] = params
+
+    def _self_attr_binding(self, node: ast.AST, attrs: dict, params: set[str]) -> None:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("register_buffer", "register_parameter")
+            and const_str(node.args[0] if node.args else None)
+        ):
+            attrs[const_str(node.args[0])] = Kind.TENSOR
+            params.add(const_str(node.args[0]))
+        for target, value in self._simple_bindings(node):
+            if target.startswith("self.") and target.count(".") == 1:
+                kind = self._init_value_kind(value)
+                if kind is not None:
+                    attrs[target[5:]] = kind
+                if kind == Kind.TENSOR:
+                    params.add(target[5:])
 
     def _init_value_kind(self, value: ast.AST) -> Kind | str | None:
         if isinstance(value, ast.Name) and (value.id in self.functions or value.id in self.classes):
@@ -276,80 +260,18 @@ class Scope(KindInference):
                 return value.func.id
             q = self.qualname(value.func) or ""
             last = q.rsplit(".", 1)[-1]
+            if q.startswith("torch.nn.") and last in ("ParameterList", "ParameterDict"):
+                return Kind.TENSORS
             if q.startswith("torch.nn.") and last[:1].isupper() and last not in NN_NON_MODULES:
                 return Kind.MODULE
             if q.startswith("torch."):
                 return Kind.TENSOR
         return None
 
-    # ------------------------------------------------------------------ forward path
-    def _forward_path(self) -> list[ast.FunctionDef]:
-        """ModelNew's forward-path functions (see the module docstring), in discovery order."""
-        roots = [fn for name, fn in self.methods.items() if name in FORWARD_ROOTS or "." in name]
-        # functions and lambdas made inside any method (e.g. ``self.f = lambda t: ...`` in __init__) or in the
-        # class body can be stored and called from forward: treat them all as forward path
-        for cls in self._modelnew_and_bases():
-            for item in cls.body:
-                for node in ast.walk(item):
-                    if node is not item and isinstance(
-                        node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-                    ):
-                        roots.append(node)
-        for fn in self.methods.values():
-            for node in ast.walk(fn):
-                if (
-                    isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Attribute)
-                    and node.func.attr.startswith(_HOOK_PREFIX)
-                    and "hook" in node.func.attr
-                ):
-                    roots += self._referenced(node)
-        path: list[ast.FunctionDef] = []
-        queue = list(roots)
-        while queue:
-            fn = queue.pop(0)
-            if id(fn) in {id(p) for p in path} or id(fn) in self.kernel_nodes:
-                continue
-            path.append(fn)
-            queue += self._referenced(fn)
-        return path
-
-    def _referenced(self, node: ast.AST) -> list[ast.FunctionDef]:
-        """In-file functions/methods/class methods that ``node`` references."""
-        found: list[ast.FunctionDef] = []
-        for n in ast.walk(node):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-                found += self._named(n.id)
-            elif (
-                isinstance(n, ast.Attribute)
-                and isinstance(n.value, ast.Name)
-                and n.value.id in ("self", "cls", "ModelNew")
-            ):
-                if n.attr in self.methods:
-                    found.append(self.methods[n.attr])
-                bound = self.self_attrs.get(n.attr)
-                if isinstance(bound, str) and not isinstance(bound, Kind):
-                    found += self._named(bound)
-        return found
-
-    def _named(self, name: str) -> list[ast.FunctionDef]:
-        if name in self.functions:
-            return [self.functions[name]]
-        if name in self.classes and name not in ("ModelNew", "Model"):
-            cls = self.classes[name]
-            return [
-                i
-                for c in [cls, *self._in_file_bases(cls)]
-                for i in c.body
-                if isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef))
-            ]
-        return []
-
-    def owner_name(self, fn: ast.AST) -> str:
-        for name, m in self.methods.items():
-            if m is fn:
-                return f"ModelNew.{name}" if "." not in name else name
-        for cname, cls in self.classes.items():
-            if fn in cls.body:
-                return f"{cname}.{fn.name}"
-        return getattr(fn, "name", f"a lambda (line {getattr(fn, 'lineno', '?')})")
+    def class_of(self, unit: Unit) -> ast.ClassDef | None:
+        """The class whose ``self`` a unit sees (the method's class, also for lambdas made inside a method)."""
+        while unit is not None:
+            if unit.cls is not None:
+                return unit.cls
+            unit = unit.parent
+        return None

@@ -1,0 +1,33 @@
+"""Small AST helpers shared by the static checks (no analysis state)."""
+
+from __future__ import annotations
+
+import ast
+
+
+def dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain (no alias resolution), else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def const_str(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def is_dunder(name: str | None) -> bool:
+    return isinstance(name, str) and len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def excerpt(node: ast.AST, limit: int = 60) -> str:
+    """The node's source, shortened for a violation message."""
+    text = ast.unparse(node)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def import_only(node: ast.Try) -> bool:
+    return all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in node.body)
