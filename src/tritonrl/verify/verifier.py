@@ -226,7 +226,7 @@ class Verifier:
 
     def _probe_isolation(self) -> dict:
         workdir = make_workdir()
-        child = self._spawn("probe", {}, workdir, None)
+        child = self._zygote.submit("probe", workdir, {}, {}, self._limits(1))  # no GPU, no slot
         try:
             child.wait_for("sandbox.json", time.monotonic() + 60)
             while child.exit() is None and not child.read_json("sandbox.json"):
