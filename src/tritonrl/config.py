@@ -624,11 +624,11 @@ def _match(value, option):
         matched = {k: _match(v, args[1]) for k, v in value.items()}
         ok = all(isinstance(k, str) for k in value) and all(ok for ok, _ in matched.values())
         return ok, {k: v for k, (_, v) in matched.items()}
-    if base in (bool, str):
-        return isinstance(value, base), value
+    if base is tuple and isinstance(value, (list, tuple)):  # YAML has no tuples
+        return True, tuple(value)
     if base is Any:
         return True, value
-    return False, None
+    return (True, value) if isinstance(base, type) and isinstance(value, base) else (False, None)
 
 
 def _check_type(value, hint, name: str):
