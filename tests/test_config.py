@@ -50,3 +50,92 @@ def test_mistakes_are_one_line_config_errors(tmp_path, yaml_text, overrides, mes
 def test_missing_file():
     with pytest.raises(ConfigError, match="not found"):
         load_config("/nonexistent/x.yaml")
+
+
+# ---------------------------------------------------------------- validation at load (issue 17)
+SHIPPED_BAD_VALUES = [  # each used to load and fail much later, or never
+    ("reward.preset=stagedd", "reward.preset", "correctness, staged"),
+    ("rl.algo=ppo", "rl.algo", "grpo, rloo, best-of-n"),
+    ("rl.vllm_mode=bogus", "rl.vllm_mode", "colocate, server"),
+    ("verify.backend=rayy", "verify.backend", "local, ray"),
+    ("verify.device=tpu", "verify.device", "auto, cpu, cuda"),
+    ("eval.backend=x", "eval.backend", "hf, vllm, auto"),
+    ("rl.steps=-5", "rl.steps", ">= 1"),
+]
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_every_shipped_config_validates_through_the_cli(path):
+    from tritonrl.cli import main
+
+    assert main(["config", "validate", str(path)]) == 0
+
+
+@pytest.mark.parametrize(("override", "key", "fix"), SHIPPED_BAD_VALUES, ids=[v[0] for v in SHIPPED_BAD_VALUES])
+def test_bad_values_fail_at_load_naming_key_and_fix(override, key, fix):
+    with pytest.raises(ConfigError) as info:
+        load_config(None, [override], schema=PipelineConfig)
+    message = str(info.value)
+    assert key in message and fix in message and "\n" not in message
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["rl.num_generations=1"], "rl.num_generations"),
+    (["rl.algo=rloo", "rl.scale_rewards=group"], "rl.scale_rewards"),
+    (["rl.use_vllm=true", "rl.use_cpu=true"], "rl.use_vllm"),
+    (["rl.vllm_max_model_length=100", "rl.max_completion_length=200"], "rl.vllm_max_model_length"),
+    (["rl.loss_type=luspo"], "importance_sampling_level"),
+    (["rl.epsilon_high=0.1"], "rl.epsilon_high"),
+    (["rl.top_p=0"], "rl.top_p"),
+    (["curriculum.start_p=0.9", "curriculum.end_p=0.5"], "curriculum.start_p"),
+    (["reward.tiny_credit=0.9"], "reward.compiled_credit"),
+    (["reward.max_speedup=1"], "reward.max_speedup"),
+    (["best_of_n.top_k=20"], "best_of_n.top_k"),
+    (["rl.algo=best-of-n", "best_of_n.min_reward=2"], "best_of_n.min_reward"),
+    (["sft.max_steps=0"], "sft.max_steps"),
+    (["verify.extra_dtype=float64"], "verify.extra_dtype"),
+    (["verify.atol={float32: tight}"], "verify.atol"),
+    (["lora.dropout=1.5"], "lora.dropout"),
+    (["data.levels=[]"], "data.levels"),
+    (["pipeline.stages=[data, trian]"], "pipeline.stages"),
+    (["eval.device=tpu"], "eval.device"),
+    (["rl.max_prompt_length=512"], "rl.trl.max_prompt_length"),  # removed from TRL: a hint, not a silent drop
+])
+def test_cross_field_and_range_rules(overrides, message):
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.")) as info:
+        load_config(None, overrides, schema=PipelineConfig)
+    assert "\n" not in str(info.value)
+
+
+def test_sections_validate_when_built_directly_too():
+    from tritonrl.config import RLRunConfig, VerifyConfig
+
+    with pytest.raises(ConfigError, match=r"unknown rl\.algo 'ppo'"):
+        RLRunConfig(algo="ppo")
+    assert VerifyConfig(timeout_s=5).timeout_s == 5.0 and isinstance(VerifyConfig(timeout_s=5).timeout_s, float)
+
+
+def test_every_field_has_help_text():
+    import dataclasses
+
+    for section in dataclasses.fields(PipelineConfig):
+        for f in dataclasses.fields(section.default_factory()):
+            assert f.metadata.get("help"), f"{section.name}.{f.name} has no help text"
+
+
+def test_rl_trl_pass_through_keys_are_checked_against_installed_trl():
+    pytest.importorskip("trl")
+    config = load_config(None, ["rl.trl={importance_sampling_level: sequence, epsilon: 0.25}"])
+    assert config.rl.trl == {"importance_sampling_level": "sequence", "epsilon": 0.25}
+    with pytest.raises(ConfigError, match=r"rl\.trl has key\(s\) not_an_option .*GRPOConfig"):
+        load_config(None, ["rl.trl={not_an_option: 1}"])
+    with pytest.raises(ConfigError, match=r"RLOOConfig"):  # scale_rewards is GRPO's; RLOO's config lacks it
+        load_config(None, ["rl.algo=rloo", "rl.trl={scale_rewards: group}"])
+
+
+def test_noise_safe_rl_defaults():
+    rl = TrainingConfig().rl
+    assert rl.scale_rewards in ("batch", "none")  # group-std scaling would amplify timing noise
+    assert 1e-5 <= rl.learning_rate <= 5e-5  # LoRA scale (the default lora.enabled is true)
+    seven_b = load_config(str(CONFIGS[0].parent / "grpo_7b.yaml"))
+    assert seven_b.lora.enabled and 1e-5 <= seven_b.rl.learning_rate <= 5e-5

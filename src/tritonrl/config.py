@@ -1,7 +1,13 @@
-"""Every default of tritonrl, as dataclasses: the one place defaults live.
+"""Every default of tritonrl, as dataclasses: the one place defaults live, and the one place they are checked.
 
 YAML files in ``configs/`` override these; CLI flags override YAML (see ``load_config``).
 Each extension of the verifier and of training has an on/off switch here, so an ablation is one flag.
+
+Every field carries its documentation in ``metadata["help"]`` (shown by ``tritonrl config show --comments`` and
+by the CLI flags generated from it) and, where it has one, its range (``ge``/``gt``/``le``/``lt``). Choices are
+``typing.Literal`` types. A section validates itself when built (``__post_init__``, as TRL's configs do): a bad
+value raises ``ConfigError`` naming the key (``rl.algo``) and the allowed values, at load, not steps later.
+Cross-field rules live in each section's ``check_rules``.
 
 Sections (each owned by the module named; edit a section, not its neighbours):
   VerifyConfig      -> tritonrl.verify
@@ -13,191 +19,410 @@ Sections (each owned by the module named; edit a section, not its neighbours):
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from tritonrl.errors import ConfigError
+
+
+class Section:
+    """Validation shared by every config section: types (Literal choices too) and ranges from field metadata,
+    then the section's own cross-field ``check_rules``. ``section`` is the key prefix errors name."""
+
+    section: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        hints = _type_hints(type(self))
+        for f in dataclasses.fields(self):
+            hint, value, key = hints[f.name], getattr(self, f.name), self.key(f.name)
+            if dataclasses.is_dataclass(hint):
+                if not isinstance(value, hint):
+                    raise ConfigError(f"config section {key} must be a mapping")
+                continue
+            value = _check_type(value, hint, key)
+            _check_range(value, f.metadata, key)
+            object.__setattr__(self, f.name, value)
+        self.check_rules()
+
+    def key(self, name: str) -> str:
+        return f"{self.section}.{name}" if self.section else name
+
+    def check_rules(self) -> None:
+        """Cross-field rules; raise ``ConfigError`` through ``self.fail``."""
+
+    def fail(self, name: str, message: str):
+        raise ConfigError(f"{self.key(name)} {message}")
 
 
 # ---------------------------------------------------------------- verification (tritonrl.verify)
 @dataclass
-class VerifyConfig:
+class VerifyConfig(Section):
     """How candidates are judged. Defaults follow KernelBench's protocol, made explicit."""
 
-    device: str = "auto"            # "auto" (cuda if available), "cpu" (Triton interpreter) or "cuda"
-    strict: bool = True             # strict: no high-level torch compute in ModelNew's forward path
-    timeout_s: float = 60.0         # whole-process limit per candidate (compile + all trials)
-    workers: int = 0                # parallel candidate processes; 0 = one per CPU core (CPU) or per GPU
-    workers_per_gpu: int = 1        # GPU: candidates compiling/checking at once per GPU; timing stays exclusive
-    staged: bool = True             # run the tiny-shape stage before the full trials
-    multi_input: bool = True        # several trials (seeds, scaled values, alternative shapes), not just one
-    num_trials: int = 5             # full-shape correctness trials (KernelBench: 5)
-    seed: int = 42                  # base seed; trial seeds are derived from it
-    alt_shapes: bool = True         # include alternative-shape trials among the multi-input trials
-    extra_dtype: str | None = None  # e.g. "float16": an extra trial in another dtype (off: KernelBench fixes fp32)
-    atol: dict[str, float] = field(default_factory=lambda: {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2})
-    rtol: dict[str, float] = field(default_factory=lambda: {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2})
-    randomize_params: bool = True   # re-randomize parameters identically in both models (defeats default-init)
-    poison_memory: bool = True      # fill freshly allocated memory with NaN (defeats stale-buffer outputs)
-    timing: bool = True             # time candidate and reference (GPU only; CPU reports None)
-    warmup: int = 10                # at most this many untimed runs (adaptive: until two agree); docs/timing.md
-    timed_trials: int = 100         # at most this many timed runs (adaptive: until the median's CI is narrow)
-    timing_rel_ci: float = 0.01     # stop timing once the median's 95% interval is within this share of it
-    timing_budget_ms: float = 1000.0  # ... or once this much GPU time was spent on timed runs
-    timing_sets: int = 3            # input sets the timed calls rotate through (refreshed in place, checked)
-    suspicious_speedup: float = 10.0  # above this the result is flagged SUSPICIOUS_SPEEDUP (reward: withhold)
-    compile_baseline: bool = False  # also time torch.compile(Model): timing["ref_compile_ms"], "speedup_vs_compile"
-    sandbox_memory_gb: float | None = 16.0  # RLIMIT_AS-style cap for candidate processes (None: no cap)
-    cache_dir: str | None = None    # reference-output cache (None: a per-user temp dir)
-    static_checks: bool = True      # off only to test the runtime defences on their own
-    network_isolation: bool = True  # candidate children enter an empty network namespace where permitted
-    fs_isolation: bool = True       # candidates in their own PID/mount namespaces: job dirs and caches hidden
-    reference_memory_gb: float = 4.0  # references held in the parent's memory (least recently used go first)
-    scaled_input_factor: float = 3.0  # one multi-input trial multiplies the float inputs by this
+    section: ClassVar[str] = "verify"
+
+    device: Literal["auto", "cpu", "cuda"] = field(default="auto", metadata={
+        "help": "auto: cuda if available; cpu: Triton interpreter; cuda"})
+    strict: bool = field(default=True, metadata={
+        "help": "no high-level torch compute in ModelNew's forward path"})
+    timeout_s: float = field(default=60.0, metadata={
+        "help": "whole-process limit per candidate (compile + all trials)", "gt": 0})
+    workers: int = field(default=0, metadata={
+        "help": "parallel candidate processes; 0 = one per CPU core (CPU) or per GPU", "ge": 0})
+    workers_per_gpu: int = field(default=1, metadata={
+        "help": "GPU: candidates compiling/checking at once per GPU; timing stays exclusive", "ge": 1})
+    staged: bool = field(default=True, metadata={"help": "run the tiny-shape stage before the full trials"})
+    multi_input: bool = field(default=True, metadata={
+        "help": "several trials (seeds, scaled values, alternative shapes), not just one"})
+    num_trials: int = field(default=5, metadata={"help": "full-shape correctness trials (KernelBench: 5)", "ge": 1})
+    seed: int = field(default=42, metadata={"help": "base seed; trial seeds are derived from it"})
+    alt_shapes: bool = field(default=True, metadata={
+        "help": "include alternative-shape trials among the multi-input trials"})
+    extra_dtype: str | None = field(default=None, metadata={
+        "help": "e.g. float16: an extra trial in another dtype (needs an atol/rtol entry; off: KernelBench fixes fp32)"})
+    atol: dict[str, float] = field(default_factory=lambda: {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2},
+                                   metadata={"help": "absolute tolerance per dtype"})
+    rtol: dict[str, float] = field(default_factory=lambda: {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2},
+                                   metadata={"help": "relative tolerance per dtype"})
+    randomize_params: bool = field(default=True, metadata={
+        "help": "re-randomize parameters identically in both models (defeats default-init)"})
+    poison_memory: bool = field(default=True, metadata={
+        "help": "fill freshly allocated memory with NaN (defeats stale-buffer outputs)"})
+    timing: bool = field(default=True, metadata={
+        "help": "time candidate and reference (GPU only; CPU reports None)"})
+    warmup: int = field(default=10, metadata={
+        "help": "at most this many untimed runs (adaptive: until two agree); docs/timing.md", "ge": 1})
+    timed_trials: int = field(default=100, metadata={
+        "help": "at most this many timed runs (adaptive: until the median's CI is narrow)", "ge": 1})
+    timing_rel_ci: float = field(default=0.01, metadata={
+        "help": "stop timing once the median's 95% interval is within this share of it", "gt": 0})
+    timing_budget_ms: float = field(default=1000.0, metadata={
+        "help": "... or once this much GPU time was spent on timed runs", "ge": 0})
+    timing_sets: int = field(default=3, metadata={
+        "help": "input sets the timed calls rotate through (refreshed in place; their outputs are checked)",
+        "ge": 2})
+    suspicious_speedup: float = field(default=10.0, metadata={
+        "help": "above this the result is flagged SUSPICIOUS_SPEEDUP (reward: withhold)", "gt": 1})
+    compile_baseline: bool = field(default=False, metadata={
+        "help": 'also time torch.compile(Model): timing["ref_compile_ms"], "speedup_vs_compile"'})
+    sandbox_memory_gb: float | None = field(default=16.0, metadata={
+        "help": "RLIMIT_AS-style cap for candidate processes (null: no cap)", "gt": 0})
+    cache_dir: str | None = field(default=None, metadata={
+        "help": "reference-output cache (null: a per-user temp dir)"})
+    static_checks: bool = field(default=True, metadata={
+        "help": "off only to test the runtime defences on their own"})
+    network_isolation: bool = field(default=True, metadata={
+        "help": "candidate children enter an empty network namespace where permitted"})
+    fs_isolation: bool = field(default=True, metadata={
+        "help": "candidates in their own PID/mount namespaces, job dirs and caches hidden (docs/verifier.md)"})
+    reference_memory_gb: float = field(default=4.0, metadata={
+        "help": "references held in the parent's memory (least recently used go first)", "gt": 0})
+    scaled_input_factor: float = field(default=3.0, metadata={
+        "help": "one multi-input trial multiplies the float inputs by this", "gt": 0})
     # where candidates run (tritonrl.verify.backends; docs/scaling.md)
-    backend: str = "local"          # "local" (this machine's processes) or "ray" (actors on a Ray cluster)
-    ray_address: str | None = None  # None: start a local Ray instance; "auto" / "ray://host:10001": join one
-    ray_num_actors: int | None = None  # None: one per GPU of the cluster (CPU-only: one per ray_cpus_per_actor)
-    ray_gpus_per_actor: float | None = None  # None: 1 when the cluster has GPUs and device is not "cpu", else 0
-    ray_cpus_per_actor: int = 2     # CPU cores reserved per actor (its Verifier runs this many candidates)
-    ray_max_retries: int = 2        # times a batch whose actor died is retried on another actor
+    backend: Literal["local", "ray"] = field(default="local", metadata={
+        "help": "local: this machine's processes; ray: actors on a Ray cluster"})
+    ray_address: str | None = field(default=None, metadata={
+        "help": 'null: start a local Ray instance; "auto" / "ray://host:10001": join one'})
+    ray_num_actors: int | None = field(default=None, metadata={
+        "help": "null: one per GPU of the cluster (CPU-only: one per ray_cpus_per_actor)", "ge": 1})
+    ray_gpus_per_actor: float | None = field(default=None, metadata={
+        "help": 'null: 1 when the cluster has GPUs and device is not "cpu", else 0', "ge": 0})
+    ray_cpus_per_actor: int = field(default=2, metadata={
+        "help": "CPU cores reserved per actor (its Verifier runs this many candidates)", "ge": 1})
+    ray_max_retries: int = field(default=2, metadata={
+        "help": "times a batch whose actor died is retried on another actor", "ge": 0})
+
+    def check_rules(self) -> None:
+        tolerances = sorted(set(self.atol) & set(self.rtol))
+        if self.extra_dtype is not None and self.extra_dtype not in tolerances:
+            self.fail("extra_dtype", f"= {self.extra_dtype!r} has no tolerance in verify.atol and verify.rtol; "
+                      f"choose one of {', '.join(tolerances)} or add tolerances for it")
 
 
 # ---------------------------------------------------------------- reward (tritonrl.reward)
 @dataclass
-class RewardConfig:
+class RewardConfig(Section):
     """How a VerifyResult becomes a scalar reward; see ``tritonrl.reward`` for the formulas."""
 
-    preset: str = "correctness"        # "correctness" (default) or "staged" (partial credit, opt-in)
-    speedup_weight: float = 0.3        # correctness preset: bonus weight on the clipped speedup
-    max_speedup: float = 2.0           # speedups are clipped here before the bonus is computed
-    withhold_suspicious_speedup: bool = True  # no speedup credit for a result flagged SUSPICIOUS_SPEEDUP
+    section: ClassVar[str] = "reward"
+
+    preset: Literal["correctness", "staged"] = field(default="correctness", metadata={
+        "help": "correctness (default): 0 unless correct; staged: partial credit per funnel stage (opt-in)"})
+    speedup_weight: float = field(default=0.3, metadata={
+        "help": "correctness preset: bonus weight on the speed credit (0: correctness only)", "ge": 0})
+    max_speedup: float = field(default=2.0, metadata={
+        "help": "the speedup's 95% lower bound earns credit linearly from 1 (none) to this (full)", "gt": 1})
+    withhold_suspicious_speedup: bool = field(default=True, metadata={
+        "help": "no speed credit for a result flagged SUSPICIOUS_SPEEDUP"})
     # staged preset: credit for reaching each stage (0 for invalid / static failure)
-    compiled_credit: float = 0.3
-    tiny_credit: float = 0.5
-    full_credit: float = 0.7
+    compiled_credit: float = field(default=0.3, metadata={"help": "staged: compiled", "ge": 0, "le": 1})
+    tiny_credit: float = field(default=0.5, metadata={"help": "staged: tiny shape passed", "ge": 0, "le": 1})
+    full_credit: float = field(default=0.7, metadata={
+        "help": "staged: full trials passed (speed credit fills the rest up to 1)", "ge": 0, "le": 1})
+
+    def check_rules(self) -> None:
+        if not self.compiled_credit <= self.tiny_credit <= self.full_credit:
+            self.fail("compiled_credit", f"<= reward.tiny_credit <= reward.full_credit must hold (got "
+                      f"{self.compiled_credit}, {self.tiny_credit}, {self.full_credit}): a later stage never "
+                      "earns less")
 
 
 # ---------------------------------------------------------------- curriculum (tritonrl.curriculum)
 @dataclass
-class CurriculumConfig:
+class CurriculumConfig(Section):
     """Level-1/Level-2 mixing for RL prompts; the rule is documented in ``tritonrl.curriculum``."""
 
-    enabled: bool = True
-    start_p: float = 0.1            # Level-2 share of sampled prompts at the start
-    end_p: float = 0.5              # Level-2 share once the ramp is complete
-    trigger: float = 0.4            # rolling Level-1 correct rate that starts (and keeps advancing) the ramp
-    window: int = 64                # how many recent Level-1 results the rolling rate averages
-    ramp_updates: int = 20          # reward batches over which p moves linearly from start_p to end_p
-    seed: int = 0
+    section: ClassVar[str] = "curriculum"
+
+    enabled: bool = field(default=True, metadata={"help": "off: uniform sampling (the ablation)"})
+    start_p: float = field(default=0.1, metadata={
+        "help": "Level-2 share of sampled prompts at the start", "ge": 0, "le": 1})
+    end_p: float = field(default=0.5, metadata={
+        "help": "Level-2 share once the ramp is complete", "ge": 0, "le": 1})
+    trigger: float = field(default=0.4, metadata={
+        "help": "rolling Level-1 correct rate that starts (and keeps advancing) the ramp", "ge": 0, "le": 1})
+    window: int = field(default=64, metadata={
+        "help": "how many recent Level-1 results the rolling rate averages", "ge": 1})
+    ramp_updates: int = field(default=20, metadata={
+        "help": "reward batches over which p moves linearly from start_p to end_p", "ge": 1})
+    seed: int = field(default=0, metadata={"help": "the sampler's seed"})
+
+    def check_rules(self) -> None:
+        if self.start_p > self.end_p:
+            self.fail("start_p", f"= {self.start_p} is above curriculum.end_p = {self.end_p}; the share only grows")
 
 
 # ---------------------------------------------------------------- training (tritonrl.train)
 @dataclass
-class ModelConfig:
+class ModelConfig(Section):
     """Which causal LM to train: a hub id or a local directory."""
 
-    name_or_path: str = "Qwen/Qwen2.5-Coder-7B-Instruct"
-    dtype: str = "auto"             # "auto", "float32", "bfloat16", "float16"
-    trust_remote_code: bool = False
-    attn_implementation: str | None = None  # e.g. "flash_attention_2" on GPUs; None: the library default
-    gradient_checkpointing: bool = False
+    section: ClassVar[str] = "model"
+
+    name_or_path: str = field(default="Qwen/Qwen2.5-Coder-7B-Instruct", metadata={
+        "help": "hub id, local dir, PEFT adapter dir, or tiny:DIR (a tiny model built locally)"})
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = field(default="auto", metadata={
+        "help": "weights' dtype"})
+    trust_remote_code: bool = field(default=False, metadata={"help": "run the model repo's own code"})
+    attn_implementation: str | None = field(default=None, metadata={
+        "help": "e.g. flash_attention_2 or sdpa; null: the library default"})
+    gradient_checkpointing: bool = field(default=False, metadata={
+        "help": "recompute activations in backward (less memory, ~20% slower); false means off, whatever TRL's "
+                "default"})
 
 
 @dataclass
-class LoraConfig:
+class LoraConfig(Section):
     """PEFT LoRA adapter; ``enabled: false`` means full fine-tuning."""
 
-    enabled: bool = True
-    r: int = 16
-    alpha: int = 32
-    dropout: float = 0.05
-    target_modules: str | list[str] = "all-linear"  # every attention and MLP projection
+    section: ClassVar[str] = "lora"
+
+    enabled: bool = field(default=True, metadata={"help": "false: full fine-tuning"})
+    r: int = field(default=16, metadata={"help": "adapter rank", "ge": 1})
+    alpha: int = field(default=32, metadata={"help": "LoRA alpha (scale = alpha / r)", "gt": 0})
+    dropout: float = field(default=0.05, metadata={"help": "adapter dropout", "ge": 0, "lt": 1})
+    target_modules: str | list[str] = field(default="all-linear", metadata={
+        "help": "all-linear: every attention and MLP projection; or a list of module names"})
 
 
 @dataclass
-class DataConfig:
+class DataConfig(Section):
     """Where training tasks come from."""
 
-    source: str = "bundled"         # "bundled", a KernelBench dir, or a KernelBook .jsonl/.parquet/hub id
-    sft_sources: list[str] = field(default_factory=lambda: ["bundled"])  # pairs need a task.solution
-    levels: list[int] = field(default_factory=lambda: [1, 2])
-    tasks: list[str] | None = None  # only these task names (None: all at `levels`)
-    kernelbench_dir: str | None = None  # KernelBook rows matching this clone's tasks are dropped ($KERNELBENCH_DIR)
-    max_tasks: int | None = None
-    prompt_template: str | None = None
+    section: ClassVar[str] = "data"
+
+    source: str = field(default="bundled", metadata={
+        "help": "RL tasks: bundled, a KernelBench dir, or a KernelBook .jsonl/.parquet/hub id"})
+    sft_sources: list[str] = field(default_factory=lambda: ["bundled"], metadata={
+        "help": "SFT pairs (tasks with a solution): bundled, KernelBook .jsonl / hub id"})
+    levels: list[int] = field(default_factory=lambda: [1, 2], metadata={"help": "task levels to train on"})
+    tasks: list[str] | None = field(default=None, metadata={"help": "only these task names (null: all at levels)"})
+    kernelbench_dir: str | None = field(default=None, metadata={
+        "help": "KernelBook rows matching this clone's tasks are dropped ($KERNELBENCH_DIR)"})
+    max_tasks: int | None = field(default=None, metadata={"help": "at most this many tasks", "ge": 1})
+    prompt_template: str | None = field(default=None, metadata={"help": "prompt template (null: the default)"})
+
+    def check_rules(self) -> None:
+        if not self.levels or any(level < 1 for level in self.levels):
+            self.fail("levels", f"= {self.levels} must be a non-empty list of levels >= 1, e.g. [1, 2]")
 
 
 @dataclass
-class RunConfig:
+class RunConfig(Section):
     """Run directory, checkpoints, resume, mirroring and pre-emption (shared by every stage)."""
 
-    run_dir: str = "runs/default"
-    resume: bool = False
-    save_steps: int = 50
-    save_total_limit: int | None = 3
-    mirror_url: str | None = None   # fsspec URL (gs://, s3://, file://, memory://); None: no mirror
-    mirror_interval_s: float = 600.0
-    preemption_watch: bool = False
-    preemption_url: str | None = None  # None: probe GCP and AWS metadata endpoints
-    preemption_poll_s: float = 5.0
-    report_to: str | list[str] = "none"  # passed to transformers: "none", "wandb", "tensorboard", ...
-    seed: int = 0
-    logging_steps: int = 1
+    section: ClassVar[str] = "run"
+
+    run_dir: str = field(default="runs/default", metadata={"help": "run directory (manifest, stages, checkpoints)"})
+    resume: bool = field(default=False, metadata={
+        "help": "continue from the newest complete checkpoint (restored from the mirror if gone)"})
+    save_steps: int = field(default=50, metadata={"help": "checkpoint every N optimizer steps", "ge": 1})
+    save_total_limit: int | None = field(default=3, metadata={
+        "help": "checkpoints kept (null: all)", "ge": 1})
+    mirror_url: str | None = field(default=None, metadata={
+        "help": "fsspec URL (gs://, s3://, file://, memory://) the run dir is pushed to; null: no mirror"})
+    mirror_interval_s: float = field(default=600.0, metadata={"help": "seconds between mirror pushes", "gt": 0})
+    preemption_watch: bool = field(default=False, metadata={
+        "help": "poll cloud metadata for a pre-emption notice; save and stop on one"})
+    preemption_url: str | None = field(default=None, metadata={
+        "help": "null: probe GCP and AWS metadata endpoints"})
+    preemption_poll_s: float = field(default=5.0, metadata={"help": "seconds between polls", "gt": 0})
+    report_to: str | list[str] = field(default="none", metadata={
+        "help": "passed to transformers: none, wandb, tensorboard, ..."})
+    seed: int = field(default=0, metadata={"help": "trainer seed"})
+    logging_steps: int = field(default=1, metadata={"help": "log every N steps", "ge": 1})
 
 
 @dataclass
-class SftRunConfig:
+class SftRunConfig(Section):
     """Supervised fine-tuning on (task prompt, Triton solution) pairs via TRL's SFTTrainer."""
 
-    learning_rate: float = 2e-4
-    epochs: float = 1.0
-    max_steps: int = -1             # > 0 overrides epochs
-    per_device_batch_size: int = 1
-    gradient_accumulation_steps: int = 8
-    max_length: int | None = 4096
-    warmup_ratio: float = 0.03
-    bf16: bool = False
-    use_cpu: bool = False
+    section: ClassVar[str] = "sft"
+
+    learning_rate: float = field(default=2e-4, metadata={"help": "peak learning rate (LoRA scale)", "gt": 0})
+    epochs: float = field(default=1.0, metadata={"help": "passes over the pairs", "gt": 0})
+    max_steps: int = field(default=-1, metadata={"help": "> 0 overrides epochs; -1: use epochs", "ge": -1})
+    per_device_batch_size: int = field(default=1, metadata={"help": "pairs per device per step", "ge": 1})
+    gradient_accumulation_steps: int = field(default=8, metadata={"help": "micro-batches per step", "ge": 1})
+    max_length: int | None = field(default=4096, metadata={"help": "tokens per pair (null: no cut)", "ge": 1})
+    warmup_ratio: float = field(default=0.03, metadata={"help": "share of steps warming up", "ge": 0, "lt": 1})
+    bf16: bool = field(default=False, metadata={"help": "bf16 mixed precision"})
+    use_cpu: bool = field(default=False, metadata={"help": "train on the CPU"})
+
+    def check_rules(self) -> None:
+        if self.max_steps == 0:
+            self.fail("max_steps", "= 0 trains nothing; use -1 (epochs decide) or a positive step count")
 
 
 @dataclass
-class BestOfNConfig:
+class BestOfNConfig(Section):
     """Rejection-sampling fine-tuning: sample n, verify, keep the top k above a threshold, SFT, repeat."""
 
-    n: int = 10
-    top_k: int = 3
-    min_reward: float = 1.0         # correctness preset: 1.0 = correct
-    rounds: int = 3
-    reward_weighted: bool = False   # keep every sample with reward > 0, repeated round(reward * copies_per_reward)
-    copies_per_reward: float = 2.0
-    tasks_per_round: int | None = None
-    sft_steps_per_round: int = -1   # -1: one epoch over the kept samples
+    section: ClassVar[str] = "best_of_n"
+
+    n: int = field(default=10, metadata={"help": "samples per task per round", "ge": 1})
+    top_k: int = field(default=3, metadata={"help": "best samples kept per task", "ge": 1})
+    min_reward: float = field(default=1.0, metadata={"help": "keep only samples at or above this (1.0 = correct)"})
+    rounds: int = field(default=3, metadata={"help": "sample -> verify -> SFT rounds", "ge": 1})
+    reward_weighted: bool = field(default=False, metadata={
+        "help": "keep every sample with reward > 0, repeated round(reward * copies_per_reward)"})
+    copies_per_reward: float = field(default=2.0, metadata={"help": "reward_weighted copies", "gt": 0})
+    tasks_per_round: int | None = field(default=None, metadata={"help": "null: every task", "ge": 1})
+    sft_steps_per_round: int = field(default=-1, metadata={
+        "help": "-1: one epoch over the kept samples", "ge": -1})
+
+    def check_rules(self) -> None:
+        if self.top_k > self.n:
+            self.fail("top_k", f"= {self.top_k} is more than best_of_n.n = {self.n} samples")
+        if self.sft_steps_per_round == 0:
+            self.fail("sft_steps_per_round", "= 0 trains nothing; use -1 (one epoch) or a positive count")
 
 
 @dataclass
-class RLRunConfig:
+class RLRunConfig(Section):
     """On-policy RL with the verifier's reward (GRPO, RLOO) through TRL; Best-of-N settings in ``best_of_n``."""
 
-    algo: str = "grpo"              # "grpo", "rloo" or "best-of-n"
-    num_generations: int = 8
-    max_completion_length: int = 2048
-    max_prompt_length: int | None = None
-    temperature: float = 1.0
-    learning_rate: float = 1e-6
-    steps: int = 200
-    per_device_batch_size: int = 8  # completions per device per step (a multiple of num_generations' share)
-    gradient_accumulation_steps: int = 1
-    beta: float = 0.0               # KL coefficient (0: no reference model)
-    bf16: bool = False
-    use_cpu: bool = False
-    use_vllm: bool = False
-    vllm_mode: str = "colocate"     # "server" or "colocate"
-    vllm_server_base_url: str | None = None  # server mode: e.g. "http://gen-node:8000" (trl vllm-serve)
-    curriculum: bool = True         # sample prompts by the adaptive curriculum (off: uniform, TRL's sampler)
-    async_reward: bool = False      # verify in a thread via TRL's async reward functions
-    init_from: str | None = None    # a manifest stage ("sft") whose model to start from; None: model.name_or_path
+    section: ClassVar[str] = "rl"
+
+    algo: Literal["grpo", "rloo", "best-of-n"] = field(default="grpo", metadata={"help": "the RL algorithm"})
+    num_generations: int = field(default=8, metadata={
+        "help": "completions per prompt (the group; >= 2 for grpo and rloo)", "ge": 1})
+    max_completion_length: int = field(default=2048, metadata={"help": "tokens per completion", "ge": 1})
+    temperature: float = field(default=1.0, metadata={"help": "sampling temperature", "gt": 0})
+    top_p: float = field(default=1.0, metadata={"help": "nucleus sampling (1.0: off)", "gt": 0, "le": 1})
+    # LoRA (the default, lora.enabled) needs ~10x the full-fine-tuning rate: 1e-6 (TRL's default, meant for full
+    # fine-tuning) barely moves a rank-16 adapter in a few hundred steps.
+    learning_rate: float = field(default=2e-5, metadata={"help": "peak learning rate (LoRA scale)", "gt": 0})
+    steps: int = field(default=200, metadata={"help": "optimizer steps (TRL max_steps)", "ge": 1})
+    per_device_batch_size: int = field(default=8, metadata={
+        "help": "completions per device per step (a multiple of num_generations' share)", "ge": 1})
+    gradient_accumulation_steps: int = field(default=1, metadata={"help": "micro-batches per step", "ge": 1})
+    beta: float = field(default=0.0, metadata={"help": "KL coefficient (0: no reference model)", "ge": 0})
+    num_iterations: int = field(default=1, metadata={
+        "help": "optimisation passes per generation batch (TRL's mu; > 1 reuses samples, clipped)", "ge": 1})
+    epsilon_high: float | None = field(default=None, metadata={
+        "help": "upper clip range (DAPO: 0.28); null: symmetric, TRL's epsilon (0.2)", "gt": 0})
+    # Rewards differ within a group mostly by correctness (0 vs >= 1); dividing by the *group* std would blow
+    # small speed-credit differences among all-correct groups up to unit advantages. The batch std keeps them
+    # small (PPO-Lite); "none" (Dr. GRPO) keeps the raw reward scale.
+    scale_rewards: Literal["group", "batch", "none"] = field(default="batch", metadata={
+        "help": "advantage scaling: group std (TRL default; amplifies timing noise), batch std, or none. "
+                "rloo: batch -> normalize_advantages, none -> off"})
+    loss_type: Literal["grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo"] = field(
+        default="dapo", metadata={"help": "grpo only: TRL's loss aggregation (dapo: token-level, no length bias)"})
+    mask_truncated_completions: bool = field(default=False, metadata={
+        "help": "drop truncated completions from the loss (off: an unfinished kernel earns 0, a real signal)"})
+    bf16: bool = field(default=False, metadata={"help": "bf16 mixed precision"})
+    use_cpu: bool = field(default=False, metadata={"help": "train on the CPU"})
+    use_vllm: bool = field(default=False, metadata={"help": "generate with vLLM (needs vllm installed, a GPU)"})
+    vllm_mode: Literal["colocate", "server"] = field(default="colocate", metadata={
+        "help": "colocate: vLLM on the training GPUs; server: a separate trl vllm-serve"})
+    vllm_server_base_url: str | None = field(default=None, metadata={
+        "help": "server mode: e.g. http://gen-node:8000 (trl vllm-serve)"})
+    vllm_gpu_memory_utilization: float = field(default=0.3, metadata={
+        "help": "colocate: share of each GPU's memory vLLM takes (the rest trains)", "gt": 0, "le": 1})
+    vllm_max_model_length: int | None = field(default=None, metadata={
+        "help": "colocate: vLLM context (prompt + completion) in tokens; null: the model's", "ge": 1})
+    vllm_enable_sleep_mode: bool = field(default=False, metadata={
+        "help": "colocate: offload vLLM weights/cache during the optimizer step (less memory, slower)"})
+    curriculum: bool = field(default=True, metadata={
+        "help": "sample prompts by the adaptive curriculum (off: uniform, TRL's sampler)"})
+    async_reward: bool = field(default=False, metadata={"help": "verify in a thread via TRL's async rewards"})
+    init_from: str | None = field(default=None, metadata={
+        "help": "a manifest stage (sft) whose model to start from; null: model.name_or_path"})
+    trl: dict[str, Any] = field(default_factory=dict, metadata={
+        "help": "more GRPOConfig/RLOOConfig options, applied after ours; keys checked against the installed TRL"})
+
+    def check_rules(self) -> None:
+        if self.algo in ("grpo", "rloo") and self.num_generations < 2:
+            self.fail("num_generations", f"= {self.num_generations}: {self.algo} needs >= 2 (advantages compare "
+                      "the samples of one prompt)")
+        if self.algo == "rloo" and self.scale_rewards == "group":
+            self.fail("scale_rewards", "= 'group' has no RLOO form; choose batch (normalize_advantages) or none")
+        if self.use_vllm and self.use_cpu:
+            self.fail("use_vllm", "needs a GPU; set rl.use_vllm=false or rl.use_cpu=false")
+        if self.vllm_max_model_length is not None and self.vllm_max_model_length <= self.max_completion_length:
+            self.fail("vllm_max_model_length", f"= {self.vllm_max_model_length} leaves no room for the prompt "
+                      f"next to rl.max_completion_length = {self.max_completion_length}; raise it or use null")
+        if self.algo == "grpo" and self.loss_type == "luspo" and \
+                self.trl.get("importance_sampling_level") != "sequence":
+            self.fail("loss_type", "= 'luspo' needs rl.trl.importance_sampling_level=sequence")
+        epsilon = self.trl.get("epsilon", 0.2)
+        if self.epsilon_high is not None and isinstance(epsilon, (int, float)) and self.epsilon_high < epsilon:
+            self.fail("epsilon_high", f"= {self.epsilon_high} is below the lower clip rl.trl.epsilon ({epsilon}); "
+                      "use a value >= it, e.g. 0.28")
+        self._check_trl_keys()
+
+    def _check_trl_keys(self) -> None:
+        """rl.trl keys must be fields of the installed TRL config class (imported only when rl.trl is set)."""
+        if not self.trl or self.algo == "best-of-n":
+            return
+        known = trl_config_fields(self.algo)
+        if known is None:
+            return  # TRL not installed: training cannot run either, and will say so
+        unknown = sorted(k for k in self.trl if k not in known)
+        if unknown:
+            cls = "GRPOConfig" if self.algo == "grpo" else "RLOOConfig"
+            self.fail("trl", f"has key(s) {', '.join(unknown)} that the installed TRL's {cls} does not know; "
+                      f"check the spelling against trl.{cls}")
+
+
+@functools.cache
+def trl_config_fields(algo: str) -> frozenset[str] | None:
+    """Field names of the installed TRL's GRPOConfig / RLOOConfig, or None without TRL."""
+    try:
+        import trl
+    except ImportError:
+        return None
+    cls = trl.GRPOConfig if algo == "grpo" else trl.RLOOConfig
+    return frozenset(f.name for f in dataclasses.fields(cls))
 
 
 @dataclass
-class TrainingConfig:
+class TrainingConfig(Section):
     """Everything one ``tritonrl sft`` / ``tritonrl rl`` run needs; YAML files in configs/ fill this."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -211,16 +436,72 @@ class TrainingConfig:
     verify: VerifyConfig = field(default_factory=VerifyConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
 
+    def check_rules(self) -> None:
+        top = 1.0 + self.reward.speedup_weight if self.reward.preset == "correctness" else 1.0
+        if self.rl.algo == "best-of-n" and self.best_of_n.min_reward > top:
+            raise ConfigError(f"best_of_n.min_reward = {self.best_of_n.min_reward} is above the highest reward "
+                              f"of reward.preset={self.reward.preset} ({top}); nothing would be kept")
+
+
+# ---------------------------------------------------------------- evaluation and pipeline (tritonrl.evaluate, .pipeline)
+@dataclass
+class EvalConfig(Section):
+    """How ``tritonrl eval`` samples and scores a model; see ``tritonrl.metrics`` for the formulas."""
+
+    section: ClassVar[str] = "eval"
+
+    tasks: str = field(default="bundled", metadata={
+        "help": "bundled, a KernelBench dir / task file, or name,name (bundled names)"})
+    level: int | None = field(default=None, metadata={"help": "only tasks of this level", "ge": 1})
+    max_tasks: int | None = field(default=None, metadata={
+        "help": "the first N tasks (sorted by name), for quick runs", "ge": 1})
+    k: int = field(default=1, metadata={"help": "samples per task; pass@1 and pass@k are reported", "ge": 1})
+    temperature: float = field(default=0.0, metadata={
+        "help": "0: greedy (k must be 1 to be meaningful); > 0: sampling", "ge": 0})
+    top_p: float = field(default=0.95, metadata={"help": "nucleus sampling", "gt": 0, "le": 1})
+    max_new_tokens: int = field(default=2048, metadata={"help": "tokens per completion", "ge": 1})
+    backend: Literal["hf", "vllm", "auto"] = field(default="hf", metadata={
+        "help": "hf: transformers generate; vllm (when installed); auto: vllm if installed"})
+    batch_size: int = field(default=4, metadata={"help": "prompts per generate call (hf backend)", "ge": 1})
+    device: Literal["auto", "cpu", "cuda"] = field(default="auto", metadata={"help": "generation device"})
+    seed: int = field(default=0, metadata={"help": "sampling seed"})
+    prompt_template: str | None = field(default=None, metadata={"help": "prompt template (null: the default)"})
+
+
+@dataclass
+class PipelineStagesConfig(Section):
+    """Which stages ``tritonrl pipeline`` runs, and which models it evaluates."""
+
+    section: ClassVar[str] = "pipeline"
+
+    stages: list[Literal["data", "sft", "rl", "eval", "report"]] = field(
+        default_factory=lambda: ["data", "sft", "rl", "eval", "report"], metadata={"help": "stages to run"})
+    eval_models: list[Literal["base", "sft", "rl"]] = field(
+        default_factory=lambda: ["base", "sft", "rl"], metadata={"help": "models the eval stage scores"})
+
+
+@dataclass
+class PipelineConfig(TrainingConfig):
+    """A whole run: the training sections plus ``eval`` and ``pipeline`` (``configs/smoke.yaml``)."""
+
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    pipeline: PipelineStagesConfig = field(default_factory=PipelineStagesConfig)
+
 
 # ---------------------------------------------------------------- loading (YAML + key=value overrides)
+REMOVED_KEYS = {
+    "rl.max_prompt_length": "TRL's GRPOConfig no longer has it (prompts are not truncated); with an older TRL "
+                            "that does, set rl.trl.max_prompt_length",
+}
+
+
 def load_config(path: str | None, overrides: list[str] | None = None, schema: type = TrainingConfig):
     """Build ``schema`` from its defaults, then the YAML file at ``path``, then ``key.sub=value`` overrides.
 
     Values in overrides are parsed as YAML scalars/lists (``rl.steps=3``, ``lora.enabled=false``,
-    ``data.levels=[1]``). Unknown keys and wrongly typed values raise ``ConfigError`` with one line.
+    ``data.levels=[1]``). Unknown keys, wrongly typed values, values outside their choices or range, and
+    inconsistent combinations raise ``ConfigError`` with one line naming the key.
     """
-    from tritonrl.errors import ConfigError
-
     data: dict = {}
     if path:
         data = _read_yaml(path)
@@ -232,10 +513,17 @@ def load_config(path: str | None, overrides: list[str] | None = None, schema: ty
     return _build(schema, data, prefix="")
 
 
+def config_field(schema: type, dotted: str) -> tuple[dataclasses.Field, Any]:
+    """The dataclass field and its type for a dotted key (``rl.algo``) of ``schema``."""
+    *sections, name = dotted.split(".")
+    for section in sections:
+        schema = _type_hints(schema)[section]
+    fields = {f.name: f for f in dataclasses.fields(schema)}
+    return fields[name], _type_hints(schema)[name]
+
+
 def _read_yaml(path: str) -> dict:
     import yaml
-
-    from tritonrl.errors import ConfigError
 
     try:
         with open(path) as fh:
@@ -268,25 +556,26 @@ def _set_dotted(data: dict, keys: list[str], value) -> None:
 
 
 def _build(schema: type, data: dict, prefix: str):
-    import dataclasses
-    import typing
-
-    from tritonrl.errors import ConfigError
-
     if not isinstance(data, dict):
         raise ConfigError(f"config section {prefix.rstrip('.') or '<root>'} must be a mapping")
     fields = {f.name: f for f in dataclasses.fields(schema)}
-    hints = typing.get_type_hints(schema)
+    hints = _type_hints(schema)
     kwargs = {}
     for key, value in data.items():
         if key not in fields:
-            raise ConfigError(f"unknown config key {prefix}{key} (known: {', '.join(sorted(fields))})")
+            hint = REMOVED_KEYS.get(f"{prefix}{key}")
+            known = f"removed: {hint}" if hint else f"known: {', '.join(sorted(fields))}"
+            raise ConfigError(f"unknown config key {prefix}{key} ({known})")
         hint = hints[key]
-        if dataclasses.is_dataclass(hint):
-            kwargs[key] = _build(hint, value or {}, prefix=f"{prefix}{key}.")
-        else:
-            kwargs[key] = _check_type(value, hint, f"{prefix}{key}")
-    return schema(**kwargs)
+        kwargs[key] = _build(hint, value or {}, f"{prefix}{key}.") if dataclasses.is_dataclass(hint) else value
+    return schema(**kwargs)  # Section.__post_init__ checks types, choices, ranges and rules
+
+
+@functools.cache
+def _type_hints(schema: type) -> dict[str, Any]:
+    import typing
+
+    return typing.get_type_hints(schema)
 
 
 def _is_float(text: str) -> bool:
@@ -297,61 +586,90 @@ def _is_float(text: str) -> bool:
     return True
 
 
-def _check_type(value, hint, name: str):
-    """Accept values of the annotated type (ints for floats too); reject the rest with one line."""
+def _options(hint) -> tuple:
     import types
     import typing
 
-    from tritonrl.errors import ConfigError
-
-    options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
-    for option in options:
-        base = typing.get_origin(option) or option
-        if option is type(None) and value is None:
-            return None
-        if base is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if base is float and isinstance(value, str) and _is_float(value):  # YAML 1.1 reads "1e-3" as a string
-            return float(value)
-        if base is int and isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if base in (bool, str, list, dict) and isinstance(value, base):
-            return value
-        if base is typing.Any:
-            return value
-    raise ConfigError(f"config key {name} = {value!r} does not match type {hint}")
+    return typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
 
 
-# ---------------------------------------------------------------- evaluation and pipeline (tritonrl.evaluate, .pipeline)
-@dataclass
-class EvalConfig:
-    """How ``tritonrl eval`` samples and scores a model; see ``tritonrl.metrics`` for the formulas."""
+def _choices(hint) -> tuple:
+    """Every Literal value a hint allows (``None`` too when optional); empty for non-Literal hints."""
+    import typing
 
-    tasks: str = "bundled"          # "bundled", a KernelBench dir / task file, or "name,name" (bundled names)
-    level: int | None = None        # only tasks of this level
-    max_tasks: int | None = None    # the first N tasks (sorted by name), for quick runs
-    k: int = 1                      # samples per task; pass@1 and pass@k are reported
-    temperature: float = 0.0        # 0: greedy (k must be 1 to be meaningful); > 0: sampling
-    top_p: float = 0.95
-    max_new_tokens: int = 2048
-    backend: str = "hf"             # "hf" (transformers generate) or "vllm" (when installed); "auto": vllm if both
-    batch_size: int = 4             # prompts per generate call (hf backend)
-    device: str = "auto"            # generation device: "auto", "cpu", "cuda"
-    seed: int = 0
-    prompt_template: str | None = None
+    values: list = []
+    for option in _options(hint):
+        if typing.get_origin(option) is list:
+            option = (typing.get_args(option) or (Any,))[0]
+        if typing.get_origin(option) is Literal:
+            values += typing.get_args(option)
+        elif option is type(None):
+            values.append(None)
+    return tuple(values) if any(v is not None for v in values) else ()
 
 
-@dataclass
-class PipelineStagesConfig:
-    """Which stages ``tritonrl pipeline`` runs, and which models it evaluates."""
+def _match(value, option):
+    """``(True, value)`` (coerced) when ``value`` fits ``option``, else ``(False, None)``."""
+    import typing
 
-    stages: list[str] = field(default_factory=lambda: ["data", "sft", "rl", "eval", "report"])
-    eval_models: list[str] = field(default_factory=lambda: ["base", "sft", "rl"])
+    base = typing.get_origin(option) or option
+    if option is type(None):
+        return value is None, None
+    if base is Literal:
+        ok = any(value == c and type(value) is type(c) for c in typing.get_args(option))
+        return ok, value
+    if base is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return True, float(value)
+    if base is float and isinstance(value, str) and _is_float(value):  # YAML 1.1 reads "1e-3" as a string
+        return True, float(value)
+    if base is int:
+        return isinstance(value, int) and not isinstance(value, bool), value
+    if base is list and isinstance(value, list):
+        (item,) = typing.get_args(option) or (Any,)
+        matched = [_match(v, item) for v in value]
+        return all(ok for ok, _ in matched), [v for _, v in matched]
+    if base is dict and isinstance(value, dict):
+        args = typing.get_args(option)
+        if not args:
+            return True, value
+        matched = {k: _match(v, args[1]) for k, v in value.items()}
+        ok = all(isinstance(k, str) for k in value) and all(ok for ok, _ in matched.values())
+        return ok, {k: v for k, (_, v) in matched.items()}
+    if base is tuple and isinstance(value, (list, tuple)):  # YAML has no tuples
+        return True, tuple(value)
+    if base is Any:
+        return True, value
+    return (True, value) if isinstance(base, type) and isinstance(value, base) else (False, None)
 
 
-@dataclass
-class PipelineConfig(TrainingConfig):
-    """A whole run: the training sections plus ``eval`` and ``pipeline`` (``configs/smoke.yaml``)."""
+def _check_type(value, hint, name: str):
+    """Accept values of the annotated type (ints for floats too; a Literal's choices); reject the rest in one line."""
+    for option in _options(hint):
+        ok, coerced = _match(value, option)
+        if ok:
+            return coerced
+    choices = _choices(hint)
+    if choices:
+        allowed = ", ".join("null" if c is None else str(c) for c in choices)
+        raise ConfigError(f"unknown {name} {value!r}; choose one of {allowed}")
+    raise ConfigError(f"config key {name} = {value!r} does not match type {_type_name(hint)}")
 
-    eval: EvalConfig = field(default_factory=EvalConfig)
-    pipeline: PipelineStagesConfig = field(default_factory=PipelineStagesConfig)
+
+def _type_name(hint) -> str:
+    import typing
+
+    plain = isinstance(hint, type) and not typing.get_args(hint)
+    return hint.__name__ if plain else str(hint).replace("typing.", "")
+
+
+_RANGE_RULES = {"ge": (">=", lambda v, b: v >= b), "gt": (">", lambda v, b: v > b),
+                "le": ("<=", lambda v, b: v <= b), "lt": ("<", lambda v, b: v < b)}
+
+
+def _check_range(value, metadata, name: str) -> None:
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    for rule, (_, holds) in _RANGE_RULES.items():
+        if rule in metadata and not holds(value, metadata[rule]):
+            bounds = " and ".join(f"{s} {metadata[r]}" for r, (s, _) in _RANGE_RULES.items() if r in metadata)
+            raise ConfigError(f"{name} = {value!r} is out of range; it must be {bounds}")

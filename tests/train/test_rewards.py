@@ -26,8 +26,24 @@ def test_one_verify_call_per_batch_metrics_and_curriculum(fake_verifier):
     assert fake_verifier.calls == [4]
     assert logged["verify/correct_rate"] == 0.5 and logged["verify/format_rate"] == 0.5
     assert "verify/mean_speedup" not in logged  # nothing timed on CPU: no number invented
+    assert "verify/mean_speedup_ci95_low" not in logged and "verify/surely_faster_rate" not in logged
     assert cur.l1_correct_rate == 0.5 and cur.p > 0.1  # 0.5 >= trigger: the ramp advanced
     assert logged["curriculum/level2_share"] == cur.p
+
+
+def test_batch_stats_report_speedups_with_their_intervals():
+    from tritonrl.train.rewards import batch_stats
+    from tritonrl.verify.result import Stage, VerifyResult
+
+    def timed(speedup, ci):
+        return VerifyResult(Stage.DONE, valid=True, compiled=True, tiny_correct=True, correct=True,
+                            speedup=speedup, timing={"speedup_ci95": ci})
+
+    results = [timed(1.6, [1.5, 1.7]), timed(1.05, [0.95, 1.15]), VerifyResult(Stage.EXTRACT), timed(1.2, None)]
+    metrics = batch_stats(results, [1.15, 1.0, 0.0, 1.0]).as_metrics()
+    assert metrics["verify/mean_speedup"] == pytest.approx((1.6 + 1.05 + 1.2) / 3)
+    assert metrics["verify/mean_speedup_ci95_low"] == pytest.approx((1.5 + 0.95) / 2)
+    assert metrics["verify/surely_faster_rate"] == pytest.approx(1 / 4)
 
 
 def test_async_reward_matches_sync(fake_verifier):

@@ -47,7 +47,7 @@ def test_timers_are_bound_before_candidate_code(monkeypatch):
 @pytest.mark.parametrize(("withhold", "bonus"), [(True, False), (False, True)])
 def test_reward_switch_for_suspicious_speedups(withhold, bonus):
     result = VerifyResult(Stage.DONE, valid=True, compiled=True, tiny_correct=True, correct=True,
-                          speedup=50.0, flags=[Flag.SUSPICIOUS_SPEEDUP.value])
+                          speedup=50.0, flags=[Flag.SUSPICIOUS_SPEEDUP.value], timing={"speedup_ci95": [45.0, 55.0]})
     config = RewardConfig(withhold_suspicious_speedup=withhold)
     expected = 1.0 + (config.speedup_weight if bonus else 0.0)
     assert compute_reward(result, config) == pytest.approx(expected)

@@ -16,7 +16,7 @@ from tritonrl.errors import UserError
 
 # Subcommand modules, in the order --help lists them. A module that cannot be imported (for instance
 # because the `train` extra is missing) still lets the others work.
-COMMAND_MODULES = ("tasks", "verify", "train", "evaluate", "pipeline")
+COMMAND_MODULES = ("tasks", "verify", "train", "evaluate", "pipeline", "config")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -11,23 +11,22 @@ from __future__ import annotations
 
 import argparse
 
+from tritonrl.cli.config import add_config_arguments, config_from_args
+
+FLAGS = {"--run-dir": "run.run_dir"}  # typed and documented from the config field (tritonrl.config)
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("pipeline", help="data -> SFT -> RL -> eval -> comparison report (resumable)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--config", required=True, help="YAML file (see configs/)")
-    p.add_argument("--run-dir", help="run directory (overrides run.run_dir)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config value, e.g. --set eval.k=2 (repeatable)")
+    add_config_arguments(p, FLAGS, set_example="eval.k=2")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from tritonrl.config import PipelineConfig, load_config
+    config = config_from_args(args, FLAGS)  # validated before the training stack is imported
     from tritonrl.pipeline import run_pipeline
 
-    overrides = list(args.overrides) + ([f"run.run_dir={args.run_dir}"] if args.run_dir else [])
-    config = load_config(args.config, overrides, schema=PipelineConfig)
     report = run_pipeline(config)
     print(report)
     return 0

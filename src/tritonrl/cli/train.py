@@ -13,38 +13,29 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tritonrl.config import PipelineConfig, TrainingConfig, load_config
+from tritonrl.cli.config import add_config_arguments, config_from_args
+from tritonrl.config import TrainingConfig
 
-
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", required=True, help="YAML file (see configs/)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config value, e.g. --set rl.steps=10 (repeatable)")
-    parser.add_argument("--resume", action="store_true",
-                        help="continue from the newest complete checkpoint (restored from the mirror if gone)")
-    parser.add_argument("--run-dir", help="run directory (overrides run.run_dir)")
+# Flags that set a config key: type, choices and help come from the field in tritonrl.config (one declaration).
+STAGE_FLAGS = {"--run-dir": "run.run_dir", "--resume": "run.resume"}
+RL_FLAGS = {"--algo": "rl.algo", **STAGE_FLAGS}
 
 
 def register(subparsers) -> None:
     sft = subparsers.add_parser("sft", help="supervised fine-tuning on task/solution pairs (TRL SFTTrainer)")
-    _common(sft)
-    sft.set_defaults(func=_run_sft)
+    add_config_arguments(sft, STAGE_FLAGS, set_example="sft.max_steps=10")
+    sft.set_defaults(func=_run_sft, flags=STAGE_FLAGS)
     rl = subparsers.add_parser("rl", help="RL on the verifier's reward: GRPO, RLOO or Best-of-N")
-    rl.add_argument("--algo", choices=["grpo", "rloo", "best-of-n"], help="overrides rl.algo")
-    _common(rl)
-    rl.set_defaults(func=_run_rl)
+    add_config_arguments(rl, RL_FLAGS)
+    rl.set_defaults(func=_run_rl, flags=RL_FLAGS)
 
 
 def build_config(args: argparse.Namespace) -> TrainingConfig:
-    overrides = list(args.overrides)
-    if getattr(args, "algo", None):
-        overrides.append(f"rl.algo={args.algo}")
-    if args.run_dir:
-        overrides.append(f"run.run_dir={args.run_dir}")
-    if args.resume:
-        overrides.append("run.resume=true")
-    # PipelineConfig = TrainingConfig + the eval/pipeline sections, so one YAML serves sft, rl and pipeline.
-    return load_config(args.config, overrides, schema=PipelineConfig)
+    """The validated config (a bad value is a ConfigError here, before torch or TRL is imported).
+
+    PipelineConfig = TrainingConfig + the eval/pipeline sections, so one YAML serves sft, rl and pipeline.
+    """
+    return config_from_args(args, args.flags)
 
 
 def _summary(result) -> int:
@@ -63,12 +54,14 @@ def _summary(result) -> int:
 
 
 def _run_sft(args: argparse.Namespace) -> int:
+    config = build_config(args)  # first: a config error must not wait for the training stack to import
     from tritonrl.train.sft import run_sft
 
-    return _summary(run_sft(build_config(args)))
+    return _summary(run_sft(config))
 
 
 def _run_rl(args: argparse.Namespace) -> int:
+    config = build_config(args)
     from tritonrl.train.rl import run_rl
 
-    return _summary(run_rl(build_config(args)))
+    return _summary(run_rl(config))

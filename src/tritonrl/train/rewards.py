@@ -3,8 +3,9 @@
 TRL (GRPO, RLOO) calls ``VerifierReward(prompts=..., completions=..., task_key=[...], log_metric=..., ...)``
 once per generation batch; all completions go to ONE ``Verifier.verify_many`` call so the verifier can run
 them in parallel. Rewards come from ``tritonrl.reward.compute_reward``, the same function evaluation uses.
-Per-batch metrics (format/compile/correct rates, mean speedup) go through TRL's ``log_metric`` hook, and the
-batch's Level-1 correctness updates the curriculum.
+Per-batch metrics (format/compile/correct rates, mean speedup and the mean lower end of its 95% interval, the
+share surely faster than the reference) go through TRL's ``log_metric`` hook, and the batch's Level-1
+correctness updates the curriculum.
 
 verl: point ``custom_reward_function.path`` at this file and ``name`` at ``compute_score``; ``ground_truth``
 is the task's source (or a bundled task name), ``extra_info`` may hold ``{"task": KernelTask.to_dict()}``.
@@ -18,13 +19,18 @@ from dataclasses import dataclass
 
 import tritonrl.verify  # noqa: F401 - first: importing tritonrl.reward alone hits a verify<->reward import cycle
 from tritonrl.config import RewardConfig, VerifyConfig
-from tritonrl.reward import compute_reward
+from tritonrl.reward import compute_reward, speedup_interval
 from tritonrl.tasks.model import KernelTask
 
 
 @dataclass
 class BatchStats:
-    """What one reward batch looked like; ``mean_speedup`` is None when nothing was timed (CPU)."""
+    """What one reward batch looked like; the speedup numbers are None when nothing was timed (CPU).
+
+    ``mean_speedup`` is the mean point speedup of correct samples, ``mean_speedup_ci95_low`` the mean lower end
+    of their 95% intervals (what the reward credits), ``surely_faster_rate`` the share of the batch that is
+    correct with an interval entirely above 1 (the only samples that earn speed credit).
+    """
 
     n: int
     format_rate: float
@@ -32,18 +38,23 @@ class BatchStats:
     correct_rate: float
     mean_reward: float
     mean_speedup: float | None
+    mean_speedup_ci95_low: float | None = None
+    surely_faster_rate: float | None = None
 
     def as_metrics(self) -> dict[str, float]:
         metrics = {"verify/format_rate": self.format_rate, "verify/compile_rate": self.compile_rate,
                    "verify/correct_rate": self.correct_rate, "verify/mean_reward": self.mean_reward}
-        if self.mean_speedup is not None:
-            metrics["verify/mean_speedup"] = self.mean_speedup
+        optional = {"verify/mean_speedup": self.mean_speedup,
+                    "verify/mean_speedup_ci95_low": self.mean_speedup_ci95_low,
+                    "verify/surely_faster_rate": self.surely_faster_rate}
+        metrics.update({name: value for name, value in optional.items() if value is not None})
         return metrics
 
 
 def batch_stats(results: Sequence, rewards: Sequence[float]) -> BatchStats:
     n = max(1, len(results))
     speedups = [r.speedup for r in results if r.correct and r.speedup is not None]
+    lows = [ci[0] for r in results if r.correct and (ci := speedup_interval(r)) is not None]
     return BatchStats(
         n=len(results),
         format_rate=sum(r.format_ok for r in results) / n,
@@ -51,6 +62,8 @@ def batch_stats(results: Sequence, rewards: Sequence[float]) -> BatchStats:
         correct_rate=sum(r.correct for r in results) / n,
         mean_reward=sum(rewards) / n,
         mean_speedup=sum(speedups) / len(speedups) if speedups else None,
+        mean_speedup_ci95_low=sum(lows) / len(lows) if lows else None,
+        surely_faster_rate=sum(low > 1.0 for low in lows) / n if lows else None,
     )
 
 

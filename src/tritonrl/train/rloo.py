@@ -4,7 +4,9 @@ In this TRL release ``RLOOTrainer`` takes reward functions exactly like ``GRPOTr
 ``reward_funcs``, dataset columns passed to them, ``num_generations`` samples per prompt). The mapping to
 REINFORCE-with-baseline: each completion's advantage is its reward minus the mean reward of the *other*
 ``num_generations - 1`` completions of the same prompt (the leave-one-out baseline), so ``num_generations``
-must be at least 2. Settings come from ``RLRunConfig`` as for GRPO (``tritonrl.train.grpo.online_args``).
+must be at least 2. Settings come from ``RLRunConfig`` as for GRPO (``tritonrl.train.grpo.online_args``);
+``rl.scale_rewards`` maps to RLOO's ``normalize_advantages`` (``batch``: on, ``none``: off; ``group`` has no RLOO
+form and is refused at load), and ``rl.loss_type`` (a GRPO option) is not used.
 """
 
 from __future__ import annotations
@@ -26,4 +28,5 @@ def trainer_args(config: TrainingConfig, session: StageSession, curriculum_on: b
 
     if config.rl.num_generations < 2:
         raise ConfigError("rloo needs rl.num_generations >= 2 (the baseline is the other samples' mean)")
-    return online_args(RLOOConfig, config, session, curriculum_on)
+    return online_args(RLOOConfig, config, session, curriculum_on,
+                       normalize_advantages=config.rl.scale_rewards == "batch")

@@ -165,13 +165,22 @@ def peft_config(config: TrainingConfig):
 
 
 def gradient_checkpointing(config: TrainingConfig) -> dict[str, bool]:
-    """Only pass the option when on: its name is deprecated in transformers 5 and warns when given at all."""
-    return {"gradient_checkpointing": True} if config.model.gradient_checkpointing else {}
+    """Always explicit: TRL's configs default it to *on*, so leaving it out of ``model.gradient_checkpointing:
+    false`` would still checkpoint. ``trl_args`` passes it under transformers 5's name when that exists."""
+    return {"gradient_checkpointing": bool(config.model.gradient_checkpointing)}
+
+
+# Options whose name moved: ours -> the newer name, used when the installed config class has it. transformers 5
+# calls gradient checkpointing "activation_checkpointing" and warns when the old name is given.
+RENAMED_OPTIONS = {"gradient_checkpointing": "activation_checkpointing"}
 
 
 def trl_args(config_cls, **kwargs):
     """Build a TRL config, dropping options this TRL release does not have (their names move between versions)."""
     known = {f.name for f in dataclasses.fields(config_cls)}
+    for old, new in RENAMED_OPTIONS.items():
+        if old in kwargs and new in known:
+            kwargs[new] = kwargs.pop(old)
     dropped = sorted(k for k in kwargs if k not in known)
     if dropped:
         # Not silent: a setting the user made may not take effect on this TRL version.
