@@ -19,17 +19,18 @@ from __future__ import annotations
 import json
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import nullcontext
 from dataclasses import dataclass
 
 from tritonrl.config import VerifyConfig
-from tritonrl.errors import ConfigError, TaskError
+from tritonrl.errors import ConfigError
 from tritonrl.reward import compute_reward
 from tritonrl.tasks.model import KernelTask
 from tritonrl.verify.compare import compare_trial, load_untrusted
 from tritonrl.verify.flags import Flag
 from tritonrl.verify.gpu_lock import GpuLease, GpuLocks
+from tritonrl.verify.plan import build_trials
 from tritonrl.verify.reference import ReferenceCache
 from tritonrl.verify.result import Stage, VerifyResult
 from tritonrl.verify.sandbox import Child, Zygote, make_workdir
@@ -58,35 +59,6 @@ def resolve_device(device: str) -> str:
     if device == "cuda":
         raise ConfigError("device 'cuda' requested but no CUDA GPU is available")
     return "cpu"
-
-
-def build_trials(task: KernelTask, config: VerifyConfig) -> list[TrialSpec]:
-    """The tiny trial (when staged) and the full trials: seed, other seeds, scaled values, other shapes."""
-    from tritonrl.tasks.variants import alt_variants, tiny_variant
-
-    seed, trials = config.seed, []
-    if config.staged:
-        try:
-            tiny = tiny_variant(task)
-            trials.append(TrialSpec("tiny", "tiny", tiny.key, tiny.source, seed))
-        except TaskError:
-            pass  # no smaller version of this task runs: the full trials still judge it
-    plan = [(task, seed, 1.0)]
-    if config.multi_input:
-        alts = alt_variants(task, n=2, seed=seed) if config.alt_shapes else []
-        extra = [(task, seed + 1, config.scaled_input_factor)]
-        for k, alt in enumerate(alts):
-            extra.insert(2 * k, (alt, seed + 3 + k, 1.0))
-        plan += extra
-        while len(plan) < config.num_trials:
-            plan.append((task, seed + 10 + len(plan), 1.0))
-        plan = plan[: max(1, config.num_trials)]
-    for k, (variant, trial_seed, scale) in enumerate(plan):
-        trials.append(TrialSpec(f"full{k}", "full", variant.key, variant.source, trial_seed, scale))
-    if config.extra_dtype:
-        trials.append(TrialSpec(f"full_{config.extra_dtype}", "full", task.key, task.source, seed + 100, 1.0,
-                                config.extra_dtype))
-    return trials
 
 
 class Verifier:
@@ -143,6 +115,18 @@ class Verifier:
                 bar.close()
         return results
 
+    def verify_iter(self, items: list[VerifyItem]):
+        """``(index, result)`` for each item as it finishes (not in order); closing the generator early cancels
+        the items not yet started."""
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            futures = {pool.submit(self.verify, it.task, it.code, it.completion): i for i, it in enumerate(items)}
+            try:
+                for future in as_completed(futures):
+                    yield futures[future], future.result()
+            finally:
+                for future in futures:
+                    future.cancel()
+
     def close(self) -> None:
         self._zygote.close()
 
@@ -170,7 +154,8 @@ class Verifier:
                 error = "; ".join(f"line {v.line}: {v.message}" if v.line else v.message for v in violations)
                 return VerifyResult(Stage.STATIC, flags=flags, error=error[:MAX_ERROR_CHARS], code=code)
         result = VerifyResult(Stage.COMPILE, valid=True, code=code)
-        trials = build_trials(task, self.config)
+        trials = build_trials(task, self.config, self.device)
+        result.flags += trials.flags  # reduced_shapes: judged at sizes the CPU can run (tritonrl.verify.plan)
         start = time.monotonic()
         self._refs.ensure(trials)
         result.timing["stage_s"] = {"reference": round(time.monotonic() - start, 4)}
