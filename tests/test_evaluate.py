@@ -108,7 +108,7 @@ def test_evaluate_end_to_end_with_fakes(tmp_path, monkeypatch):
     fake = FakeVerifier()
     real = evaluate.verify_and_report
     monkeypatch.setattr(evaluate, "verify_and_report",
-                        lambda pending, verify, out, meta=None: real(pending, verify, out, meta, verifier=fake))
+                        lambda pending, verify, out, meta=None, **kw: real(pending, verify, out, meta, verifier=fake, **kw))
     gen = FakeGenerator(["class ModelNew: GOOD", "prose"])
     report = evaluate.evaluate(gen, evaluate.select_tasks("l1_relu,l2_swiglu"), k=2, out_dir=tmp_path)
     assert len(gen.prompts) == 2 and gen.prompts[0][-1]["role"] == "user"

@@ -116,16 +116,15 @@ class Verifier:
         return results
 
     def verify_iter(self, items: list[VerifyItem]):
-        """``(index, result)`` for each item as it finishes (not in order); closing the generator early cancels
-        the items not yet started."""
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+        """``(index, result)`` for each item as it finishes (not in order). Closing the generator (or an exception
+        in it, such as Ctrl-C) cancels the items not started and returns at once; ``close()`` ends running ones."""
+        pool = ThreadPoolExecutor(max_workers=self.concurrency)
+        try:
             futures = {pool.submit(self.verify, it.task, it.code, it.completion): i for i, it in enumerate(items)}
-            try:
-                for future in as_completed(futures):
-                    yield futures[future], future.result()
-            finally:
-                for future in futures:
-                    future.cancel()
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
         self._zygote.close()
