@@ -42,7 +42,7 @@ class VerifyConfig:
     suspicious_speedup: float = 10.0  # above this the result is flagged SUSPICIOUS_SPEEDUP (reward: withhold)
     compile_baseline: bool = False  # also time torch.compile(Model): timing["ref_compile_ms"], "speedup_vs_compile"
     sandbox_memory_gb: float | None = 16.0  # RLIMIT_AS-style cap for candidate processes (None: no cap)
-    cpu_max_numel: int | None = 1 << 20  # CPU: full trials' largest tensor at most this (None: sizes as written)
+    cpu_max_numel: int | None = 1 << 18  # CPU: full trials' largest tensor at most this (None: sizes as written)
     cpu_max_flops: int | None = 1 << 26  # CPU: and matmul/conv FLOPs per forward at most this (tritonrl.verify.plan)
     cache_dir: str | None = None    # reference-output cache (None: a per-user temp dir)
     static_checks: bool = True      # off only to test the runtime defences on their own
