@@ -315,10 +315,12 @@ def read_solutions(directory: str | Path, tasks: list[KernelTask] | None = None)
     files = sorted(directory.glob("*.py"), key=lambda f: natural_key(f.stem))
     if not files:
         raise UserError(f"no .py files in {directory}")
+    matched = [(match_problem(f.stem, tasks) if tasks is not None else get_task(f.stem), f) for f in files]
+    order = {t.key: i for i, t in enumerate(tasks or [])}
+    matched.sort(key=lambda pair: order.get(pair[0].key, len(order)))  # the tasks' order; stable within a task
     counts: dict[str, int] = {}
     pending = []
-    for f in files:
-        task = match_problem(f.stem, tasks) if tasks is not None else get_task(f.stem)
+    for task, f in matched:
         index = counts[task.key] = counts.get(task.key, -1) + 1
         try:
             pending.append(Pending(task, index, code=f.read_text(encoding="utf-8")))
