@@ -498,16 +498,18 @@ def task_cost(source: str) -> TaskCost | None:
     """The cost of ``Model(*get_init_inputs())(*get_inputs())``, on the meta device (no memory, no arithmetic);
     None when the task does not run there (an op without a meta kernel, a broken source)."""
     import torch
-    from torch.utils.flop_counter import FlopCounterMode
     from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils.flop_counter import FlopCounterMode
 
     class Largest(TorchDispatchMode):
+        """Records the largest tensor any op of the forward pass returns (intermediates included)."""
+
         numel = 0
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
             sizes = [t.numel() for t in _flatten(out) if isinstance(t, torch.Tensor)]
-            Largest.numel = max([Largest.numel, *sizes])
+            self.numel = max([self.numel, *sizes])
             return out
 
     namespace: dict = {"__name__": "tritonrl_task_variant"}
@@ -519,12 +521,12 @@ def task_cost(source: str) -> TaskCost | None:
             model = namespace["Model"](*namespace["get_init_inputs"]())
             inputs = namespace["get_inputs"]()
             held = [*model.parameters(), *model.buffers(), *_flatten(inputs)]
-            with FlopCounterMode(display=False) as counter, Largest():
+            with FlopCounterMode(display=False) as counter, Largest() as largest:
                 model(*inputs)
     except Exception:  # noqa: BLE001 -- a task that does not run on meta: cost unknown
         return None
     sizes = [t.numel() for t in held if isinstance(t, torch.Tensor)]
-    return TaskCost(max([Largest.numel, *sizes]), int(counter.get_total_flops()))
+    return TaskCost(max([largest.numel, *sizes]), int(counter.get_total_flops()))
 
 
 def reduced_variant(task: KernelTask, fits) -> KernelTask | None:
@@ -542,15 +544,17 @@ def reduced_variant(task: KernelTask, fits) -> KernelTask | None:
 
 
 def _reduce_candidates(constants: list[Constant]):
-    """Every size divided by 2, 4, 8, ..., first never below ``REDUCE_FLOOR``, then down to 1; each followed by
-    its tied form (sizes written equal stay equal). Mildest first; no candidate twice."""
+    """Every size divided by 2, 4, 8, ..., first never below ``REDUCE_FLOOR``, then down to 1; then, for tasks
+    whose spatial sizes cannot shrink (a conv then two poolings), the batch alone, then batch and features.
+    Each is followed by its tied form (sizes written equal stay equal); no candidate twice."""
     multiple = math.lcm(1, *[c.value for c in constants if c.kind == "divisor"])
     seen: list[dict] = []
-    for floor in (REDUCE_FLOOR, 1):
+    every = ("batch", "spatial", "feature", "shape")
+    for floor, kinds in ((REDUCE_FLOOR, every), (1, every), (1, ("batch",)), (1, ("batch", "feature"))):
         for factor in REDUCE_FACTORS:
             candidate = {}
             for i, c in enumerate(constants):
-                if c.kind in ("batch", "spatial", "feature", "shape"):
+                if c.kind in kinds:
                     step = multiple if c.kind == "feature" else 1
                     new = tuple(_reduced(v, factor, floor, step) for v in _as_tuple(c.value))
                     value = new if isinstance(c.value, tuple) else new[0]
