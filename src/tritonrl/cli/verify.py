@@ -33,7 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Judge candidate ModelNew code against a task: static checks, compile, tiny run, multi-input "
                     "correctness, and GPU timing, in sandboxed child processes (see docs/verifier.md).",
         epilog="exit status: 0 every candidate correct, 1 some candidate not correct, 2 bad usage or unreadable "
-               "task. With --json the last line of stdout is a JSON object (one line per candidate).",
+               "task, 130 interrupted. With --json each candidate's JSON object is printed as it is judged (for "
+               "one candidate, the last line); several end with a {\"summary\": ...} line.",
     )
     parser.add_argument("--task", required=True, help="bundled task name or path to a .py task file")
     source = parser.add_mutually_exclusive_group(required=True)
