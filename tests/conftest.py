@@ -8,6 +8,18 @@ if not os.environ.get("TRITONRL_TEST_CUDA"):
 
 import pytest  # noqa: E402
 
+try:
+    from hypothesis import settings
+except ImportError:  # the dev extra is not installed: only the property-based tests need it
+    settings = None
+
+if settings is not None:
+    # "ci" (chosen when $CI is set): the same examples every run, so a red CI run is reproducible; locally
+    # "dev" keeps exploring new examples. HYPOTHESIS_PROFILE=ci picks it by hand.
+    settings.register_profile("ci", derandomize=True, print_blob=True)
+    settings.register_profile("dev", print_blob=True)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
 
 def pytest_collection_modifyitems(config, items):
     try:

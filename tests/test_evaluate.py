@@ -108,7 +108,7 @@ def test_evaluate_end_to_end_with_fakes(tmp_path, monkeypatch):
     fake = FakeVerifier()
     real = evaluate.verify_and_report
     monkeypatch.setattr(evaluate, "verify_and_report",
-                        lambda pending, verify, out, meta=None: real(pending, verify, out, meta, verifier=fake))
+                        lambda pending, verify, out, meta=None, **kw: real(pending, verify, out, meta, verifier=fake, **kw))
     gen = FakeGenerator(["class ModelNew: GOOD", "prose"])
     report = evaluate.evaluate(gen, evaluate.select_tasks("l1_relu,l2_swiglu"), k=2, out_dir=tmp_path)
     assert len(gen.prompts) == 2 and gen.prompts[0][-1]["role"] == "user"
@@ -144,3 +144,115 @@ def test_resolve_model_from_hub_id_dirs_and_manifest(tmp_path):
     assert evaluate.resolve_model("tiny:runs/tiny-model").base == "tiny:runs/tiny-model"
     with pytest.raises(UserError, match="model path not found"):
         evaluate.resolve_model(str(tmp_path / "missing"))
+
+
+# ---------------------------------------------------------------- KernelBench clones, resume, unreadable input
+KB_FIXTURE = __import__("pathlib").Path(__file__).parent / "fixtures" / "kernelbench"
+
+
+def fake_clone(tmp_path, numbers=(100, 10, 2, 1)):
+    """A KernelBench-format dir whose level-1 problems have these numbers (each a copy of a small task)."""
+    source = (KB_FIXTURE / "level1" / "2_Sum_over_dim.py").read_text()
+    level = tmp_path / "kb" / "level1"
+    level.mkdir(parents=True)
+    for n in numbers:
+        (level / f"{n}_Problem.py").write_text(source)
+    return tmp_path / "kb"
+
+
+def test_kernelbench_problems_are_in_numeric_order(tmp_path):
+    clone = fake_clone(tmp_path)
+    assert [t.name for t in evaluate.select_tasks(str(clone))] == ["1_Problem", "2_Problem", "10_Problem",
+                                                                    "100_Problem"]
+    assert [t.name for t in evaluate.select_tasks(str(clone), max_tasks=2)] == ["1_Problem", "2_Problem"]
+
+
+def test_solutions_match_kernelbench_problems_by_number(tmp_path):
+    sols = tmp_path / "sols"
+    sols.mkdir()
+    for stem in ("3", "level2_2", "4_ConvTranspose3d_MaxPool_Mean", "level2_2_v2"):
+        (sols / f"{stem}.py").write_text(f"class ModelNew: GOOD {stem}")
+    tasks = evaluate.select_tasks(str(KB_FIXTURE), level=2)
+    pending = evaluate.read_solutions(sols, tasks)
+    assert [(p.task.name, p.index) for p in pending] == [
+        ("2_Conv2d_GroupNorm_ReLU", 0), ("2_Conv2d_GroupNorm_ReLU", 1), ("3_Gemm_LayerNorm_GELU_Scale", 0),
+        ("4_ConvTranspose3d_MaxPool_Mean", 0)]
+    (sols / "1.py").write_text("class ModelNew: GOOD")  # problem 1 is in level 1 and in level 2
+    with pytest.raises(UserError, match="several levels; name the file level1_1, level2_1"):
+        evaluate.read_solutions(sols, evaluate.select_tasks(str(KB_FIXTURE)))
+    (sols / "1.py").unlink()
+    (sols / "77.py").write_text("class ModelNew: GOOD")
+    with pytest.raises(UserError, match="77: no problem 77"):
+        evaluate.read_solutions(sols, tasks)
+
+
+def test_cli_solutions_with_kernelbench_tasks(tmp_path, monkeypatch, capsys):
+    sols = tmp_path / "sols"
+    sols.mkdir()
+    (sols / "level2_3.py").write_text("class ModelNew: GOOD")
+    (sols / "level2_3_wrong.py").write_text("class ModelNew: bad")
+    seen, real = {}, evaluate.verify_and_report
+
+    def fake_verify_and_report(pending, verify, out, meta=None, **kw):
+        seen["tasks"] = [p.task.name for p in pending]
+        return real(pending, verify, out, meta, verifier=FakeVerifier(), **kw)
+
+    monkeypatch.setattr(evaluate, "verify_and_report", fake_verify_and_report)
+    args = ["eval", "--solutions", str(sols), "--tasks", str(KB_FIXTURE), "--level", "2", "--out", str(tmp_path / "o")]
+    assert main(args) == 0
+    assert seen["tasks"] == ["3_Gemm_LayerNorm_GELU_Scale"] * 2
+
+
+class InterruptingVerifier(FakeVerifier):
+    """Streams results as ``verify_iter`` does, and raises KeyboardInterrupt (Ctrl-C) after ``stop_after``."""
+
+    def __init__(self, stop_after=None):
+        super().__init__()
+        self.stop_after, self.judged = stop_after, []
+
+    def verify_iter(self, items):
+        for i, item in enumerate(items):
+            if self.stop_after is not None and i == self.stop_after:
+                raise KeyboardInterrupt
+            self.judged.append(item.completion)
+            yield i, self.verify_many([item])[0]
+
+
+def test_interrupted_eval_keeps_finished_samples_and_resume_does_not_redo_them(tmp_path, capsys):
+    path = write_jsonl(tmp_path / "c.jsonl", [{"task": "l1_relu", "completion": f"class ModelNew: GOOD {i}"}
+                                              for i in range(5)])
+    out = tmp_path / "out"
+    first = InterruptingVerifier(stop_after=3)
+    with pytest.raises(KeyboardInterrupt):
+        evaluate.verify_and_report(evaluate.read_completions(path), None, out, verifier=first)
+    assert len((out / "results.jsonl").read_text().splitlines()) == 3
+    assert f"3 of 5 samples are in {out / 'results.jsonl'}" in capsys.readouterr().err
+    with open(out / "results.jsonl", "a") as fh:
+        fh.write('{"task": "l1_relu", "sam')  # a line cut short by a kill: that sample is judged again
+    second = InterruptingVerifier()
+    report = evaluate.verify_and_report(evaluate.read_completions(path), None, out, verifier=second, resume=True)
+    assert second.judged == ["class ModelNew: GOOD 3", "class ModelNew: GOOD 4"]
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["sample"] for r in rows] == [0, 1, 2, 3, 4] and report["n_samples"] == 5
+    assert report["meta"]["resumed_rows"] == 3
+
+
+def test_unreadable_solution_is_that_samples_error(tmp_path):
+    sols = tmp_path / "sols"
+    sols.mkdir()
+    (sols / "l1_relu.py").write_text("class ModelNew: GOOD")
+    (sols / "l1_tanh.py").write_bytes(b"# caf\xe9\nclass ModelNew: GOOD")
+    report = evaluate.verify_and_report(evaluate.read_solutions(sols), None, tmp_path / "out",
+                                        verifier=FakeVerifier())
+    assert report["n_samples"] == 2 and report["correct_rate"] == 0.5
+    (error,) = report["errors"]
+    assert error["task"] == "l1_tanh" and "not UTF-8" in error["error"]
+    assert "not UTF-8" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_non_utf8_completions_file_is_one_line_exit_2(tmp_path, capsys):
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b'{"task": "l1_relu", "completion": "caf\xe9"}\n')
+    assert main(["eval", "--completions", str(path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"tritonrl: error: {path}: not UTF-8 text (byte 0xe9 at offset 38); JSONL files must be UTF-8"]

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from tritonrl.extract import (
@@ -176,13 +176,23 @@ def test_wrapped_code_is_recovered_exactly(code, data):
     assert extract_code({"role": "assistant", "content": text}) == normalize_code(code)
 
 
+LONE_BACKSLASH_CODE = "import torch\nimport triton\n\n\nclass ModelNew(torch.nn.Module):\n    pass\n"
+
+
 @settings(max_examples=50, deadline=None)
 @given(code=modelnew_code(), prose=PROSE)
+@example(code=LONE_BACKSLASH_CODE, prose="\\")  # regression: a lone "\" line (a line continuation) was kept
 def test_unfenced_code_after_prose_is_recovered(code, prose):
     # Prose that is itself Python, or has a code-looking line (a "# heading"), is legitimately kept.
     assume(not prose.strip() or not _parses(prose))
     assume(not re.search(r"^(import|from|class|def|async|@|#|\"\"\"|''')", prose, re.MULTILINE))
     assert extract_code(prose + "\n" + code) == normalize_code(code)
+
+
+def test_lone_backslash_line_before_code_is_not_code():
+    # "\\\nimport torch" parses (a line continuation), so the whole text used to be returned, "\\" line and all
+    assert extract_code("\\\n" + LONE_BACKSLASH_CODE) == LONE_BACKSLASH_CODE
+    assert extract_code("Here it is: \\\n" + LONE_BACKSLASH_CODE) == LONE_BACKSLASH_CODE
 
 
 def _parses(text: str) -> bool:

@@ -133,3 +133,16 @@ def test_per_level_and_per_task():
 def test_summary_of_nothing_is_none_not_zero():
     s = metrics.summarize([])
     assert s["n_samples"] == 0 and s["correct_rate"] is None and s["fast_p"]["fast_0"] is None
+
+
+def test_cpu_size_limit_is_its_own_category_and_reduced_shapes_is_not_a_failure():
+    size_limited = VerifyResult(stage=Stage.FULL, valid=True, compiled=True, tiny_correct=True,
+                                flags=[Flag.REDUCED_SHAPES.value, Flag.TIMEOUT.value, Flag.CPU_SIZE_LIMIT.value])
+    data = [Sample("a", 2, correct(flags=[Flag.REDUCED_SHAPES.value, Flag.TIMING_UNAVAILABLE.value])),
+            Sample("a", 2, wrong()), Sample("b", 2, size_limited)]
+    fails = metrics.failure_breakdown(data)
+    assert fails["by_stage"] == {"full": 1, "cpu_size_limit": 1}
+    assert fails["by_flag"] == {"output_mismatch": 1, "timeout": 1, "cpu_size_limit": 1}
+    summary = metrics.summarize(data)
+    assert summary["n_reduced_shapes"] == 2 and summary["n_cpu_size_limit"] == 1
+    assert metrics.per_task(data)["b"]["top_failure"] == "cpu_size_limit"

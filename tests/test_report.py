@@ -94,3 +94,20 @@ def test_compare_eval_dirs_and_pipeline_run_dirs(tmp_path, mixed_rows):
     assert (tmp_path / "cmp" / "comparison.png").stat().st_size > 1000
     with pytest.raises(UserError, match="no report.json"):
         rep.compare_runs([tmp_path / "nothing"], tmp_path / "cmp2")
+
+
+def test_report_lists_each_failed_sample_and_the_device_used(tmp_path):
+    reduced = VerifyResult(stage=Stage.DONE, valid=True, compiled=True, tiny_correct=True, correct=True,
+                           flags=["reduced_shapes", "timing_unavailable"])
+    timeout = VerifyResult(stage=Stage.FULL, valid=True, compiled=True, tiny_correct=True,
+                           flags=["timeout", "cpu_size_limit"],
+                           error="timed out after 60 s (full stage): the task's sizes are over the CPU budget\nmore")
+    rows = [row("12_Gemm", 2, 0, reduced), row("13_Conv", 2, 0, timeout), row("14_x", 2, 0, no_code())]
+    built = rep.write_report(rows, tmp_path, {"device": "cpu"})
+    assert [(e["task"], e["category"]) for e in built["errors"]] == [("13_Conv", "cpu_size_limit"),
+                                                                      ("14_x", "extract")]
+    md = (tmp_path / "report.md").read_text()
+    assert "device: `cpu`" in md and "## Samples not correct" in md
+    assert "| 13_Conv | 0 | cpu_size_limit | timeout, cpu_size_limit | timed out after 60 s (full stage): " in md
+    assert "more" not in md  # the first line of an error only
+    assert "1 of 3 samples were judged at shapes reduced" in md and "1 samples timed out on the CPU" in md

@@ -109,6 +109,10 @@ class VerifyConfig(Section):
         "help": 'also time torch.compile(Model): timing["ref_compile_ms"], "speedup_vs_compile"'})
     sandbox_memory_gb: float | None = field(default=16.0, metadata={
         "help": "RLIMIT_AS-style cap for candidate processes (null: no cap)", "gt": 0})
+    cpu_max_numel: int | None = field(default=1 << 18, metadata={
+        "help": "CPU: full trials' largest tensor at most this many elements (null: sizes as written)", "ge": 1})
+    cpu_max_flops: int | None = field(default=1 << 26, metadata={
+        "help": "CPU: and matmul/conv FLOPs per forward at most this (tritonrl.verify.plan)", "ge": 1})
     cache_dir: str | None = field(default=None, metadata={
         "help": "reference-output cache (null: a per-user temp dir)"})
     static_checks: bool = field(default=True, metadata={

@@ -1,13 +1,16 @@
-"""Evaluation: sample k completions per task, verify them all in one ``verify_many``, write results and a report.
+"""Evaluation: sample k completions per task, verify them all, write results as they come and a report.
 
     tritonrl eval --model Qwen/Qwen2.5-Coder-7B-Instruct --k 4 --temperature 0.7 --out out/base
     tritonrl eval --model runs/smoke --out out/rl            # a run dir: the model named in its manifest.json
     tritonrl eval --completions samples.jsonl --out out/x    # completions generated elsewhere
     tritonrl eval --solutions my_kernels/ --out out/y        # hand-written kernels, file stem = task name
+    tritonrl eval --solutions kb_sol/ --tasks ~/KernelBench --level 2 --out out/kb   # 12.py -> problem 12
+    tritonrl eval ... --out out/x --resume                   # after an interrupt: only the samples not yet judged
 
 Outputs in ``out_dir``: ``results.jsonl`` (one row per sample: task, level, sample index, completion, extracted
-code, the full ``VerifyResult``), then ``report.json``, ``report.md`` and plots (``tritonrl.report``). Training and
-evaluation share the ``Verifier``, so their numbers cannot drift.
+code, the full ``VerifyResult``), appended as each sample is judged, so an interrupt keeps every finished sample;
+then ``report.json``, ``report.md`` and plots (``tritonrl.report``). Training and evaluation share the
+``Verifier``, so their numbers cannot drift.
 
 A model is a hub id, a local directory (a full model, or a PEFT adapter whose ``adapter_config.json`` names its
 base), or a run directory: its ``manifest.json`` names the model each stage wrote (``RUN_DIR`` takes the most
@@ -17,6 +20,7 @@ recently finished; ``RUN_DIR:sft`` or ``RUN_DIR:rl`` picks one). Paths come from
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +43,11 @@ class Pending:
     index: int
     completion: str | None = None
     code: str | None = None
+    error: str | None = None  # the input could not be read (not UTF-8): this sample's verdict, without running
+
+    @property
+    def key(self) -> tuple:
+        return (self.task.name, self.task.path, self.index)
 
 
 class Generator(Protocol):
@@ -48,15 +57,18 @@ class Generator(Protocol):
 
 # ---------------------------------------------------------------- tasks
 def select_tasks(spec: str, level: int | None = None, max_tasks: int | None = None) -> list[KernelTask]:
-    """``bundled``, a KernelBench dir or task file, or comma-separated bundled names; then level and count."""
+    """``bundled``, a KernelBench dir or task file, or comma-separated bundled names; then level and count.
+
+    Ordered by level, then by name with numbers by value (KernelBench's ``2_...`` before ``10_...``)."""
     from tritonrl.tasks import get_task, load_tasks
+    from tritonrl.tasks.sources import natural_key
 
     if spec == "bundled" or Path(spec).exists():
         tasks = load_tasks(spec, level)
     else:
         tasks = [get_task(name.strip()) for name in spec.split(",") if name.strip()]
         tasks = [t for t in tasks if level is None or t.level == level]
-    tasks = sorted(tasks, key=lambda t: t.name)[:max_tasks]
+    tasks = sorted(tasks, key=lambda t: (t.level, natural_key(t.name)))[:max_tasks]
     if not tasks:
         raise TaskError(f"no tasks selected by {spec!r}" + (f" at level {level}" if level else ""))
     return tasks
@@ -222,23 +234,28 @@ class VLLMGenerator:
 # ---------------------------------------------------------------- the three ways in
 def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: EvalConfig | None = None,
              verify: VerifyConfig | None = None, out_dir: str | Path = "out/eval",
-             meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Generate k samples per task with ``model`` (a spec or a ``Generator``), verify, write the report."""
+             meta: dict[str, Any] | None = None, resume: bool = False) -> dict[str, Any]:
+    """Generate k samples per task with ``model`` (a spec or a ``Generator``), verify, write the report.
+
+    ``resume``: tasks whose k samples are all in ``out_dir``'s results are neither generated nor verified again."""
     from tritonrl.prompts import build_messages
 
     gen = gen or EvalConfig()
-    generator = load_generator(model, gen) if isinstance(model, str) else model
-    prompts = [build_messages(task, gen.prompt_template) for task in tasks]
-    completions = generator.generate(prompts, k)
-    pending = [Pending(task, i, completion=text) for task, texts in zip(tasks, completions)
+    done = {row_key(row) for row in finished_rows(Path(out_dir) / RESULTS_JSONL)} if resume else set()
+    todo = [t for t in tasks if any((t.name, t.path, i) not in done for i in range(k))]
+    completions = []
+    if todo:
+        generator = load_generator(model, gen) if isinstance(model, str) else model
+        completions = generator.generate([build_messages(task, gen.prompt_template) for task in todo], k)
+    pending = [Pending(task, i, completion=text) for task, texts in zip(todo, completions)
                for i, text in enumerate(texts)]
     info = {"model": model if isinstance(model, str) else type(model).__name__, "k": k,
             "temperature": gen.temperature, "max_new_tokens": gen.max_new_tokens, **(meta or {})}
-    return verify_and_report(pending, verify, out_dir, info)
+    return verify_and_report(pending, verify, out_dir, info, resume=resume)
 
 
 def read_completions(path: str | Path) -> list[Pending]:
-    """``{"task": name-or-path, "completion": text}`` per line; errors name the line."""
+    """``{"task": name-or-path, "completion": text}`` per line; errors name the line (docs/evaluation.md)."""
     from tritonrl.tasks import get_task
 
     path = Path(path)
@@ -247,17 +264,20 @@ def read_completions(path: str | Path) -> list[Pending]:
     tasks: dict[str, KernelTask] = {}
     counts: dict[str, int] = {}
     pending = []
-    for lineno, row in iter_jsonl(path):
-        if not isinstance(row, dict) or not isinstance(row.get("task"), str) or "completion" not in row:
-            raise UserError(f"{path}:{lineno}: need an object with a string 'task' and a 'completion'")
-        name = row["task"]
-        if name not in tasks:
-            try:
-                tasks[name] = get_task(_task_spec(name, path.parent))
-            except UserError as exc:
-                raise UserError(f"{path}:{lineno}: {exc}") from None
-        index = counts[name] = counts.get(name, -1) + 1
-        pending.append(Pending(tasks[name], index, completion=row["completion"]))
+    try:
+        for lineno, row in iter_jsonl(path):
+            if not isinstance(row, dict) or not isinstance(row.get("task"), str) or "completion" not in row:
+                raise UserError(f"{path}:{lineno}: need an object with a string 'task' and a 'completion'")
+            name = row["task"]
+            if name not in tasks:
+                try:
+                    tasks[name] = get_task(_task_spec(name, path.parent))
+                except UserError as exc:
+                    raise UserError(f"{path}:{lineno}: {exc}") from None
+            index = counts[name] = counts.get(name, -1) + 1
+            pending.append(Pending(tasks[name], index, completion=row["completion"]))
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text ({_where(exc)}); JSONL files must be UTF-8") from None
     if not pending:
         raise UserError(f"{path} holds no completions")
     return pending
@@ -270,56 +290,167 @@ def _task_spec(name: str, base: Path) -> str:
     return name
 
 
+def _where(exc: UnicodeDecodeError) -> str:
+    return f"byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
+
+
 def evaluate_completions(path: str | Path, verify: VerifyConfig | None = None, out_dir: str | Path = "out/eval",
-                         meta: dict[str, Any] | None = None) -> dict[str, Any]:
+                         meta: dict[str, Any] | None = None, resume: bool = False) -> dict[str, Any]:
     """Verify completions generated elsewhere (see ``read_completions``) and write the report."""
-    return verify_and_report(read_completions(path), verify, out_dir, {"completions": str(path), **(meta or {})})
+    return verify_and_report(read_completions(path), verify, out_dir, {"completions": str(path), **(meta or {})},
+                             resume=resume)
 
 
-def read_solutions(directory: str | Path) -> list[Pending]:
-    """Every ``*.py`` in ``directory`` is the code for the task named by its file stem."""
+def read_solutions(directory: str | Path, tasks: list[KernelTask] | None = None) -> list[Pending]:
+    """Every ``*.py`` in ``directory`` is the code for one task: without ``tasks``, the bundled (or
+    ``$KERNELBENCH_DIR``) task named by its file stem; with ``tasks``, the one its stem names or numbers
+    (``tritonrl.tasks.sources.match_problem``: ``12_Gemm_Multiply_LeakyReLU.py``, ``12.py``, ``level2_12.py``).
+    Several files for one task are its samples 0, 1, ...; a file that is not UTF-8 is its sample's error."""
     from tritonrl.tasks import get_task
+    from tritonrl.tasks.sources import match_problem, natural_key
 
     directory = Path(directory)
     if not directory.is_dir():
         raise UserError(f"solutions directory not found: {directory}")
-    files = sorted(directory.glob("*.py"))
+    files = sorted(directory.glob("*.py"), key=lambda f: natural_key(f.stem))
     if not files:
         raise UserError(f"no .py files in {directory}")
-    return [Pending(get_task(f.stem), 0, code=f.read_text()) for f in files]
+    matched = [(match_problem(f.stem, tasks) if tasks is not None else get_task(f.stem), f) for f in files]
+    order = {t.key: i for i, t in enumerate(tasks or [])}
+    matched.sort(key=lambda pair: order.get(pair[0].key, len(order)))  # the tasks' order; stable within a task
+    counts: dict[str, int] = {}
+    pending = []
+    for task, f in matched:
+        index = counts[task.key] = counts.get(task.key, -1) + 1
+        try:
+            pending.append(Pending(task, index, code=f.read_text(encoding="utf-8")))
+        except UnicodeDecodeError as exc:
+            pending.append(Pending(task, index, error=f"cannot read {f}: not UTF-8 text ({_where(exc)})"))
+    return pending
 
 
 def evaluate_solutions(directory: str | Path, verify: VerifyConfig | None = None,
-                       out_dir: str | Path = "out/eval", meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    return verify_and_report(read_solutions(directory), verify, out_dir,
-                             {"solutions": str(directory), **(meta or {})})
+                       out_dir: str | Path = "out/eval", meta: dict[str, Any] | None = None,
+                       tasks: list[KernelTask] | None = None, resume: bool = False) -> dict[str, Any]:
+    return verify_and_report(read_solutions(directory, tasks), verify, out_dir,
+                             {"solutions": str(directory), **(meta or {})}, resume=resume)
 
 
 # ---------------------------------------------------------------- verify, record, report
 def verify_and_report(pending: list[Pending], verify: VerifyConfig | None, out_dir: str | Path,
-                      meta: dict[str, Any] | None = None, verifier: Any = None) -> dict[str, Any]:
-    """One ``verify_many`` over all samples; ``results.jsonl`` first, then the report; warnings to stderr."""
-    from tritonrl.verify import VerifyItem
+                      meta: dict[str, Any] | None = None, verifier: Any = None,
+                      resume: bool = False) -> dict[str, Any]:
+    """Verify every sample, appending each row to ``results.jsonl`` as it is judged, then write the report.
 
+    ``resume``: rows already in ``results.jsonl`` stand and their samples are not verified again; otherwise the
+    file starts empty. Ctrl-C stops at once (running candidates are killed), keeps the finished rows, writes a
+    report of them, says how to resume, and re-raises ``KeyboardInterrupt``. Warnings go to stderr."""
     verify = verify or VerifyConfig()
-    items = [VerifyItem(p.task, completion=p.completion, code=p.code) for p in pending]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / RESULTS_JSONL
+    rows = finished_rows(path) if resume else []
+    done = {row_key(row) for row in rows}
+    todo = [p for p in pending if p.key not in done]
+    _write_rows(path, rows)  # rewritten whole: a line cut short by a kill is dropped, not kept
+    info = {"device": verify.device, "timeout_s": verify.timeout_s, **(meta or {})}
+    if resume and rows:
+        info["resumed_rows"] = len(rows)
+    total = len(rows) + len(todo)
+    try:
+        info["device"] = _judge(todo, verify, verifier, path, rows)
+    except KeyboardInterrupt:
+        print(f"tritonrl: interrupted: {len(rows)} of {total} samples are in {path}; the same command with "
+              "--resume judges only the rest", file=sys.stderr)
+        if rows:
+            write_report(_ordered(rows, pending), out, {**info, "interrupted": True})
+        raise
+    rows = _ordered(rows, pending)
+    _write_rows(path, rows)  # finished in any order; kept in the order of the samples
+    report = write_report(rows, out, info)
+    print_warnings(report)
+    return report
+
+
+def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, rows: list[dict]) -> str:
+    """Verify ``todo``, appending each row to ``path`` (and ``rows``) as it finishes; the device used."""
+    from tritonrl.verify import VerifyItem
+    from tritonrl.verify.result import Stage, VerifyResult
+
+    for p in todo:
+        if p.error is not None:
+            rows.append(_append(path, _row(p, VerifyResult(Stage.EXTRACT, error=p.error, reward=0.0))))
+    todo = [p for p in todo if p.error is None]
+    items = [VerifyItem(p.task, completion=p.completion, code=p.code) for p in todo]
+    owned = None
     if verifier is None:
         from tritonrl.verify.backends import make_verifier
 
-        with make_verifier(verify) as owned:  # verify.backend: local or ray
-            results = owned.verify_many(items, progress=True)
-    else:
-        results = verifier.verify_many(items)
-    if len(results) != len(pending):
-        raise RuntimeError(f"verifier returned {len(results)} results for {len(pending)} samples")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    rows = [_row(p, r) for p, r in zip(pending, results)]
-    with open(out / RESULTS_JSONL, "w") as fh:
-        fh.writelines(json.dumps(row) + "\n" for row in rows)
-    report = write_report(rows, out, {"device": verify.device, "timeout_s": verify.timeout_s, **(meta or {})})
-    print_warnings(report)
-    return report
+        verifier = owned = make_verifier(verify)  # verify.backend: local or ray
+    try:
+        device = getattr(verifier, "device", None) or verify.device
+        for index, result in _stream(verifier, items):
+            rows.append(_append(path, _row(todo[index], _size_limited(result, todo[index].task, verify, device))))
+    finally:
+        if owned is not None:
+            owned.close()  # on Ctrl-C too: kills the running candidates' process groups
+    return device
+
+
+def _stream(verifier: Any, items: list) -> Any:
+    """(index, result) as each finishes where the verifier can (``verify_iter``), else all at the end."""
+    if not items:
+        return iter(())
+    if hasattr(verifier, "verify_iter"):
+        return verifier.verify_iter(items)
+    results = verifier.verify_many(items)
+    if len(results) != len(items):
+        raise RuntimeError(f"verifier returned {len(results)} results for {len(items)} samples")
+    return enumerate(results)
+
+
+def _size_limited(result: Any, task: KernelTask, verify: VerifyConfig, device: str) -> Any:
+    from tritonrl.verify.plan import cpu_oversize, mark_cpu_size_limit
+
+    return mark_cpu_size_limit(result, device == "cpu" and cpu_oversize(task, verify, device))
+
+
+def _write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    tmp.replace(path)
+
+
+def _append(path: Path, row: dict[str, Any]) -> dict[str, Any]:
+    with open(path, "a") as fh:
+        fh.write(json.dumps(row) + "\n")
+    return row
+
+
+def finished_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of an interrupted run's ``results.jsonl`` (none if absent); a malformed line (cut short by a
+    kill) is dropped, so its sample is judged again."""
+    if not path.is_file():
+        return []
+    rows = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict) and {"task", "level", "result"} <= set(row):
+            rows.append(row)
+    return rows
+
+
+def row_key(row: dict[str, Any]) -> tuple:
+    return (row["task"], row.get("task_path"), row.get("sample", 0))
+
+
+def _ordered(rows: list[dict[str, Any]], pending: list[Pending]) -> list[dict[str, Any]]:
+    """Rows in the order of ``pending`` (the order they finished in is not meaningful); others after."""
+    order = {p.key: i for i, p in enumerate(pending)}
+    return sorted(rows, key=lambda row: order.get(row_key(row), len(order)))
 
 
 def _row(p: Pending, result) -> dict[str, Any]:

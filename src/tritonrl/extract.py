@@ -302,7 +302,7 @@ def _extract(completion: Any) -> ExtractResult:
     if chosen is not None:
         return _found(chosen.code, ExtractReason.FENCED, len(blocks), truncated=not chosen.closed)
     if _parses_with_modelnew(text):
-        return _found(text, ExtractReason.UNFENCED, len(blocks))
+        return _found(_without_inert_prefix(text), ExtractReason.UNFENCED, len(blocks))
     if blocks:
         return ExtractResult(None, ExtractReason.NO_MODELNEW, n_blocks=len(blocks))
     code = _unfenced_code(text)
@@ -324,6 +324,19 @@ def _last_defining(blocks: Iterable[FencedBlock], depth: int = 0) -> FencedBlock
         if defines_modelnew(block.code):
             chosen = block
     return chosen
+
+
+def _without_inert_prefix(text: str) -> str:
+    """The text from its first code-looking line when what comes before adds nothing to the program: the same
+    AST either way (prose that Python happens to accept, such as a lone ``\\`` line, a line continuation)."""
+    start = _CODE_START.search(text)
+    if start is None or start.start() == 0 or not text[: start.start()].strip():
+        return text
+    rest = text[start.start():]
+    whole, tail = parse_python(text), parse_python(rest)
+    if whole is not None and tail is not None and ast.dump(whole) == ast.dump(tail):
+        return rest
+    return text
 
 
 def _unfenced_code(text: str, max_starts: int = 50) -> str | None:

@@ -22,6 +22,11 @@ available, a correct sample without a speedup (timing failed) or whose speedup w
 as not faster than p, the conservative choice.
 
 Geometric-mean speedup: ``exp(mean(log(speedup)))`` over correct, timed, unflagged samples; None if none.
+
+Failures are counted by category: the stage that failed, except a CPU timeout at sizes over the CPU budget that
+could not be reduced (flag ``cpu_size_limit``), which is the machine's limit and has its own category. Flags
+that only inform (``timing_unavailable``, ``reduced_shapes``) are not counted as failures; ``n_reduced_shapes``
+says how many samples were judged at shapes reduced for the CPU.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from tritonrl.verify.flags import Flag
 from tritonrl.verify.result import Stage, VerifyResult
 
 FAST_P_THRESHOLDS = (0.0, 1.0, 1.5, 2.0)
+INFORMATIONAL_FLAGS = (Flag.TIMING_UNAVAILABLE.value, Flag.REDUCED_SHAPES.value)
 RATE_NAMES = ("format", "valid", "compiled", "tiny", "correct")
 
 
@@ -180,13 +186,18 @@ def is_failure(result: VerifyResult) -> bool:
     return not (result.stage == Stage.TIMING and Flag.TIMING_UNAVAILABLE.value in result.flags)
 
 
-def failure_breakdown(samples: list[Sample]) -> dict[str, dict[str, int]]:
-    """Counts of failed samples by the stage that failed, and of all samples by flag.
+def failure_category(result: VerifyResult) -> str:
+    """The failed stage's name, or ``cpu_size_limit`` for a CPU timeout at sizes the CPU could not run."""
+    return Flag.CPU_SIZE_LIMIT.value if Flag.CPU_SIZE_LIMIT.value in result.flags else result.stage.value
 
-    ``timing_unavailable`` is a fact of the machine, not a failure, so it is left out of the flag counts.
+
+def failure_breakdown(samples: list[Sample]) -> dict[str, dict[str, int]]:
+    """Counts of failed samples by category (``failure_category``), and of all samples by flag.
+
+    Informational flags (``INFORMATIONAL_FLAGS``: facts of the machine, not failures) are left out of the flag counts.
     """
-    by_stage = Counter(s.result.stage.value for s in samples if is_failure(s.result))
-    by_flag = Counter(f for s in samples for f in s.result.flags if f != Flag.TIMING_UNAVAILABLE.value)
+    by_stage = Counter(failure_category(s.result) for s in samples if is_failure(s.result))
+    by_flag = Counter(f for s in samples for f in s.result.flags if f not in INFORMATIONAL_FLAGS)
     return {"by_stage": dict(by_stage.most_common()), "by_flag": dict(by_flag.most_common())}
 
 
@@ -212,6 +223,8 @@ def summarize(samples: list[Sample], ks: Iterable[int] = (1,), timed: bool | Non
         "timing_available": timed,
         "geomean_speedup": geomean_speedup(samples),
         "n_timed_correct": len(found),
+        "n_reduced_shapes": sum(Flag.REDUCED_SHAPES.value in s.result.flags for s in samples),
+        "n_cpu_size_limit": sum(Flag.CPU_SIZE_LIMIT.value in s.result.flags for s in samples),
     }
 
 
@@ -228,7 +241,7 @@ def per_task(samples: list[Sample], ks: Iterable[int] = (1,), timed: bool | None
     out: dict[str, Any] = {}
     for name, group in sorted(group_by_task(samples).items()):
         best = speedups(group)
-        failures = Counter(s.result.stage.value for s in group if not s.result.correct)
+        failures = Counter(failure_category(s.result) for s in group if not s.result.correct)
         out[name] = {
             "level": group[0].level,
             "n": len(group),

@@ -27,6 +27,8 @@ REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
 RESULTS_JSONL = "results.jsonl"
 ROW_KEYS = ("task", "level", "result")
+MAX_ERROR_LINE = 200  # characters of an error's first line in report.md
+MAX_ERROR_ROWS = 200  # samples listed in report.md's "Samples not correct" (report.json has them all)
 
 
 # ---------------------------------------------------------------- reading results
@@ -71,8 +73,23 @@ def build_report(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None)
     report["per_task"] = metrics.per_task(samples, ks, timed)
     report["failures"] = metrics.failure_breakdown(samples)
     report["funnel"] = metrics.stage_funnel(samples)
+    report["errors"] = sample_errors(rows)
     report["warnings"] = harness_warnings(report, rows)
     return report
+
+
+def sample_errors(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every sample that is not correct: task, sample, category (stage, or ``cpu_size_limit``), flags and the
+    first line of its error."""
+    errors = []
+    for row, sample in zip(rows, to_samples(rows)):
+        if sample.result.correct:
+            continue
+        error = (sample.result.error or "").strip()
+        errors.append({"task": row["task"], "sample": int(row.get("sample", 0)),
+                       "category": metrics.failure_category(sample.result), "flags": sample.result.flags,
+                       "error": error.splitlines()[0][:MAX_ERROR_LINE] if error else ""})
+    return errors
 
 
 def harness_warnings(report: dict[str, Any], rows: list[dict[str, Any]], n_examples: int = 3) -> list[str]:
@@ -157,10 +174,36 @@ def render_markdown(report: dict[str, Any], title: str = "Evaluation report") ->
     if not report["timing_available"]:
         note = "Timing unavailable (CPU run): fast_p for p > 0 and speedups are reported as unavailable, never as 0."
         lines += [note, ""]
-    lines += _per_level_md(report) + _per_task_md(report) + _failures_md(report)
+    lines += _machine_notes(report)
+    lines += _per_level_md(report) + _per_task_md(report) + _failures_md(report) + _errors_md(report)
     if report.get("plots"):
         lines += ["## Plots", ""] + [f"![{Path(p).stem}]({p})" for p in report["plots"]] + [""]
     return "\n".join(lines)
+
+
+def _machine_notes(report: dict[str, Any]) -> list[str]:
+    """What the machine changed: shapes reduced for the CPU, timeouts at sizes the CPU could not run."""
+    lines = []
+    if report.get("n_reduced_shapes"):
+        lines += [f"{report['n_reduced_shapes']} of {report['n_samples']} samples were judged at shapes reduced "
+                  "to fit the CPU budget (flag `reduced_shapes`; `verify.cpu_max_numel`, `verify.cpu_max_flops`).",
+                  ""]
+    if report.get("n_cpu_size_limit"):
+        lines += [f"{report['n_cpu_size_limit']} samples timed out on the CPU at sizes over its budget that could "
+                  "not be reduced (category `cpu_size_limit`): the machine's limit; judge them on a GPU.", ""]
+    return lines
+
+
+def _errors_md(report: dict[str, Any]) -> list[str]:
+    errors = report.get("errors", [])
+    if not errors:
+        return []
+    rows = [[e["task"], str(e["sample"]), e["category"], ", ".join(e["flags"]) or "-",
+             e["error"].replace("|", "\\|") or "-"] for e in errors[:MAX_ERROR_ROWS]]
+    lines = ["## Samples not correct", ""] + _table(["task", "sample", "failed at", "flags", "error"], rows)
+    if len(errors) > MAX_ERROR_ROWS:
+        lines += [f"... and {len(errors) - MAX_ERROR_ROWS} more in report.json (`errors`).", ""]
+    return lines
 
 
 def _per_level_md(report: dict[str, Any]) -> list[str]:
@@ -181,7 +224,7 @@ def _per_task_md(report: dict[str, Any]) -> list[str]:
 def _failures_md(report: dict[str, Any]) -> list[str]:
     failures = report["failures"]
     lines = ["## Failures", ""]
-    lines += _table(["failed stage", "samples"], [[k, str(v)] for k, v in failures["by_stage"].items()] or
+    lines += _table(["failed at", "samples"], [[k, str(v)] for k, v in failures["by_stage"].items()] or
                     [["(none)", "0"]])
     lines += _table(["flag", "samples"], [[k, str(v)] for k, v in failures["by_flag"].items()] or [["(none)", "0"]])
     return lines

@@ -8,7 +8,15 @@ import pytest
 
 from tritonrl.errors import TaskError
 from tritonrl.tasks import KernelTask, load_tasks
-from tritonrl.tasks.variants import alt_variants, find_constants, run_source, tiny_variant
+from tritonrl.tasks.variants import (
+    TaskCost,
+    alt_variants,
+    find_constants,
+    reduced_variant,
+    run_source,
+    task_cost,
+    tiny_variant,
+)
 
 KB_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "kernelbench"
 FIXTURE_TASKS = load_tasks(KB_FIXTURE)
@@ -138,3 +146,43 @@ def test_real_kernelbench_tiny_variants():
         except TaskError as exc:
             failures.append((task.name, str(exc)))
     assert not failures, failures
+
+
+def test_task_cost_counts_largest_tensor_and_matmul_flops_on_meta():
+    source = ("import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n    def __init__(self, k, n):\n"
+              "        super().__init__()\n        self.linear = nn.Linear(k, n)\n    def forward(self, x):\n"
+              "        return torch.relu(self.linear(x))\nbatch_size = 1024\nin_features = 8192\n"
+              "out_features = 4096\ndef get_inputs():\n    return [torch.rand(batch_size, in_features)]\n"
+              "def get_init_inputs():\n    return [in_features, out_features]\n")
+    cost = task_cost(source)
+    assert cost == TaskCost(max_numel=8192 * 4096, flops=2 * 1024 * 8192 * 4096)
+    small = reduced_variant(KernelTask("gemm", 2, source), lambda s: task_cost(s).flops <= 1 << 26)
+    assert small.variant == "reduced"
+    assert small.meta["changes"] == {"batch_size": (1024, 64), "in_features": (8192, 512), "out_features": (4096, 256)}
+    assert reduced_variant(KernelTask("gemm", 2, source), lambda s: False) is None
+
+
+CONV_TWO_POOLS = """import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3d(3, 16, 3)
+        self.pool = nn.MaxPool3d(2)
+    def forward(self, x):
+        return self.pool(self.pool(torch.softmax(self.conv(x), dim=1)))
+batch_size = 128
+depth, height, width = 16, 32, 32
+def get_inputs():
+    return [torch.rand(batch_size, 3, depth, height, width)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_reduced_variant_shrinks_the_batch_alone_when_spatial_sizes_cannot_shrink():
+    # a conv then two poolings: depth 4 would pool to nothing, so only the batch can give
+    small = reduced_variant(KernelTask("conv", 2, CONV_TWO_POOLS),
+                            lambda s: (c := task_cost(s)).max_numel <= 1 << 18 and c.flops <= 1 << 26)
+    assert small.meta["changes"] == {"batch_size": (128, 1)}
+    assert run_source(small.source).ok

@@ -146,7 +146,10 @@ def test_cli_batch_json_and_exit_codes(tmp_path, capsys):
     assert single["correct"] is True and single["speedup"] is None
     assert main(args + ["--solution", str(tmp_path / "cands")]) == 1
     lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
-    assert [line["correct"] for line in lines] == [True, False]
+    verdicts = sorted((line["file"], line["correct"]) for line in lines[:-1])  # in the order they finished
+    assert [correct for _, correct in verdicts] == [True, False]
+    assert lines[-1]["summary"] == {"candidates": 2, "judged": 2, "correct": 1, "unreadable": 0,
+                                    "interrupted": False, "not_judged": []}
 
 
 def test_cli_bad_usage_exits_2(tmp_path, capsys):

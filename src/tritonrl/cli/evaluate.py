@@ -2,7 +2,9 @@
 
     tritonrl eval --model M --tasks bundled --level 1 --k 4 --temperature 0.7 --out out/base
     tritonrl eval --completions examples/golden/completions.jsonl --timeout 10 --out out/golden
-    tritonrl eval --solutions my_kernels/ --out out/mine
+    tritonrl eval --solutions my_kernels/ --out out/mine      # file stem = bundled task name
+    tritonrl eval --solutions kb/ --tasks ~/KernelBench --level 2 --out out/kb   # 12.py, level2_12.py, 12_Gemm...py
+    tritonrl eval --completions c.jsonl --out out/x --resume  # after Ctrl-C: judge only the samples not in results
     tritonrl report out/base/results.jsonl --out out/base     # rebuild the report, no GPU or model needed
     tritonrl compare out/base out/sft out/rl --out out/compare
 
@@ -25,10 +27,12 @@ def register(subparsers) -> None:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--model", help="hub id, local model/adapter dir, or run dir (RUN_DIR[:stage])")
     source.add_argument("--completions", help="JSONL of {task, completion} generated elsewhere")
-    source.add_argument("--solutions", help="directory of hand-written kernels, file stem = task name")
+    source.add_argument("--solutions", help="directory of hand-written kernels: file stem = task name, or with "
+                                            "--tasks DIR the problem number (12.py, level2_12.py)")
     p.add_argument("--config", help="YAML whose eval: and verify: sections give the defaults")
-    p.add_argument("--tasks", help="bundled | a KernelBench dir or task file | name,name (with --model)")
-    p.add_argument("--level", type=int, help="only tasks of this level (with --model)")
+    p.add_argument("--tasks", help="bundled | a KernelBench dir or task file | name,name (with --model or "
+                                   "--solutions)")
+    p.add_argument("--level", type=int, help="only tasks of this level (with --model or --solutions --tasks)")
     p.add_argument("--max-tasks", type=int, help="only the first N tasks (with --model)")
     p.add_argument("--k", type=int, help="samples per task")
     p.add_argument("--temperature", type=float)
@@ -38,6 +42,8 @@ def register(subparsers) -> None:
     p.add_argument("--timeout", type=float, help="seconds per candidate (verifier timeout_s)")
     p.add_argument("--workers", type=int, help="parallel verifier processes (0: one per core)")
     p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the samples already in OUT/results.jsonl and judge only the rest")
     p.set_defaults(func=run_eval)
 
     p = subparsers.add_parser("report", help="rebuild report.json/report.md/plots from results.jsonl")
@@ -68,12 +74,13 @@ def run_eval(args) -> int:
 
     gen, verify = configs_from_args(args)
     if args.completions:
-        report = evaluate.evaluate_completions(args.completions, verify, args.out)
+        report = evaluate.evaluate_completions(args.completions, verify, args.out, resume=args.resume)
     elif args.solutions:
-        report = evaluate.evaluate_solutions(args.solutions, verify, args.out)
+        tasks = evaluate.select_tasks(args.tasks, gen.level) if args.tasks else None
+        report = evaluate.evaluate_solutions(args.solutions, verify, args.out, tasks=tasks, resume=args.resume)
     else:
         tasks = evaluate.select_tasks(gen.tasks, gen.level, gen.max_tasks)
-        report = evaluate.evaluate(args.model, tasks, gen.k, gen, verify, args.out)
+        report = evaluate.evaluate(args.model, tasks, gen.k, gen, verify, args.out, resume=args.resume)
     _print_summary(report, Path(args.out))
     return 0
 

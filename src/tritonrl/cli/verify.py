@@ -4,19 +4,27 @@
     tritonrl verify --task l1_relu --completion model_output.txt    # a raw model completion
     tritonrl verify --task task.py --solution cands/ --json         # a directory, in parallel; JSON lines
 
-With ``--json`` every candidate prints one JSON object on its own line (the last line for a single candidate).
-Exit status: 0 every candidate correct, 1 at least one not correct, 2 bad usage or an unreadable task/file.
+Verdicts stream: each candidate's line (with ``--json`` one JSON object, with its ``file``) is printed as soon as
+it is judged, in the order they finish. Several candidates end with a summary line (``{"summary": {...}}``);
+a single candidate's JSON object is the last line. Ctrl-C stops at once: running candidates are killed, the
+verdicts already printed stand, and stderr says which files were not judged. A file that cannot be read (not
+UTF-8) is that file's error, not the batch's. On a CPU, tasks too big for Triton's interpreter are judged at
+reduced shapes (flag ``reduced_shapes``; ``--full-size`` turns that off; see ``tritonrl.verify.plan``).
+Exit status: 0 every candidate correct, 1 at least one not correct, 2 bad usage or an unreadable task,
+130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from tritonrl.config import VerifyConfig
 from tritonrl.errors import UserError
 from tritonrl.tasks import get_task
+from tritonrl.verify.result import Stage, VerifyResult
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,7 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Judge candidate ModelNew code against a task: static checks, compile, tiny run, multi-input "
                     "correctness, and GPU timing, in sandboxed child processes (see docs/verifier.md).",
         epilog="exit status: 0 every candidate correct, 1 some candidate not correct, 2 bad usage or unreadable "
-               "task. With --json the last line of stdout is a JSON object (one line per candidate).",
+               "task, 130 interrupted. With --json each candidate's JSON object is printed as it is judged (for "
+               "one candidate, the last line); several end with a {\"summary\": ...} line.",
     )
     parser.add_argument("--task", required=True, help="bundled task name or path to a .py task file")
     source = parser.add_mutually_exclusive_group(required=True)
@@ -33,6 +42,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     source.add_argument("--completion", metavar="FILE", help="a model completion (code is extracted from it)")
     parser.add_argument("--device", choices=("cpu", "cuda", "auto"), default="auto")
     parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="per-candidate limit")
+    parser.add_argument("--memory-gb", type=float, default=None, metavar="GB",
+                        help="address-space cap per candidate process on the CPU (default 16; 0: no cap)")
+    parser.add_argument("--full-size", action="store_true",
+                        help="CPU: run full trials at the task's own sizes, not reduced to the CPU budget")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--strict", dest="strict", action="store_true", default=True,
                       help="no high-level torch compute in forward (default)")
@@ -41,11 +54,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=cmd_verify)
 
 
-def _read(path: Path) -> str:
+def read_solution(path: Path) -> tuple[str | None, str | None]:
+    """(text, None), or (None, a one-line reason) for a file that cannot be read or is not UTF-8."""
     try:
-        return path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror if isinstance(exc, OSError) else exc}") from exc
+        return path.read_text(encoding="utf-8"), None
+    except UnicodeDecodeError as exc:
+        return None, f"cannot read {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+    except OSError as exc:
+        return None, f"cannot read {path}: {exc.strerror}"
 
 
 def _solution_files(paths: list[str]) -> list[Path]:
@@ -64,36 +80,87 @@ def _solution_files(paths: list[str]) -> list[Path]:
     return files
 
 
-def cmd_verify(args: argparse.Namespace) -> int:
-    from tritonrl.verify import Verifier, VerifyItem
-
-    task = get_task(args.task)
+def verify_config(args: argparse.Namespace) -> VerifyConfig:
     config = VerifyConfig(device=args.device, strict=args.strict)
     if args.timeout is not None:
         if args.timeout <= 0:
             raise UserError("--timeout must be positive")
         config.timeout_s = args.timeout
-    if args.completion:
-        files = [Path(args.completion)]
-        items = [VerifyItem(task, completion=_read(files[0]))]
-    else:
-        files = _solution_files(args.solution)
-        items = [VerifyItem(task, code=_read(path)) for path in files]
+    if args.memory_gb is not None:
+        if args.memory_gb < 0:
+            raise UserError("--memory-gb must be 0 (no cap) or positive")
+        config.sandbox_memory_gb = args.memory_gb or None
+    if args.full_size:
+        config.cpu_max_numel = config.cpu_max_flops = None
+    return config
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from tritonrl.verify import Verifier, VerifyItem
+    from tritonrl.verify.plan import cpu_oversize, mark_cpu_size_limit
+
+    task = get_task(args.task)
+    config = verify_config(args)
+    files = [Path(args.completion)] if args.completion else _solution_files(args.solution)
+    texts = [read_solution(path) for path in files]
+    if args.completion and texts[0][0] is None:
+        raise UserError(texts[0][1])
+    items = [VerifyItem(task, completion=text) if args.completion else VerifyItem(task, code=text)
+             for text, _ in texts]
+    readable = [i for i, (text, _) in enumerate(texts) if text is not None]
+    results: dict[int, VerifyResult] = {}
+    for i, (_, error) in enumerate(texts):
+        if error is not None:  # this file's error, not the batch's
+            results[i] = _emit(args, files[i], task.name, VerifyResult(Stage.EXTRACT, error=error, reward=0.0))
+    unreadable = len(results)
     with Verifier(config) as verifier:
-        results = verifier.verify_many(items, progress=len(items) > 1 and not args.json)
-    for path, result in zip(files, results):
-        if args.json:
-            print(json.dumps({"file": str(path), "task": task.name, **result.to_dict()}))
-        else:
-            _print_human(path, result)
-    return 0 if all(r.correct for r in results) else 1
+        oversize = cpu_oversize(task, config, verifier.device)
+        stream = verifier.verify_iter([items[i] for i in readable])
+        try:
+            for k, result in stream:
+                result = mark_cpu_size_limit(result, oversize)
+                results[readable[k]] = _emit(args, files[readable[k]], task.name, result)
+        except KeyboardInterrupt:
+            stream.close()
+            verifier.close()  # kills the running candidates' process groups now, not at their timeout
+            _summary(args, files, results, unreadable, interrupted=True)
+            return 130
+    _summary(args, files, results, unreadable, interrupted=False)
+    return 0 if all(r.correct for r in results.values()) else 1
+
+
+def _emit(args: argparse.Namespace, path: Path, task: str, result: VerifyResult) -> VerifyResult:
+    if args.json:
+        print(json.dumps({"file": str(path), "task": task, **result.to_dict()}), flush=True)
+    else:
+        _print_human(path, result)
+    return result
+
+
+def _summary(args: argparse.Namespace, files: list[Path], results: dict[int, VerifyResult], unreadable: int,
+             interrupted: bool) -> None:
+    """The last stdout line for several candidates; on an interrupt, stderr also names what was not judged."""
+    missing = [str(files[i]) for i in range(len(files)) if i not in results]
+    if interrupted:
+        print(f"tritonrl: interrupted: {len(results)} of {len(files)} verdicts printed above (stdout); "
+              f"not judged: {', '.join(missing) or 'none'}", file=sys.stderr)
+    if len(files) < 2:
+        return
+    summary = {"candidates": len(files), "judged": len(results), "correct": sum(r.correct for r in results.values()),
+               "unreadable": unreadable,
+               "interrupted": interrupted, "not_judged": missing}
+    if args.json:
+        print(json.dumps({"summary": summary}), flush=True)
+    else:
+        print(f"summary: {summary['correct']} of {summary['candidates']} correct"
+              + (f", {len(missing)} not judged (interrupted)" if interrupted else ""), flush=True)
 
 
 def _print_human(path: Path, result) -> None:
     verdict = "CORRECT" if result.correct else "REJECTED"
     speed = f" speedup {result.speedup:.2f}x" if result.speedup is not None else ""
     flags = f" [{', '.join(result.flags)}]" if result.flags else ""
-    print(f"{verdict} {path}: stage {result.stage.value}{speed}{flags} reward {result.reward:.2f}")
+    print(f"{verdict} {path}: stage {result.stage.value}{speed}{flags} reward {result.reward:.2f}", flush=True)
     if result.error:
         for line in result.error.splitlines():
-            print(f"    {line}")
+            print(f"    {line}", flush=True)

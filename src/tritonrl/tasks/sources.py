@@ -111,3 +111,32 @@ def _problem_order(path: Path) -> tuple[int, str]:
     """KernelBench files start with their problem number ("12_Gemm..."); sort 2 before 10."""
     match = re.match(r"(\d+)", path.stem)
     return (int(match.group(1)) if match else 1 << 30, path.stem)
+
+
+def natural_key(name: str) -> list:
+    """Sort key that orders numbers by value: ``2_Relu`` before ``10_Gemm`` before ``100_Conv``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+_SOLUTION_STEM = re.compile(r"^(?:level(\d+)_)?(\d+)(?:_|$)")
+
+
+def match_problem(stem: str, tasks: list[KernelTask]) -> KernelTask:
+    """The task a solution file is for, by its stem: the task's exact name (``12_Gemm_Multiply_LeakyReLU``),
+    else its problem number (``12``, ``12_mine``), optionally with its level (``level2_12``, ``level2_12_v2``).
+    ``TaskError`` when nothing matches, or when a bare number is ambiguous across levels."""
+    exact = [t for t in tasks if t.name == stem]
+    if exact:
+        return exact[0]
+    match = _SOLUTION_STEM.match(stem)
+    if match is None:
+        raise TaskError(f"{stem}: a solution file is named after its task: NAME.py, NUMBER.py or levelL_NUMBER.py")
+    level, number = match.group(1), int(match.group(2))
+    found = [t for t in tasks if re.match(rf"{number}(?:_|$)", t.name) and (level is None or t.level == int(level))]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        where = f" at level {level}" if level else ""
+        raise TaskError(f"{stem}: no problem {number}{where} among the {len(tasks)} tasks selected")
+    levels = ", ".join(f"level{t.level}_{number}" for t in found)
+    raise TaskError(f"{stem}: problem {number} is in several levels; name the file {levels} (or pass --level)")

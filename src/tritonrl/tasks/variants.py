@@ -3,6 +3,8 @@
     from tritonrl.tasks.variants import tiny_variant, alt_variants
     tiny = tiny_variant(task)            # variant "tiny": runs on CPU in well under a second
     alts = alt_variants(task, n=2)       # variants "alt1", "alt2": similar size, other (non power-of-two) shapes
+    small = reduced_variant(task, fits)  # variant "reduced": the mildest uniform shrink whose source ``fits``
+    task_cost(task.source)               # TaskCost(max_numel, flops), measured on the meta device
     tiny.meta["changes"]                 # {"batch_size": (128, 2), ...}
 
 Each constant is classified by its name and use (batch / spatial / feature sizes, divisors such as groups and
@@ -13,7 +15,9 @@ Sizes written equal (even under different kinds, e.g. ``batch_size`` and ``input
 be kept equal when shrinking alone breaks a broadcast. Tiny candidates run for real, smallest first, falling back to
 milder shrinking, and only when their inputs are small (a large original is never run); alternative shapes are checked
 on the ``meta`` device (shapes only, no arithmetic), or for real when an op has no meta kernel and the inputs
-are small. Only the constants' text changes; the rest of the source is kept as written. Results are cached
+are small. Reduced variants (for a machine that cannot run the original sizes, e.g. the CPU interpreter)
+divide every size by one factor, mildest first, keeping ratios and group multiples, and never below
+``REDUCE_FLOOR`` where that is enough. Only the constants' text changes; the rest of the source is kept as written. Results are cached
 per task key.
 """
 
@@ -44,6 +48,8 @@ ALT_KINDS = ("batch", "spatial", "feature", "shape")
 MAX_REAL_ALT_NUMEL = 1 << 22
 MAX_TINY_NUMEL = 1 << 22  # inputs larger than this are never run for real while looking for a tiny variant
 TINY_MAX_S = 1.0
+REDUCE_FACTORS = tuple(2**k for k in range(1, 13))  # reduced variant: every size divided by one of these
+REDUCE_FLOOR = 16  # a first pass keeps sizes at least this (or as written, if smaller): a batch of 1 tests little
 
 _TINY_CACHE: dict[str, KernelTask | TaskError] = {}
 _ALT_CACHE: dict[tuple[str, int, int], list[KernelTask]] = {}
@@ -473,3 +479,92 @@ def _nearby(value: int, rng: random.Random, step: int) -> int:
 def _variant(task: KernelTask, name: str, source: str, constants: list[Constant], new_values: dict) -> KernelTask:
     changes = {constants[i].name: (constants[i].value, v) for i, v in sorted(new_values.items())}
     return dataclasses.replace(task, variant=name, source=source, meta={**task.meta, "changes": changes})
+
+
+# ---------------------------------------------------------------- reduced to a budget
+@dataclass(frozen=True)
+class TaskCost:
+    """What one forward pass of a task source needs: its largest tensor and its matmul/conv FLOPs.
+
+    max_numel: elements of the largest input, parameter, buffer, output or intermediate tensor.
+    flops: ``torch.utils.flop_counter``'s count (matmuls, convolutions, attention; elementwise ops count 0).
+    """
+
+    max_numel: int
+    flops: int
+
+
+def task_cost(source: str) -> TaskCost | None:
+    """The cost of ``Model(*get_init_inputs())(*get_inputs())``, on the meta device (no memory, no arithmetic);
+    None when the task does not run there (an op without a meta kernel, a broken source)."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils.flop_counter import FlopCounterMode
+
+    class Largest(TorchDispatchMode):
+        """Records the largest tensor any op of the forward pass returns (intermediates included)."""
+
+        numel = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            sizes = [t.numel() for t in _flatten(out) if isinstance(t, torch.Tensor)]
+            self.numel = max([self.numel, *sizes])
+            return out
+
+    namespace: dict = {"__name__": "tritonrl_task_variant"}
+    try:
+        with torch.random.fork_rng(devices=[]), torch.no_grad(), warnings.catch_warnings(), \
+                torch.device("meta"), _cuda_redirect("meta"):
+            warnings.simplefilter("ignore")
+            exec(compile(source, "<task variant>", "exec"), namespace)  # noqa: S102 -- running the task is the point
+            model = namespace["Model"](*namespace["get_init_inputs"]())
+            inputs = namespace["get_inputs"]()
+            held = [*model.parameters(), *model.buffers(), *_flatten(inputs)]
+            with FlopCounterMode(display=False) as counter, Largest() as largest:
+                model(*inputs)
+    except Exception:  # noqa: BLE001 -- a task that does not run on meta: cost unknown
+        return None
+    sizes = [t.numel() for t in held if isinstance(t, torch.Tensor)]
+    return TaskCost(max([largest.numel, *sizes]), int(counter.get_total_flops()))
+
+
+def reduced_variant(task: KernelTask, fits) -> KernelTask | None:
+    """Variant "reduced": the mildest uniform shrink whose source runs on meta and satisfies ``fits(source)``;
+    None when no shrink does (or the task has no size constants). ``task`` itself is never returned."""
+    try:
+        constants = find_constants(task.source)
+    except SyntaxError:
+        return None
+    for new_values in _reduce_candidates(constants):
+        source = rewrite_constants(task.source, constants, new_values)
+        if run_source(source, meta=True).ok and fits(source):
+            return _variant(task, "reduced", source, constants, new_values)
+    return None
+
+
+def _reduce_candidates(constants: list[Constant]):
+    """Every size divided by 2, 4, 8, ..., first never below ``REDUCE_FLOOR``, then down to 1; then, for tasks
+    whose spatial sizes cannot shrink (a conv then two poolings), the batch alone, then batch and features.
+    Each is followed by its tied form (sizes written equal stay equal); no candidate twice."""
+    multiple = math.lcm(1, *[c.value for c in constants if c.kind == "divisor"])
+    seen: list[dict] = []
+    every = ("batch", "spatial", "feature", "shape")
+    for floor, kinds in ((REDUCE_FLOOR, every), (1, every), (1, ("batch",)), (1, ("batch", "feature"))):
+        for factor in REDUCE_FACTORS:
+            candidate = {}
+            for i, c in enumerate(constants):
+                if c.kind in kinds:
+                    step = multiple if c.kind == "feature" else 1
+                    new = tuple(_reduced(v, factor, floor, step) for v in _as_tuple(c.value))
+                    value = new if isinstance(c.value, tuple) else new[0]
+                    if value != c.value:
+                        candidate[i] = value
+            for option in (candidate, _tied(constants, candidate)):
+                if option and option not in seen:
+                    seen.append(option)
+                    yield option
+
+
+def _reduced(value: int, factor: int, floor: int, step: int) -> int:
+    return min(value, max(min(value, floor), _round_up(value // factor, step)))

@@ -50,6 +50,7 @@ class Zygote:
         self._exits: dict[int, Exit] = {}
         self._cond = threading.Condition()
         self._proc: subprocess.Popen | None = None
+        self._closed = False
 
     def _start(self) -> None:
         env = {**os.environ, **self.env}
@@ -78,6 +79,8 @@ class Zygote:
         """Fork a child for this job; ``spec`` travels in the message, with a fresh secret for its records."""
         spec = {**spec, "secret": new_secret()}
         with self._lock:
+            if self._closed:  # a worker thread still running after close() must not start a new zygote
+                raise RuntimeError("the verifier was closed")
             if self._proc is None or self._proc.poll() is not None:
                 self._start()
             self._next_id += 1
@@ -102,6 +105,8 @@ class Zygote:
             self._exits.pop(job_id, None)
 
     def close(self) -> None:
+        with self._lock:
+            self._closed = True
         if self._proc and self._proc.poll() is None:
             self._proc.stdin.close()  # the zygote kills its children's groups and exits
             try:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -32,6 +32,7 @@ from tritonrl.verify.flags import Flag
 from tritonrl.verify.gpu_lock import GpuLease, GpuLocks
 from tritonrl.verify.harness import CODE_FILE
 from tritonrl.verify.isolation import safe_to_hide
+from tritonrl.verify.plan import build_trials, mark_cpu_size_limit
 from tritonrl.verify.reference import JobOutcome, ReferenceStore
 from tritonrl.verify.result import Stage, VerifyResult
 from tritonrl.verify.sandbox import Child, Zygote, jobs_root, make_workdir
@@ -60,35 +61,6 @@ def resolve_device(device: str) -> str:
     if device == "cuda":
         raise ConfigError("device 'cuda' requested but no CUDA GPU is available")
     return "cpu"
-
-
-def build_trials(task: KernelTask, config: VerifyConfig) -> list[TrialSpec]:
-    """The tiny trial (when staged) and the full trials: seed, other seeds, scaled values, other shapes."""
-    from tritonrl.tasks.variants import alt_variants, tiny_variant
-
-    seed, trials = config.seed, []
-    if config.staged:
-        try:
-            tiny = tiny_variant(task)
-            trials.append(TrialSpec("tiny", "tiny", tiny.key, tiny.source, seed))
-        except TaskError:
-            pass  # no smaller version of this task runs: the full trials still judge it
-    plan = [(task, seed, 1.0)]
-    if config.multi_input:
-        alts = alt_variants(task, n=2, seed=seed) if config.alt_shapes else []
-        extra = [(task, seed + 1, config.scaled_input_factor)]
-        for k, alt in enumerate(alts):
-            extra.insert(2 * k, (alt, seed + 3 + k, 1.0))
-        plan += extra
-        while len(plan) < config.num_trials:
-            plan.append((task, seed + 10 + len(plan), 1.0))
-        plan = plan[: max(1, config.num_trials)]
-    for k, (variant, trial_seed, scale) in enumerate(plan):
-        trials.append(TrialSpec(f"full{k}", "full", variant.key, variant.source, trial_seed, scale))
-    if config.extra_dtype:
-        trials.append(TrialSpec(f"full_{config.extra_dtype}", "full", task.key, task.source, seed + 100, 1.0,
-                                config.extra_dtype))
-    return trials
 
 
 class Verifier:
@@ -147,6 +119,17 @@ class Verifier:
                 bar.close()
         return results
 
+    def verify_iter(self, items: list[VerifyItem]):
+        """``(index, result)`` for each item as it finishes (not in order). Closing the generator (or an exception
+        in it, such as Ctrl-C) cancels the items not started and returns at once; ``close()`` ends running ones."""
+        pool = ThreadPoolExecutor(max_workers=self.concurrency)
+        try:
+            futures = {pool.submit(self.verify, it.task, it.code, it.completion): i for i, it in enumerate(items)}
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
     def close(self) -> None:
         self._zygote.close()
         if self._isolation is not None and not self._disk_trusted():
@@ -178,7 +161,8 @@ class Verifier:
         result = VerifyResult(Stage.COMPILE, valid=True, code=code)
         start = time.monotonic()
         try:
-            trials = build_trials(task, self.config)
+            trials = build_trials(task, self.config, self.device)
+            result.flags += trials.flags  # reduced_shapes: judged at sizes the CPU can run (tritonrl.verify.plan)
             sets = timing_sets(trials, self.config.timing_sets) if self._timed() else []
             refs = self._refs.get(trials + sets)
         except TaskError as exc:  # the task's fault, this item's verdict: a batch goes on
@@ -188,7 +172,7 @@ class Verifier:
         result.timing["stage_s"] = {"reference": round(time.monotonic() - start, 4)}
         with self._gpu_slot() as lease:
             self._run_candidate(result, code, trials, sets, refs, lease)
-        return result
+        return mark_cpu_size_limit(result, trials.oversize)
 
     def _gpu_slot(self):
         """A GPU slot with a shared lease on its GPU (released on exit, whatever happened); None on a CPU."""

@@ -1,0 +1,125 @@
+"""The trial plan: which trials judge a candidate, and at what sizes.
+
+    from tritonrl.verify.plan import build_trials
+    trials = build_trials(task, config, device="cpu")   # a list of TrialSpec (a TrialPlan)
+    trials.reduced      # {"batch_size": (1024, 64), ...}: shapes scaled to the CPU budget; {} when as written
+    trials.flags        # ["reduced_shapes"] when reduced: informational, the verdict is still a verdict
+    trials.oversize     # True: over the CPU budget and no reduction fits (a timeout is then cpu_size_limit)
+
+Trials: the tiny variant (when staged), then full trials (base seed, other seeds, values scaled, alternative
+shapes), then an extra-dtype trial if asked for. On a GPU (or with the budget off) full trials use the task as
+written. Triton's CPU interpreter runs every program instance in Python: KernelBench's sizes (a 1024x8192x8192
+GEMM) cannot finish there, so on the CPU a task over the budget (``VerifyConfig.cpu_max_numel`` elements in its
+largest tensor, ``cpu_max_flops`` matmul/conv FLOPs per forward) is judged on its "reduced" variant
+(``tritonrl.tasks.variants.reduced_variant``: every size divided by one factor, ratios kept) and on
+alternative shapes around that. The same candidate code runs; only the sizes the task chooses change.
+"""
+
+from __future__ import annotations
+
+from tritonrl.config import VerifyConfig
+from tritonrl.errors import TaskError
+from tritonrl.tasks.model import KernelTask
+from tritonrl.verify.flags import Flag
+from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.trial import TrialSpec
+
+_FIT_CACHE: dict[tuple, tuple[KernelTask, bool]] = {}
+
+
+class TrialPlan(list):
+    """The trials in order (a ``list[TrialSpec]``), with how their sizes were chosen."""
+
+    def __init__(self, trials: list[TrialSpec], reduced: dict | None = None, oversize: bool = False) -> None:
+        super().__init__(trials)
+        self.reduced = dict(reduced or {})
+        self.oversize = oversize
+
+    @property
+    def flags(self) -> list[str]:
+        return [Flag.REDUCED_SHAPES.value] if self.reduced else []
+
+
+def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = None) -> TrialPlan:
+    """The tiny trial (when staged) and the full trials: seed, other seeds, scaled values, other shapes.
+
+    ``device`` is where the candidate runs ("cpu" or "cuda"; None: ``config.device``, "auto" meaning "cuda"
+    when one is available); on the CPU, full trials are sized to the budget (see the module docstring)."""
+    from tritonrl.tasks.variants import alt_variants, tiny_variant
+
+    base, oversize = fit_cpu_budget(task, config) if _on_cpu(config, device) else (task, False)
+    seed, trials = config.seed, []
+    if config.staged:
+        try:
+            tiny = tiny_variant(task)
+            trials.append(TrialSpec("tiny", "tiny", tiny.key, tiny.source, seed))
+        except TaskError:
+            pass  # no smaller version of this task runs: the full trials still judge it
+    plan = [(base, seed, 1.0)]
+    if config.multi_input:
+        alts = alt_variants(base, n=2, seed=seed) if config.alt_shapes else []
+        extra = [(base, seed + 1, config.scaled_input_factor)]
+        for k, alt in enumerate(alts):
+            extra.insert(2 * k, (alt, seed + 3 + k, 1.0))
+        plan += extra
+        while len(plan) < config.num_trials:
+            plan.append((base, seed + 10 + len(plan), 1.0))
+        plan = plan[: max(1, config.num_trials)]
+    for k, (variant, trial_seed, scale) in enumerate(plan):
+        trials.append(TrialSpec(f"full{k}", "full", variant.key, variant.source, trial_seed, scale))
+    if config.extra_dtype:
+        trials.append(TrialSpec(f"full_{config.extra_dtype}", "full", base.key, base.source, seed + 100, 1.0,
+                                config.extra_dtype))
+    return TrialPlan(trials, base.meta.get("changes") if base is not task else None, oversize)
+
+
+def fit_cpu_budget(task: KernelTask, config: VerifyConfig) -> tuple[KernelTask, bool]:
+    """(the task to run full trials on, oversize): ``task`` itself when it fits the budget, the budget is off or
+    its cost is unknown; else its reduced variant; else ``task`` with oversize True. Cached per task and budget."""
+    from tritonrl.tasks.variants import reduced_variant
+
+    key = (task.key, config.cpu_max_numel, config.cpu_max_flops)
+    if key not in _FIT_CACHE:
+        if not (config.cpu_max_numel or config.cpu_max_flops) or within_budget(task.source, config) is not False:
+            _FIT_CACHE[key] = (task, False)
+        else:
+            reduced = reduced_variant(task, lambda source: within_budget(source, config) is True)
+            _FIT_CACHE[key] = (reduced, False) if reduced is not None else (task, True)
+    return _FIT_CACHE[key]
+
+
+def within_budget(source: str, config: VerifyConfig) -> bool | None:
+    """Whether one forward of this task source fits the CPU budget; None when its cost cannot be measured."""
+    from tritonrl.tasks.variants import task_cost
+
+    cost = task_cost(source)
+    if cost is None:
+        return None
+    return ((not config.cpu_max_numel or cost.max_numel <= config.cpu_max_numel)
+            and (not config.cpu_max_flops or cost.flops <= config.cpu_max_flops))
+
+
+def cpu_oversize(task: KernelTask, config: VerifyConfig, device: str | None = None) -> bool:
+    """Whether this task's full trials run on the CPU at sizes over the budget (no reduction fits)."""
+    return _on_cpu(config, device) and fit_cpu_budget(task, config)[1]
+
+
+def mark_cpu_size_limit(result: VerifyResult, oversize: bool) -> VerifyResult:
+    """A full-stage timeout at sizes over the CPU budget that could not be reduced (``oversize``: a plan's
+    ``oversize`` or ``cpu_oversize``) is the machine's limit, not (necessarily) the candidate's fault: add
+    ``cpu_size_limit`` and say so in the error."""
+    if oversize and result.stage == Stage.FULL and Flag.TIMEOUT.value in result.flags \
+            and Flag.CPU_SIZE_LIMIT.value not in result.flags:
+        result.flags.append(Flag.CPU_SIZE_LIMIT.value)
+        result.error = (f"{result.error}: the task's sizes are over the CPU budget and could not be reduced; "
+                        "judge it on a GPU, or raise the timeout")
+    return result
+
+
+def _on_cpu(config: VerifyConfig, device: str | None) -> bool:
+    device = device or config.device
+    if device == "auto":
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return device == "cpu"

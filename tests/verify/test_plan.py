@@ -1,0 +1,64 @@
+"""The trial plan: the same trials as ever on a GPU or for small tasks; on the CPU, big tasks at reduced shapes."""
+
+import dataclasses
+from pathlib import Path
+
+from tests.verify.tasks import RELU, TASKS
+from tritonrl.config import VerifyConfig
+from tritonrl.tasks import load_tasks
+from tritonrl.tasks.model import KernelTask
+from tritonrl.tasks.variants import task_cost
+from tritonrl.verify import Flag, Stage, VerifyResult
+from tritonrl.verify.plan import build_trials, cpu_oversize, mark_cpu_size_limit
+
+KB_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "kernelbench"
+GEMM = next(t for t in load_tasks(KB_FIXTURE, level=2) if t.name == "3_Gemm_LayerNorm_GELU_Scale")
+BIG_RELU = KernelTask("big_relu", 1, RELU.replace("batch_size = 16", "batch_size = 4096")
+                      .replace("dim = 1024", "dim = 512"))
+GOOD = (Path(__file__).parent / "fixtures" / "runtime" / "good_relu.py").read_text()
+
+
+def test_small_task_is_planned_as_written():
+    trials = build_trials(TASKS["relu"], VerifyConfig(), device="cpu")
+    assert not trials.reduced and trials.flags == [] and not trials.oversize
+    assert [t.name for t in trials] == ["tiny", "full0", "full1", "full2", "full3", "full4"]
+    assert trials[1].source == TASKS["relu"].source  # the base seed's full trial is the task as written
+
+
+def test_big_task_is_reduced_to_the_cpu_budget_and_says_so():
+    config = VerifyConfig()
+    trials = build_trials(GEMM, config, device="cpu")
+    assert trials.flags == [Flag.REDUCED_SHAPES.value] and not trials.oversize
+    # the mildest shrink that fits: every size divided by 4, ratios kept
+    assert trials.reduced == {"batch_size": (256, 64), "in_features": (2048, 512), "out_features": (1024, 256)}
+    for trial in trials:
+        cost = task_cost(trial.source)
+        # alternative shapes are +-25% around the reduced ones: within twice the budget
+        assert cost.max_numel <= 2 * config.cpu_max_numel and cost.flops <= 2 * config.cpu_max_flops, trial.name
+    assert task_cost(trials[1].source).flops <= config.cpu_max_flops
+    assert "scale = 0.5" in trials[1].source  # only sizes change
+
+
+def test_gpu_and_full_size_keep_the_task_as_written():
+    for trials in (build_trials(GEMM, VerifyConfig(), device="cuda"),
+                   build_trials(GEMM, VerifyConfig(cpu_max_numel=None, cpu_max_flops=None), device="cpu")):
+        assert not trials.reduced and trials.flags == []
+        assert next(t for t in trials if t.name == "full0").source == GEMM.source
+
+
+def test_timeout_over_a_budget_that_cannot_be_met_is_cpu_size_limit():
+    config = VerifyConfig(cpu_max_flops=1)  # not even 1x1x1 fits: the task runs as written, over the budget
+    assert cpu_oversize(GEMM, config, "cpu") and not cpu_oversize(GEMM, config, "cuda")
+    assert not cpu_oversize(GEMM, VerifyConfig(), "cpu")
+    timeout = VerifyResult(Stage.FULL, flags=[Flag.TIMEOUT.value], error="timed out after 60 s (full stage)")
+    marked = mark_cpu_size_limit(dataclasses.replace(timeout, flags=list(timeout.flags)), True)
+    assert marked.flags == ["timeout", "cpu_size_limit"] and "could not be reduced" in marked.error
+    assert mark_cpu_size_limit(dataclasses.replace(timeout, flags=["timeout"]), False).flags == ["timeout"]
+    wrong = VerifyResult(Stage.FULL, flags=[Flag.OUTPUT_MISMATCH.value])
+    assert mark_cpu_size_limit(wrong, True).flags == ["output_mismatch"]  # only timeouts are the machine's
+
+
+def test_verifier_judges_a_big_task_at_reduced_shapes(verifier):
+    result = verifier.verify(BIG_RELU, code=GOOD)
+    assert result.correct, result.error
+    assert Flag.REDUCED_SHAPES.value in result.flags
