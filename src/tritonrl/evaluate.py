@@ -459,5 +459,9 @@ def _row(p: Pending, result) -> dict[str, Any]:
         from tritonrl.extract import extract_code
 
         code = extract_code(p.completion)
+    if result.reward is None:  # verdicts come without rewards: the same pure function training uses
+        from tritonrl.reward import compute_reward
+
+        result.reward = compute_reward(result)
     return {"task": p.task.name, "level": p.task.level, "sample": p.index, "task_path": p.task.path,
             "completion": p.completion, "code": code, "result": result.to_dict()}

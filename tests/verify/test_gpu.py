@@ -13,6 +13,7 @@ import pytest
 from tests.verify.tasks import TASKS
 from tests.verify.test_runtime_hacks import FIXTURES, header
 from tritonrl.config import VerifyConfig
+from tritonrl.reward import compute_reward
 from tritonrl.tasks.variants import find_constants, rewrite_constants
 from tritonrl.verify import Flag, Stage, Verifier, VerifyItem
 
@@ -55,7 +56,7 @@ def test_runtime_defence_on_gpu(fixture, gpu_results):
     result = gpu_results[fixture.name]
     expected = header(fixture, "expect").split("|")
     if expected != ["done"]:
-        assert not result.correct and result.reward == 0.0, f"{fixture.name} was accepted"
+        assert not result.correct and compute_reward(result) == 0.0, f"{fixture.name} was accepted"
         assert set(expected) & set(result.flags), f"{fixture.name}: flags {result.flags}, error {result.error}"
         return
     assert result.correct and result.stage == Stage.DONE, result.error
@@ -71,7 +72,7 @@ def test_timing_hacks_rejected_by_full_funnel(tmp_path):
     with Verifier(config) as verifier:
         results = verifier.verify_many([VerifyItem(TASKS["relu"], code=(RUNTIME / n).read_text()) for n in names])
     for name, result in zip(names, results):
-        assert result.stage == Stage.STATIC and result.reward == 0.0, (name, result.flags)
+        assert result.stage == Stage.STATIC and compute_reward(result) == 0.0, (name, result.flags)
 
 
 def test_timing_report_is_complete(gpu_results):

@@ -21,6 +21,7 @@ from tritonrl.verify.backends import make_verifier
 
 ray = pytest.importorskip("ray")
 
+from tritonrl.reward import compute_reward
 from tritonrl.verify.ray_backend import RayVerifier, plan_units
 
 RELU_TASK = KernelTask(name="test_relu", level=1, source='''
@@ -134,7 +135,7 @@ def test_results_equal_local_verifier_in_order(ray_verifier, tmp_path):
 
 def test_verify_single(ray_verifier):
     result = ray_verifier.verify(RELU_TASK, code=CORRECT)
-    assert result.correct and result.reward == 1.0
+    assert result.correct and compute_reward(result) == 1.0
 
 
 def test_actor_crash_mid_batch_is_survived(ray_verifier, tmp_path):
@@ -152,7 +153,7 @@ def test_candidate_that_always_kills_its_actor_costs_only_itself(ray_verifier):
     codes = [CORRECT, CRASH_ALWAYS + CORRECT, WRONG]
     results = ray_verifier.verify_many([VerifyItem(RELU_TASK, code=c) for c in codes])
     assert [r.correct for r in results] == [True, False, False]
-    assert "crash" in results[1].flags and results[1].reward == 0.0
+    assert "crash" in results[1].flags and compute_reward(results[1]) == 0.0
     assert "died 3 times" in results[1].error
     assert ray_verifier.last_stats.failed_items == 1
     # the actors were restarted and still answer

@@ -20,6 +20,7 @@ import pytest
 from tests.verify.redteam_tasks import REDTEAM_TASKS
 from tests.verify.tasks import TASKS as BASE_TASKS
 from tritonrl.config import VerifyConfig
+from tritonrl.reward import compute_reward
 from tritonrl.verify import Verifier, VerifyItem
 
 TASKS = {**BASE_TASKS, **REDTEAM_TASKS}
@@ -132,7 +133,7 @@ def test_redteam_fixture(fixture, mode, verdicts):
         assert result.correct, f"{fixture.name} (honest) rejected: stage {result.stage}, {result.flags}, {result.error}"
         return
     assert result.correct is False, f"{fixture.name} was accepted with static checks {mode}"
-    assert result.reward == 0
+    assert compute_reward(result) == 0
 
 
 CACHE_ATTACKS = [(p, m) for p, m in CASES if header(p, "class") == "1"]

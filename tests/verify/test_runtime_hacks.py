@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.verify.tasks import TASKS
+from tritonrl.reward import compute_reward
 from tritonrl.verify import Stage, VerifyItem
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "runtime").glob("*.py"))
@@ -38,10 +39,10 @@ def test_runtime_defence(fixture, runtime_results):
     expected = header(fixture, "expect").split("|")
     if expected == ["done"]:
         assert result.correct and result.stage == Stage.DONE, result.error
-        assert result.reward and result.reward >= 1.0
+        assert compute_reward(result) >= 1.0
         return
     assert not result.correct, f"{fixture.name} was accepted"
-    assert result.reward == 0.0
+    assert compute_reward(result) == 0.0
     assert set(expected) & set(result.flags), f"{fixture.name}: flags {result.flags}, error {result.error}"
     assert result.error, "a rejected candidate gets a model-readable reason"
 
@@ -63,4 +64,4 @@ def test_full_funnel_rejects_every_hack(verifier):
     items = [VerifyItem(TASKS[header(p, "task")], code=p.read_text()) for p in bad]
     for path, result in zip(bad, verifier.verify_many(items)):
         assert not result.correct, f"{path.name} passed the full funnel"
-        assert result.reward == 0.0
+        assert compute_reward(result) == 0.0

@@ -8,6 +8,7 @@ import torch
 
 from tests.verify.tasks import TASKS
 from tritonrl.cli import main
+from tritonrl.reward import compute_reward
 from tritonrl.verify import Flag, Stage, VerifyItem
 from tritonrl.verify.compare import compare_trial
 from tritonrl.verify.trial import build_model
@@ -25,7 +26,7 @@ def test_good_candidate_is_correct_and_untimed_on_cpu(verifier):
         Stage.DONE, True, True, True, True)
     assert result.runtime_ms is None and result.speedup is None
     assert Flag.TIMING_UNAVAILABLE.value in result.flags
-    assert result.reward == 1.0
+    assert compute_reward(result) == 1.0
 
 
 def test_completion_is_extracted(verifier):

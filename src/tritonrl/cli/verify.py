@@ -130,6 +130,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _emit(args: argparse.Namespace, path: Path, task: str, result: VerifyResult) -> VerifyResult:
+    if result.reward is None:  # the verdict's reward, by the function training uses (default reward config)
+        from tritonrl.reward import compute_reward
+
+        result.reward = compute_reward(result)
     if args.json:
         print(json.dumps({"file": str(path), "task": task, **result.to_dict()}), flush=True)
     else:

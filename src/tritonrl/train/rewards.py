@@ -17,7 +17,6 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import tritonrl.verify  # noqa: F401 - first: importing tritonrl.reward alone hits a verify<->reward import cycle
 from tritonrl.config import RewardConfig, VerifyConfig
 from tritonrl.reward import compute_reward, speedup_interval
 from tritonrl.tasks.model import KernelTask

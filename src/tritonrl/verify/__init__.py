@@ -19,8 +19,7 @@ __all__ = ["RATIONALE", "Flag", "Stage", "Verifier", "VerifyItem", "VerifyResult
 
 
 def __getattr__(name: str):
-    # Loaded on first use, so importing a light submodule (flags, result, static) never pulls in the
-    # verifier, which itself imports tritonrl.reward (that imports tritonrl.verify.flags: a cycle otherwise).
+    # Loaded on first use, so importing a light submodule (flags, result, static) never pulls in torch.
     if name in ("Verifier", "VerifyItem"):
         from tritonrl.verify import verifier
 

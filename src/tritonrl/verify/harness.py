@@ -31,11 +31,11 @@ from tritonrl.verify import protocol
 from tritonrl.verify import timing as _timing
 from tritonrl.verify.interpreter import classify_interpreter_error, install_interpreter_compat, is_interpreter
 from tritonrl.verify.monitor import Monitor, judge_record
+from tritonrl.verify.protocol import CODE_FILE
 from tritonrl.verify.trial import TrialSpec, as_tuple, build_model, load_task_module, make_inputs
 
 MAX_ERROR_CHARS = 400
 VERDICT_POLL_S = 0.003
-CODE_FILE = "candidate.py"
 
 
 def poison_memory(device: str) -> None:

@@ -207,9 +207,7 @@ class Monitor:
                 for t in outs + (_tensors(args)[:1] if name.endswith("_") else []):
                     record.writers[storage_key(t)] = TORCH
             return
-        if len(record.torch_ops) < MAX_OPS_REPORTED and name not in record.torch_ops:
-            record.torch_ops.append(name)
-        elif name not in record.torch_ops:
+        if name not in record.torch_ops:
             record.torch_ops.append(name)
         for t in outs + (_tensors(args)[:1] if func._schema.is_mutable else []):
             record.writers[storage_key(t)] = TORCH

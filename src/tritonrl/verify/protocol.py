@@ -29,6 +29,7 @@ import threading
 from typing import Any
 
 SECRET_BYTES = 32
+CODE_FILE = "candidate.py"  # the candidate's code in its child's directory
 
 
 def new_secret() -> str:

@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 
 from tritonrl.config import VerifyConfig
 from tritonrl.errors import ConfigError
-from tritonrl.reward import compute_reward
 from tritonrl.verify.flags import Flag
 from tritonrl.verify.result import Stage, VerifyResult
 from tritonrl.verify.verifier import VerifyItem, progress_bar
@@ -316,7 +315,6 @@ def actor_lost_result(attempts: int, exc: Exception) -> VerifyResult:
     result = VerifyResult(Stage.COMPILE, flags=[Flag.CRASH.value],
                           error=f"the verification actor died {attempts} times while judging this candidate "
                                 f"({reason})")
-    result.reward = compute_reward(result)
     return result
 
 

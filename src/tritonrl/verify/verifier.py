@@ -24,15 +24,14 @@ from dataclasses import dataclass
 
 from tritonrl.config import VerifyConfig
 from tritonrl.errors import ConfigError, TaskError
-from tritonrl.reward import compute_reward
 from tritonrl.tasks.model import KernelTask
 from tritonrl.verify import protocol
 from tritonrl.verify.compare import compare_trial
 from tritonrl.verify.flags import Flag
 from tritonrl.verify.gpu_lock import GpuLease, GpuLocks
-from tritonrl.verify.harness import CODE_FILE
 from tritonrl.verify.isolation import safe_to_hide
 from tritonrl.verify.plan import build_trials, mark_cpu_size_limit
+from tritonrl.verify.protocol import CODE_FILE
 from tritonrl.verify.reference import JobOutcome, ReferenceStore
 from tritonrl.verify.result import Stage, VerifyResult
 from tritonrl.verify.sandbox import Child, Zygote, jobs_root, make_workdir
@@ -97,7 +96,6 @@ class Verifier:
         start = time.monotonic()
         result = self._verify(task, code, completion)
         result.elapsed_s = round(time.monotonic() - start, 3)
-        result.reward = compute_reward(result)
         return result
 
     @property

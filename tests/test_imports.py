@@ -1,0 +1,72 @@
+"""The house's import graph: no circles among the package's modules, and verdicts never import rewards.
+
+Module-level imports only (function-local imports are deliberate lazy loads). A circle makes import order
+matter and hides which part depends on which; ``verify/`` importing ``tritonrl.reward`` would mean the verifier
+computes rewards, which belong to its callers (training, evaluation, the CLI).
+"""
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "tritonrl"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """tritonrl modules imported at module level (``if TYPE_CHECKING`` blocks excluded)."""
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        for sub in ast.walk(node) if isinstance(node, (ast.Import, ast.ImportFrom, ast.Try)) else [node]:
+            if isinstance(sub, ast.Import):
+                found |= {a.name for a in sub.names if a.name.startswith("tritonrl")}
+            elif isinstance(sub, ast.ImportFrom) and sub.module and sub.module.startswith("tritonrl"):
+                found.add(sub.module)
+                found |= {f"{sub.module}.{a.name}" for a in sub.names if f"{sub.module}.{a.name}" in modules}
+    return {m for m in found if m in modules}
+
+
+def _graph() -> dict[str, set[str]]:
+    paths = [p for p in SRC.rglob("*.py") if "bundled" not in p.parts]
+    modules = {_module_name(p) for p in paths}
+    return {_module_name(p): _imports(p, modules) - {_module_name(p)} for p in paths}
+
+
+def test_no_import_circles():
+    graph = _graph()
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt):] + [nxt] if nxt in stack else [node, nxt])
+            elif nxt not in state:
+                visit(nxt, stack + [nxt])
+        state[node] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    # a package importing its own submodule (tritonrl.verify -> tritonrl.verify.flags) is not a circle
+    cycles = [c for c in cycles if not all(c[0].startswith(m) or m.startswith(c[0]) for m in c)]
+    assert not cycles, f"import circles: {cycles}"
+
+
+def test_verify_never_imports_the_reward():
+    graph = _graph()
+    offenders = {m: sorted(deps) for m, deps in graph.items()
+                 if m.startswith("tritonrl.verify") and any(d.startswith("tritonrl.reward") for d in deps)}
+    assert not offenders, offenders
+    for path in (SRC / "verify").rglob("*.py"):  # function-local imports too
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n.startswith("tritonrl.reward") for n in names), f"{path.name} imports the reward"
