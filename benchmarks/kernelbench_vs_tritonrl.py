@@ -1,0 +1,661 @@
+"""KernelBench's eval_kernel_against_ref vs tritonrl's Verifier: same GPU, same candidates, one run.
+
+    PYTHONPATH=src python benchmarks/kernelbench_vs_tritonrl.py --dry-run                  # no GPU, no KernelBench
+    PYTHONPATH=src python benchmarks/kernelbench_vs_tritonrl.py --kernelbench ~/KernelBench   # the GPU run
+    PYTHONPATH=src python benchmarks/kernelbench_vs_tritonrl.py --kernelbench ~/KernelBench --cpu-check
+    #   ^ ours only, on CPU (Triton interpreter), at shrunk shapes: are the candidates what their names say?
+
+Problems: 6 KernelBench Level-2 GEMM + epilogue problems, read from the clone (``KernelBench/level2/``) at their
+real shapes. Candidates: ours, in ``benchmarks/kernelbench_candidates/<problem>/<kind>.py`` (see its
+``generate.py``): three correct tilings of a fused GEMM + epilogue kernel, TF32 precision, a missing activation,
+a PyTorch fallback with a token Triton kernel, a syntax error and a hang (``ok_*`` meant correct, ``bad_*`` not).
+
+KernelBench: a fresh ``python`` per candidate (as its scripts run it: ``eval_from_generations.py`` evaluates each
+sample in a new process of a pool), which imports ``kernelbench.eval`` from the clone's ``src/`` (nothing of
+KernelBench is copied here) and calls ``eval_kernel_against_ref(original_model_src, custom_model_src, seed_num=42,
+num_correct_trials=5, num_perf_trials=100, measure_performance=True, timing_method="cuda_event",
+backend="triton", precision=torch.float32, device=cuda:0)``. The process is killed after ``--timeout`` s (its
+whole process group) and counted as a failure with that time. ``kernelbench/__init__.py`` imports LLM clients
+(``openai``, ``litellm``, ``python-dotenv``) that ``eval`` never calls: when one is not installed, the child
+puts an empty stand-in module in ``sys.modules`` (listed in the JSON as ``kernelbench_stand_ins``), which saves
+KernelBench their import time (its figure is then a lower bound). ``pydantic`` must be installed for real.
+All KernelBench processes share one fresh ``TRITON_CACHE_DIR`` (a cold cache, as on a fresh machine).
+
+Ours: one ``Verifier(VerifyConfig(device="cuda", workers_per_gpu=N, timeout_s=--timeout))`` over the whole batch
+(``verify_many``), from cold: a fresh reference cache, the zygote's start inside the measured time.
+
+Reported (printed and written to ``--out``, default ``benchmarks/results/kernelbench_vs_tritonrl.json``, rewritten
+after every step with ``"complete": false`` until the end): wall time per candidate for each harness (the batch's
+wall time over its candidates, cold starts included) and per row; the ratio (KernelBench's time over ours);
+verdict agreement, with an explanation for each disagreement; runtime agreement (median over the candidates both
+call correct of |ours - theirs| / theirs, ours = calibrated median, theirs = KernelBench's ``runtime``, the mean of
+its 100 CUDA-event timings); the GPU busy fraction during each harness's batch (mean of NVML ``utilization.gpu``
+samples every ``--sample-interval`` s, through ``pynvml`` or else a streaming ``nvidia-smi`` query; the method is
+in the JSON).
+
+Wheels the GPU machine needs beyond torch/triton/numpy/requests/tqdm: ``pydantic`` (+ ``pydantic-core``,
+``annotated-types``, ``typing-inspection``, ``typing-extensions``); ``nvidia-ml-py`` (``pynvml``) is optional.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CANDIDATES_DIR = HERE / "kernelbench_candidates"
+DEFAULT_OUT = HERE / "results" / "kernelbench_vs_tritonrl.json"
+sys.path.insert(0, str(CANDIDATES_DIR))
+from generate import KINDS, PROBLEMS  # noqa: E402  (the problem list and the candidate kinds, in order)
+
+PROBLEM_STEMS = [p.stem for p in PROBLEMS]
+# CPU check: shape constants shrunk so the Triton interpreter runs the full trials in seconds (odd sizes: masks).
+CPU_SIZES = {"batch": 24, "feature": (80, 72)}
+
+WHY = {  # kind -> what the candidate is, for the report
+    "bad_tf32": "tl.dot at its default precision (TF32) in an fp32 problem",
+    "bad_no_activation": "the epilogue's activation is missing",
+    "bad_torch_fallback": "PyTorch computes the answer; a token Triton kernel copies it",
+    "bad_syntax_error": "does not parse",
+    "bad_hang": "forward never returns",
+}
+
+
+@dataclass
+class Candidate:
+    problem: str
+    kind: str
+    path: Path
+    code: str
+
+    @property
+    def expected_correct(self) -> bool:
+        return self.kind.startswith("ok_")
+
+    @property
+    def name(self) -> str:
+        return f"{self.problem}/{self.kind}"
+
+
+def load_candidates(problems: list[str], kinds: list[str]) -> list[Candidate]:
+    out = []
+    for problem in problems:
+        for kind in kinds:
+            path = CANDIDATES_DIR / problem / f"{kind}.py"
+            if not path.is_file():
+                raise SystemExit(f"missing candidate file {path} (run {CANDIDATES_DIR / 'generate.py'})")
+            out.append(Candidate(problem, kind, path, path.read_text()))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ dry run
+def dry_run(cands: list[Candidate], kernelbench: str | None) -> int:
+    """Parse every candidate (only ``bad_syntax_error`` may fail), check it defines ModelNew; list everything."""
+    bad = []
+    print(f"{len({c.problem for c in cands})} problems x {len(KINDS)} kinds = {len(cands)} candidates "
+          f"(from {CANDIDATES_DIR})")
+    for cand in cands:
+        try:
+            tree = ast.parse(cand.code)
+            parses = True
+            classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+        except SyntaxError:
+            parses, classes = False, set()
+        ok = (not parses) if cand.kind == "bad_syntax_error" else ("ModelNew" in classes)
+        if not ok:
+            bad.append(cand.name)
+        print(f"  {cand.name:<58} expected {'correct ' if cand.expected_correct else 'rejected'} "
+              f"parses={parses} {'OK' if ok else 'UNEXPECTED'}")
+    if kernelbench:
+        for problem in sorted({c.problem for c in cands}):
+            path = problem_path(kernelbench, problem)
+            print(f"  problem {problem}: {'found' if path.is_file() else 'MISSING'} ({path})")
+            if not path.is_file():
+                bad.append(str(path))
+    print("dry run:", "OK" if not bad else f"FAILED {bad}")
+    return 1 if bad else 0
+
+
+# ------------------------------------------------------------------------------------------------ problems
+def kernelbench_root(kernelbench: str) -> Path:
+    """The clone's root (``KernelBench/level2`` and ``src/kernelbench`` inside), also when given its KernelBench/."""
+    root = Path(kernelbench).expanduser().resolve()
+    return root.parent if root.name == "KernelBench" and (root.parent / "src" / "kernelbench").is_dir() else root
+
+
+def problem_path(kernelbench: str, problem: str) -> Path:
+    """``<clone>/KernelBench/level2/<problem>.py``, or ``<dir>/level2/<problem>.py`` for a bare problems folder."""
+    root = Path(kernelbench).expanduser().resolve()
+    for level_dir in (root / "KernelBench" / "level2", root / "level2"):
+        if level_dir.is_dir():
+            return level_dir / f"{problem}.py"
+    return root / "KernelBench" / "level2" / f"{problem}.py"
+
+
+def load_tasks(kernelbench: str, problems: list[str], shrink: bool = False) -> dict:
+    from tritonrl.tasks import load_tasks as tritonrl_load
+
+    tasks = {}
+    for problem in problems:
+        path = problem_path(kernelbench, problem)
+        if not path.is_file():
+            raise SystemExit(f"{path}: no such problem in the KernelBench clone")
+        task = tritonrl_load(str(path))[0]
+        tasks[problem] = shrunk(task) if shrink else task
+    return tasks
+
+
+def shrunk(task):
+    """The task with its batch and feature constants replaced by ``CPU_SIZES`` (for the CPU check)."""
+    from tritonrl.tasks.variants import find_constants, rewrite_constants
+
+    constants = find_constants(task.source)
+    features = iter(CPU_SIZES["feature"])
+    edits = {}
+    for i, c in enumerate(constants):
+        if c.kind == "batch":
+            edits[i] = CPU_SIZES["batch"]
+        elif isinstance(c.value, int) and (c.kind == "feature" or c.name.endswith(("_size", "_features"))):
+            edits[i] = next(features)
+    return task.with_variant("cpu_check", rewrite_constants(task.source, constants, edits))
+
+
+# ------------------------------------------------------------------------------------------------ GPU sampling
+class BusySampler:
+    """Samples the GPU's ``utilization.gpu`` (percent of time a kernel ran) in a thread: pynvml or nvidia-smi."""
+
+    def __init__(self, index: int = 0, interval_s: float = 0.1, read=None) -> None:
+        self.index, self.interval_s, self.samples = index, interval_s, []
+        self.method, self._read, self._proc, self.error = None, read, None, None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _start_reader(self) -> None:
+        if self._read is not None:
+            self.method = "injected"
+            return
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            handle = pynvml.nvmlDeviceGetHandleByIndex(self.index)
+            self._read = lambda: float(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)
+            self.method = f"pynvml nvmlDeviceGetUtilizationRates(gpu {self.index}).gpu every {self.interval_s}s"
+            return
+        except Exception as exc:  # noqa: BLE001 -- any failure: fall back to nvidia-smi
+            self.error = f"pynvml: {type(exc).__name__}: {exc}"
+        if shutil.which("nvidia-smi"):
+            ms = max(int(self.interval_s * 1000), 50)
+            self._proc = subprocess.Popen(
+                ["nvidia-smi", "-i", str(self.index), "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits",
+                 "-lms", str(ms)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            self.method = f"nvidia-smi --query-gpu=utilization.gpu -lms {ms} (streamed)"
+        else:
+            self.method = "unavailable"
+
+    def _loop(self) -> None:
+        if self._proc is not None:
+            for line in self._proc.stdout:
+                if self._stop.is_set():
+                    break
+                try:
+                    self.samples.append(float(line.strip()))
+                except ValueError:
+                    pass
+            return
+        while not self._stop.is_set() and self._read is not None:
+            try:
+                self.samples.append(self._read())
+            except Exception as exc:  # noqa: BLE001
+                self.error = f"{type(exc).__name__}: {exc}"
+                break
+            self._stop.wait(self.interval_s)
+
+    def __enter__(self) -> BusySampler:
+        self._start_reader()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._proc is not None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def summary(self) -> dict:
+        n = len(self.samples)
+        return {"busy_fraction": (sum(self.samples) / n / 100.0) if n else None, "samples": n,
+                "method": self.method, "error": self.error}
+
+
+# ------------------------------------------------------------------------------------------------ KernelBench
+KB_CHILD = r'''
+import json, os, sys, time, types
+t0 = time.monotonic()
+kb_src, ref_path, cand_path, out_path = sys.argv[1:5]
+n_correct, n_perf = int(sys.argv[5]), int(sys.argv[6])
+sys.path.insert(0, kb_src)
+stand_ins = []
+def stand_in(name, **attrs):
+    """An empty module for an LLM-client import that eval never calls, only if the real one is missing."""
+    try:
+        __import__(name)
+    except ImportError:
+        module = types.ModuleType(name)
+        module.__dict__.update(attrs)
+        sys.modules[name] = module
+        stand_ins.append(name)
+def _unused(*args, **kwargs):
+    raise RuntimeError("stand-in for an LLM client: not part of KernelBench's eval")
+stand_in("dotenv", load_dotenv=lambda *a, **k: False)
+stand_in("openai", OpenAI=_unused)
+stand_in("litellm", completion=_unused)
+import torch
+from kernelbench.eval import eval_kernel_against_ref
+out = {"import_s": time.monotonic() - t0, "stand_ins": stand_ins}
+ref_src, cand_src = open(ref_path).read(), open(cand_path).read()
+t1 = time.monotonic()
+try:
+    result = eval_kernel_against_ref(
+        original_model_src=ref_src, custom_model_src=cand_src, seed_num=42,
+        num_correct_trials=n_correct, num_perf_trials=n_perf, measure_performance=True,
+        timing_method="cuda_event", verbose=False, device=torch.device("cuda:0"),
+        backend="triton", precision=torch.float32)
+    if result is None:
+        out["result"] = None
+        out["error"] = "eval_kernel_against_ref returned None (its lock-file case: 'please retry')"
+    else:
+        data = result.model_dump() if hasattr(result, "model_dump") else dict(result)
+        data["metadata"] = {k: (v if isinstance(v, (str, int, float, bool, type(None))) else str(v))
+                            for k, v in (data.get("metadata") or {}).items()}
+        out["result"] = data
+except Exception as exc:  # their scripts' last-level catch: counted as not compiled
+    out["result"] = {"compiled": False, "correctness": False}
+    out["error"] = f"{type(exc).__name__}: {exc}"[:500]
+out["eval_s"] = time.monotonic() - t1
+with open(out_path, "w") as fh:
+    json.dump(out, fh, default=str)
+'''
+
+
+def kernelbench_src(kernelbench: str) -> Path:
+    src = kernelbench_root(kernelbench) / "src"
+    if not (src / "kernelbench" / "eval.py").is_file():
+        raise SystemExit(f"{src}/kernelbench/eval.py not found: --kernelbench must be a KernelBench clone's root")
+    return src
+
+
+def run_kernelbench_one(child: Path, kb_src: Path, ref_path: Path, cand: Candidate, work: Path, env: dict,
+                        timeout_s: float, n_correct: int, n_perf: int) -> dict:
+    """One fresh process: returns the row (verdict, runtime, wall time); killed and failed after ``timeout_s``."""
+    cand_path, out_path = work / f"{cand.problem}__{cand.kind}.py", work / f"{cand.problem}__{cand.kind}.json"
+    cand_path.write_text(cand.code)
+    began = time.monotonic()
+    proc = subprocess.Popen([sys.executable, str(child), str(kb_src), str(ref_path), str(cand_path), str(out_path),
+                             str(n_correct), str(n_perf)], cwd=work, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    timed_out = False
+    try:
+        output, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        output, _ = proc.communicate()
+    wall = time.monotonic() - began
+    row = {"wall_s": round(wall, 3), "timed_out": timed_out, "returncode": proc.returncode,
+           "compiled": False, "correct": False, "runtime_ms": None, "ref_runtime_ms": None, "error": None}
+    data = {}
+    if out_path.is_file():
+        try:
+            data = json.loads(out_path.read_text())
+        except ValueError:
+            data = {}
+    result = data.get("result") or {}
+    row.update(compiled=bool(result.get("compiled")), correct=bool(result.get("correctness")) and not timed_out,
+               import_s=data.get("import_s"), eval_s=data.get("eval_s"), stand_ins=data.get("stand_ins"),
+               error=data.get("error"), metadata=result.get("metadata"))
+    if row["correct"] and (result.get("runtime") or -1) > 0:
+        row["runtime_ms"] = result["runtime"]  # KernelBench: mean of its timed trials, in ms (timing.get_timing_stats)
+        row["runtime_stats"] = result.get("runtime_stats")
+    if (result.get("ref_runtime") or -1) > 0:
+        row["ref_runtime_ms"] = result["ref_runtime"]
+    if timed_out:
+        row["error"] = f"killed after {timeout_s:g} s (hang timeout); counted as a failure"
+    elif not data:
+        row["error"] = "child wrote no result: " + " | ".join((output or "").strip().splitlines()[-3:])[-400:]
+    return row
+
+
+def run_kernelbench(kernelbench: str, cands: list[Candidate], timeout_s: float, n_correct: int, n_perf: int,
+                    on_row=None) -> tuple[list[dict], float]:
+    kb_src = kernelbench_src(kernelbench)
+    work = Path(tempfile.mkdtemp(prefix="kb-vs-"))
+    child = work / "kb_child.py"
+    child.write_text(KB_CHILD)
+    refs = {}
+    for problem in sorted({c.problem for c in cands}):
+        refs[problem] = work / f"ref_{problem}.py"
+        refs[problem].write_text(problem_path(kernelbench, problem).read_text())
+    env = {**os.environ, "TRITON_CACHE_DIR": str(work / "triton_cache"), "TRITON_INTERPRET": "0",
+           "PYTHONUNBUFFERED": "1"}
+    rows, began = [], time.monotonic()
+    for cand in cands:
+        row = run_kernelbench_one(child, kb_src, refs[cand.problem], cand, work, env, timeout_s, n_correct, n_perf)
+        rows.append(row)
+        if on_row:
+            on_row(cand, row)
+    return rows, time.monotonic() - began
+
+
+# ------------------------------------------------------------------------------------------------ ours
+def run_tritonrl(tasks: dict, cands: list[Candidate], device: str, timeout_s: float, workers_per_gpu: int,
+                 workers: int = 0) -> tuple[list[dict], float]:
+    from tritonrl.config import VerifyConfig
+    from tritonrl.verify import Verifier, VerifyItem
+
+    began = time.monotonic()
+    config = VerifyConfig(device=device, workers_per_gpu=workers_per_gpu, timeout_s=timeout_s, workers=workers,
+                          cache_dir=tempfile.mkdtemp(prefix="kb-vs-ours-"))
+    with Verifier(config) as verifier:
+        results = verifier.verify_many([VerifyItem(tasks[c.problem], code=c.code) for c in cands])
+    wall = time.monotonic() - began
+    rows = [{"correct": r.correct, "stage": r.stage.value, "flags": list(r.flags),
+             "error": (r.error or "")[:300] or None, "runtime_ms": r.runtime_ms, "ref_runtime_ms": r.ref_runtime_ms,
+             "speedup": r.speedup, "elapsed_s": r.elapsed_s} for r in results]
+    return rows, wall
+
+
+# ------------------------------------------------------------------------------------------------ comparison
+def explain(cand: Candidate, ours: dict, kb: dict) -> str | None:
+    """Why the harnesses disagree on this candidate (None when they agree)."""
+    if ours["correct"] == kb["correct"]:
+        return None
+    ours_detail = f"tritonrl: stage {ours['stage']}, flags {ours['flags']}, {ours['error'] or 'no error'}"
+    kb_detail = f"KernelBench: {kb.get('error') or kb.get('metadata') or 'no detail'}"
+    if kb["correct"] and not cand.expected_correct:
+        how = {
+            "bad_torch_fallback": "it accepts the PyTorch fallback: eval_kernel_against_ref compares outputs only "
+                                  "(torch.allclose on 5 seeds), so torch ops can compute the answer while a token "
+                                  "Triton kernel copies it; tritonrl's strict mode requires the work in Triton",
+            "bad_tf32": "it accepts TF32 arithmetic in an fp32 problem: its check is elementwise only "
+                        "(allclose, atol = rtol = 1e-4), and where the outputs are small TF32's error stays inside "
+                        "that band; tritonrl also bounds the relative L2 error (1e-4 of the output's norm)",
+        }.get(cand.kind, f"it accepts a candidate meant to be rejected ({WHY.get(cand.kind, cand.kind)})")
+        return f"KernelBench fooled: {how}. {ours_detail}"
+    if ours["correct"] and not cand.expected_correct:
+        return f"tritonrl fooled: it accepts {WHY.get(cand.kind, cand.kind)}. {kb_detail}"
+    if cand.expected_correct and not ours["correct"]:
+        return f"tritonrl rejects a candidate meant to be correct (check the candidate or the verifier): {ours_detail}"
+    return f"KernelBench rejects a candidate meant to be correct: {kb_detail}"
+
+
+def summarize(cands: list[Candidate], ours: list[dict] | None, ours_wall: float | None, kb: list[dict],
+              kb_wall: float | None, busy: dict) -> dict:
+    rows = []
+    for i, cand in enumerate(cands):
+        row = {"problem": cand.problem, "kind": cand.kind, "expected_correct": cand.expected_correct}
+        o = ours[i] if ours is not None else None
+        k = kb[i] if i < len(kb) else None
+        if o is not None:
+            row["tritonrl"] = o
+        if k is not None:
+            row["kernelbench"] = k
+        if o is not None and k is not None:
+            row["agree"] = o["correct"] == k["correct"]
+            row["explanation"] = explain(cand, o, k)
+            if o["correct"] and k["correct"] and o["runtime_ms"] and k["runtime_ms"]:
+                row["runtime_rel_diff"] = abs(o["runtime_ms"] - k["runtime_ms"]) / k["runtime_ms"]
+        rows.append(row)
+    both = [r for r in rows if "agree" in r]
+    diffs = [r["runtime_rel_diff"] for r in rows if "runtime_rel_diff" in r]
+    n_ours, n_kb = (len(cands) if ours is not None else 0), len(kb)
+    ours_s = ours_wall / n_ours if ours_wall and n_ours else None
+    kb_s = kb_wall / n_kb if kb_wall and n_kb else None
+
+    def expected_rate(key):
+        judged = [r for r in rows if key in r]
+        return sum(r[key]["correct"] == r["expected_correct"] for r in judged) / len(judged) if judged else None
+
+    return {
+        "tritonrl_s_per_candidate": ours_s, "kernelbench_s_per_candidate": kb_s,
+        "ratio": kb_s / ours_s if ours_s and kb_s else None,
+        "tritonrl_wall_s": ours_wall, "kernelbench_wall_s": kb_wall,
+        "verdict_agreement": sum(r["agree"] for r in both) / len(both) if both else None,
+        "runtime_median_abs_diff": statistics.median(diffs) if diffs else None,
+        "runtime_pairs": len(diffs),
+        "matches_expected": {"tritonrl": expected_rate("tritonrl"), "kernelbench": expected_rate("kernelbench")},
+        "disagreements": [{"candidate": f"{r['problem']}/{r['kind']}", "explanation": r["explanation"]}
+                          for r in both if not r["agree"]],
+        "gpu_busy_fraction": {k: v.get("busy_fraction") for k, v in busy.items()},
+        "gpu_busy_sampling": busy,
+        "rows": rows,
+    }
+
+
+def device_facts() -> dict:
+    facts = {"device": "unknown", "torch": None, "triton": None}
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20, check=True).stdout.strip().splitlines()
+        facts["device"] = out[0].strip() if out else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        import torch
+        import triton
+
+        facts.update(torch=torch.__version__, triton=triton.__version__)
+    except ImportError:
+        pass
+    return facts
+
+
+def kernelbench_commit(kernelbench: str) -> str | None:
+    """The clone's commit: ``git rev-parse HEAD``, else a ``COMMIT`` file at its root (for an exported tree)."""
+    root = kernelbench_root(kernelbench)
+    try:
+        return subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        marker = root / "COMMIT"
+        return marker.read_text().strip() or None if marker.is_file() else None
+
+
+def print_table(cands: list[Candidate], summary: dict) -> None:
+    def verdict(part):
+        if part is None:
+            return "-"
+        ms = f" {part['runtime_ms']:.3f}ms" if part.get("runtime_ms") else ""
+        return ("ok" if part["correct"] else "rej") + ms
+
+    print(f"{'candidate':<58} {'exp':<4} {'tritonrl':<16} {'s':>6}  {'KernelBench':<16} {'s':>6}  agree")
+    for row in summary["rows"]:
+        o, k = row.get("tritonrl"), row.get("kernelbench")
+        print(f"{row['problem'] + '/' + row['kind']:<58} {'ok' if row['expected_correct'] else 'rej':<4} "
+              f"{verdict(o):<16} {(o or {}).get('elapsed_s') or 0:>6.1f}  {verdict(k):<16} "
+              f"{(k or {}).get('wall_s') or 0:>6.1f}  {row.get('agree', '-')}")
+    fmt = lambda v, f="{:.3f}": "n/a" if v is None else f.format(v)  # noqa: E731
+    print(f"seconds per candidate: KernelBench {fmt(summary['kernelbench_s_per_candidate'], '{:.2f}')}, "
+          f"tritonrl {fmt(summary['tritonrl_s_per_candidate'], '{:.2f}')}, ratio {fmt(summary['ratio'], '{:.2f}')}x")
+    print(f"verdict agreement {fmt(summary['verdict_agreement'])}; matches expected: {summary['matches_expected']}; "
+          f"runtime median |ours - theirs| / theirs {fmt(summary['runtime_median_abs_diff'])} "
+          f"over {summary['runtime_pairs']} candidates both call correct")
+    print(f"GPU busy fraction: {summary['gpu_busy_fraction']} "
+          f"({ {k: v.get('method') for k, v in summary['gpu_busy_sampling'].items()} })")
+    for d in summary["disagreements"]:
+        print(f"  disagreement {d['candidate']}: {d['explanation']}")
+
+
+# ------------------------------------------------------------------------------------------------ CPU check
+def cpu_check(kernelbench: str, cands: list[Candidate], timeout_s: float, hang_timeout_s: float,
+              emulate_tf32: bool) -> int:
+    """Ours only, on CPU at shrunk shapes: every candidate must get the verdict its name says.
+
+    The interpreter computes ``tl.dot`` in fp32 whatever its precision, so TF32 cannot be seen on CPU; with
+    ``emulate_tf32`` the ``bad_tf32`` candidates' operands are rounded to TF32 (10-bit mantissa) in the kernel
+    before an fp32 dot, which is what the tensor cores do, and the verdict is on that.
+    """
+    tasks = load_tasks(kernelbench, sorted({c.problem for c in cands}), shrink=True)
+    checked = [with_tf32_emulation(c) if emulate_tf32 and c.kind == "bad_tf32" else c for c in cands]
+    normal = [c for c in checked if c.kind != "bad_hang"]
+    hangs = [c for c in checked if c.kind == "bad_hang"]
+    rows: dict[str, dict] = {}
+    for group, limit in ((normal, timeout_s), (hangs, hang_timeout_s)):
+        if group:
+            results, wall = run_tritonrl(tasks, group, "cpu", limit, 1)
+            print(f"[{len(group)} candidates in {wall:.1f} s, timeout {limit:g} s]")
+            rows.update({c.name: r for c, r in zip(group, results)})
+    wrong = 0
+    print(f"{'candidate':<58} {'expected':<9} {'verdict':<8} {'stage':<8} {'s':>6}  flags / error")
+    for c in cands:
+        r = rows[c.name]
+        ok = r["correct"] == c.expected_correct
+        wrong += not ok
+        print(f"{c.name:<58} {'correct' if c.expected_correct else 'reject':<9} "
+              f"{'correct' if r['correct'] else 'reject':<8} {r['stage']:<8} {r['elapsed_s'] or 0:>6.1f}  "
+              f"{','.join(r['flags'])} {(r['error'] or '')[:90]}{'' if ok else '   <-- UNEXPECTED'}")
+    print(f"cpu check: {len(cands) - wrong}/{len(cands)} as expected")
+    return 1 if wrong else 0
+
+
+TF32_HELPER = '''
+
+@triton.jit
+def _round_to_tf32(v):
+    # CPU-check emulation of TF32 operands: keep 10 mantissa bits, round to nearest
+    bits = v.to(tl.int32, bitcast=True)
+    bits = (bits + 0x1000) & -8192
+    return bits.to(tl.float32, bitcast=True)
+'''
+
+
+def with_tf32_emulation(cand: Candidate) -> Candidate:
+    code = cand.code.replace("acc += tl.dot(a, w)",
+                             'acc += tl.dot(_round_to_tf32(a), _round_to_tf32(w), input_precision="ieee")')
+    if code == cand.code:
+        raise SystemExit(f"{cand.name}: no TF32 dot to emulate")
+    code = code.replace("\n\n@triton.jit\ndef fused_linear_kernel", TF32_HELPER + "\n\n@triton.jit\ndef fused_linear_kernel", 1)
+    return Candidate(cand.problem, cand.kind, cand.path, code)
+
+
+# ------------------------------------------------------------------------------------------------ main
+def write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str))
+    tmp.replace(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kernelbench", help="a KernelBench clone (its root: KernelBench/level2 and src/kernelbench)")
+    parser.add_argument("--dry-run", action="store_true", help="list problems and candidates, check they parse")
+    parser.add_argument("--cpu-check", action="store_true",
+                        help="ours only, on CPU at shrunk shapes: does each candidate get the verdict its name says")
+    parser.add_argument("--problems", default=",".join(PROBLEM_STEMS), help="comma-separated problem stems")
+    parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated candidate kinds")
+    parser.add_argument("--timeout", type=float, default=20.0,
+                        help="per-candidate limit for both harnesses (the hang's cost; KernelBench's scripts use 180)")
+    parser.add_argument("--hang-timeout", type=float, default=10.0, help="--cpu-check: limit for bad_hang")
+    parser.add_argument("--no-emulate-tf32", action="store_true", help="--cpu-check: run bad_tf32 as written")
+    parser.add_argument("--workers-per-gpu", type=int, default=2,
+                        help="ours: candidates compiling/checking at once on the GPU (timing stays exclusive)")
+    parser.add_argument("--num-correct-trials", type=int, default=5)
+    parser.add_argument("--num-perf-trials", type=int, default=100)
+    parser.add_argument("--order", choices=("tritonrl-first", "kernelbench-first"), default="tritonrl-first")
+    parser.add_argument("--only", choices=("both", "tritonrl", "kernelbench"), default="both")
+    parser.add_argument("--gpu-index", type=int, default=0, help="NVML index of the GPU (for the busy sampling)")
+    parser.add_argument("--sample-interval", type=float, default=0.1)
+    parser.add_argument("--out", default=str(DEFAULT_OUT))
+    args = parser.parse_args(argv)
+
+    problems = [p for p in args.problems.split(",") if p]
+    kinds = [k for k in args.kinds.split(",") if k]
+    unknown = [p for p in problems if p not in PROBLEM_STEMS] + [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise SystemExit(f"unknown problem(s)/kind(s): {unknown}")
+    cands = load_candidates(problems, kinds)
+    if args.dry_run:
+        return dry_run(cands, args.kernelbench)
+    if not args.kernelbench:
+        parser.error("--kernelbench DIR is required (except with --dry-run)")
+    if args.cpu_check:
+        return cpu_check(args.kernelbench, cands, max(args.timeout, 120.0), args.hang_timeout,
+                         not args.no_emulate_tf32)
+
+    os.environ.setdefault("TRITON_INTERPRET", "0")
+    out_path = Path(args.out)
+    data = {"date": date.today().isoformat(), **device_facts(), "problems": problems, "candidates": len(cands),
+            "candidate_kinds": kinds, "kernelbench_commit": kernelbench_commit(args.kernelbench),
+            "settings": {"timeout_s": args.timeout, "workers_per_gpu": args.workers_per_gpu,
+                         "num_correct_trials": args.num_correct_trials, "num_perf_trials": args.num_perf_trials,
+                         "order": args.order, "only": args.only,
+                         "kernelbench_call": "eval_kernel_against_ref(seed_num=42, measure_performance=True, "
+                                             "timing_method='cuda_event', backend='triton', precision=fp32), "
+                                             "one fresh process per candidate"},
+            "complete": False}
+    tasks = load_tasks(args.kernelbench, problems)
+    ours = ours_wall = None
+    kb_rows: list[dict] = []
+    kb_wall = None
+    busy: dict = {}
+
+    def save() -> None:
+        write_json(out_path, {**data, **summarize(cands, ours, ours_wall, kb_rows, kb_wall, busy)})
+
+    def kb_progress(cand: Candidate, row: dict) -> None:
+        kb_rows_partial.append(row)
+        print(f"  KernelBench {cand.name}: {'correct' if row['correct'] else 'rejected'} in {row['wall_s']:.1f} s"
+              f"{' (timeout)' if row['timed_out'] else ''}", flush=True)
+        write_json(out_path, {**data, **summarize(cands, ours, ours_wall, kb_rows_partial, None, busy)})
+
+    kb_rows_partial: list[dict] = []
+    steps = ["tritonrl", "kernelbench"] if args.order == "tritonrl-first" else ["kernelbench", "tritonrl"]
+    for step in steps:
+        if args.only not in ("both", step):
+            continue
+        print(f"[{step}] {len(cands)} candidates ...", flush=True)
+        with BusySampler(args.gpu_index, args.sample_interval) as sampler:
+            if step == "tritonrl":
+                ours, ours_wall = run_tritonrl(tasks, cands, "cuda", args.timeout, args.workers_per_gpu)
+            else:
+                kb_rows, kb_wall = run_kernelbench(args.kernelbench, cands, args.timeout, args.num_correct_trials,
+                                                   args.num_perf_trials, on_row=kb_progress)
+        busy[step] = sampler.summary()
+        print(f"[{step}] done in {ours_wall if step == 'tritonrl' else kb_wall:.1f} s", flush=True)
+        save()
+    stand_ins = sorted({s for r in kb_rows for s in (r.get("stand_ins") or [])})
+    data["kernelbench_stand_ins"] = stand_ins
+    data["complete"] = True
+    summary = summarize(cands, ours, ours_wall, kb_rows, kb_wall, busy)
+    write_json(out_path, {**data, **summary})
+    print_table(cands, summary)
+    print(f"KernelBench stand-in modules (not installed, never called by eval): {stand_ins or 'none'}")
+    print(f"wrote {out_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
