@@ -118,8 +118,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         stream = verifier.verify_iter([items[i] for i in readable])
         try:
             for k, result in stream:
-                result = mark_cpu_size_limit(result, oversize)
-                results[readable[k]] = _emit(args, files[readable[k]], task.name, result)
+                results[readable[k]] = result = mark_cpu_size_limit(result, oversize)  # counted before printed:
+                _emit(args, files[readable[k]], task.name, result)  # a Ctrl-C between the two loses nothing
         except KeyboardInterrupt:
             stream.close()
             verifier.close()  # kills the running candidates' process groups now, not at their timeout
