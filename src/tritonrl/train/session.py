@@ -161,8 +161,15 @@ class StageSession:
             save_merged(trainer, final)
         else:
             save_whole(trainer, final)
+        missing = None
         if ranks.is_main():
-            check_weights(final)
+            try:
+                check_weights(final)
+            except ConfigError as exc:
+                missing = exc
+        if ranks.any_rank(missing is not None):  # every rank fails together, none waits in a barrier
+            raise missing or ConfigError(f"{final}: the main process found no loadable weights there")
+        if ranks.is_main():
             tokenizer.save_pretrained(str(final))
             metrics_path = self.stage_dir / "metrics.json"
             summary = {"global_step": trainer.state.global_step, "log_history": trainer.state.log_history,
