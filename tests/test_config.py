@@ -137,5 +137,5 @@ def test_noise_safe_rl_defaults():
     rl = TrainingConfig().rl
     assert rl.scale_rewards in ("batch", "none")  # group-std scaling would amplify timing noise
     assert 1e-5 <= rl.learning_rate <= 5e-5  # LoRA scale (the default lora.enabled is true)
-    seven_b = load_config(str(CONFIGS[0].parent / "grpo_7b.yaml"))
+    seven_b = load_config(str(CONFIGS[0].parent / "grpo_7b.yaml"), schema=PipelineConfig)  # as the CLI loads it
     assert seven_b.lora.enabled and 1e-5 <= seven_b.rl.learning_rate <= 5e-5

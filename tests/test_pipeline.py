@@ -116,3 +116,54 @@ def test_smoke_pipeline_end_to_end(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == str(tmp_path / "run" / "report" / "comparison.md")
     assert (tmp_path / "run" / "report" / "comparison.png").is_file()
+
+
+# ---------------------------------------------------------------- train / eval separation (issue 16)
+CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
+
+
+def _local_sources(sources: list[str]) -> list[str]:
+    """Sources loadable offline (hub datasets such as KernelBook are compared at pipeline run time)."""
+    return [s for s in sources if s == "bundled" or Path(s).exists()]
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_every_shipped_config_holds_its_eval_tasks_out_or_says_in_distribution(path):
+    import dataclasses
+
+    config = load_config(str(path), schema=PipelineConfig)
+    assert config.eval.tasks, "every recipe names its evaluation tasks"
+    data = dataclasses.replace(config.data, sft_sources=_local_sources(config.data.sft_sources) or ["bundled"],
+                               source=config.data.source if _local_sources([config.data.source]) else "bundled")
+    split = pipeline.task_split(dataclasses.replace(config, data=data))
+    assert split.train and split.eval
+    assert not split.overlap or config.pipeline.in_distribution, (path.name, split.overlap)
+    if path.name == "grpo_7b.yaml":
+        assert not split.overlap and sorted(config.data.exclude_tasks) == split.eval
+
+
+def test_eval_tasks_that_were_trained_on_are_refused_before_any_stage(tmp_path, fakes):
+    training, evaluated = fakes
+    config = smoke_config(tmp_path / "run")
+    config.pipeline.in_distribution = False
+    with pytest.raises(ConfigError, match="l1_relu.*not be held-out.*data.exclude_tasks"):
+        pipeline.run_pipeline(config, log=lambda _: None)
+    assert training.calls == [] and evaluated == [] and not (tmp_path / "run" / "manifest.json").exists()
+
+
+def test_an_in_distribution_report_says_so(tmp_path, fakes):
+    config = smoke_config(tmp_path / "run")  # smoke: trains on its eval tasks, pipeline.in_distribution: true
+    log = []
+    report = pipeline.run_pipeline(config, log=log.append)
+    assert report.read_text().startswith("> **IN-DISTRIBUTION (2/2 eval tasks were trained on)**")
+    assert any("WARNING" in line and "not held-out" in line for line in log)
+    meta = json.loads((tmp_path / "run" / "eval" / "sft" / "report.json").read_text())["meta"]
+    assert meta["split"].startswith("IN-DISTRIBUTION")
+
+
+def test_excluded_tasks_are_never_trained_on(tmp_path):
+    from tritonrl.train.data import load_training_tasks
+
+    config = load_config(None, ["data.levels=[1]", "data.exclude_tasks=[l1_relu, l1_gelu]"])
+    names = {t.name for t in load_training_tasks(config.data)}
+    assert names and not names & {"l1_relu", "l1_gelu"}

@@ -247,6 +247,8 @@ class DataConfig(Section):
     kernelbench_dir: str | None = field(default=None, metadata={
         "help": "KernelBook rows matching this clone's tasks are dropped ($KERNELBENCH_DIR)"})
     max_tasks: int | None = field(default=None, metadata={"help": "at most this many tasks", "ge": 1})
+    exclude_tasks: list[str] = field(default_factory=list, metadata={
+        "help": "task names never trained on (SFT and RL): the held-out evaluation set (eval.tasks)"})
     prompt_template: str | None = field(default=None, metadata={"help": "prompt template (null: the default)"})
 
     def check_rules(self) -> None:
@@ -482,6 +484,9 @@ class PipelineStagesConfig(Section):
         default_factory=lambda: ["data", "sft", "rl", "eval", "report"], metadata={"help": "stages to run"})
     eval_models: list[Literal["base", "sft", "rl"]] = field(
         default_factory=lambda: ["base", "sft", "rl"], metadata={"help": "models the eval stage scores"})
+    in_distribution: bool = field(default=False, metadata={
+        "help": "allow eval tasks that are also training tasks; the report is then labelled IN-DISTRIBUTION "
+                "(false: such an overlap is an error before any training)"})
 
 
 @dataclass

@@ -8,13 +8,21 @@ Re-running the same command skips stages marked done and resumes an interrupted 
 complete checkpoint; an interrupted evaluation is run again from the start (it has no checkpoints). The
 comparison report is rebuilt every time (it only reads the eval reports). Each model is named by the path its
 stage recorded in the manifest, never by a guessed path.
+
+Held-out or not: before any stage runs, the evaluation tasks (``eval.tasks``) are compared with every training
+task (``data.source`` and ``data.sft_sources``, less ``data.exclude_tasks``) by name and by exact source. An
+overlap is an error unless ``pipeline.in_distribution: true``; then every report says IN-DISTRIBUTION (the
+eval meta, the comparison's first line, ``report/split.json``), so a number on trained tasks is never read as a
+held-out one.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from tritonrl.config import PipelineConfig
@@ -33,6 +41,7 @@ def run_pipeline(config: PipelineConfig, log: Callable[[str], None] = print) -> 
     from tritonrl.train.manifest import RunManifest
 
     _check(config)
+    split = check_split(config, log)
     run_dir = Path(config.run.run_dir)
     manifest = RunManifest(run_dir)
     stages = config.pipeline.stages
@@ -46,10 +55,11 @@ def run_pipeline(config: PipelineConfig, log: Callable[[str], None] = print) -> 
     if "eval" in stages:
         for name in config.pipeline.eval_models:
             spec = {"base": config.model.name_or_path, "sft": f"{run_dir}:sft", "rl": f"{run_dir}:{rl_stage}"}[name]
-            _once(manifest, f"eval_{name}", log, lambda spec=spec, name=name: evaluate_model(config, spec, name))
+            _once(manifest, f"eval_{name}", log,
+                  lambda spec=spec, name=name: evaluate_model(config, spec, name, split))
     report = run_dir / "report" / "comparison.md"
     if "report" in stages:
-        _always(manifest, "report", log, lambda: build_comparison(config, run_dir))
+        _always(manifest, "report", log, lambda: build_comparison(config, run_dir, split))
     log(f"tritonrl: pipeline done; report: {report}")
     return report
 
@@ -60,6 +70,57 @@ def _check(config: PipelineConfig) -> None:
     if unknown:
         raise ConfigError(f"unknown pipeline stage or eval model: {', '.join(unknown)} "
                           f"(stages: {', '.join(STAGES)}; eval_models: {', '.join(EVAL_MODELS)})")
+
+
+# ---------------------------------------------------------------- train / eval separation
+@dataclass
+class TaskSplit:
+    """Training and evaluation task names, and the evaluation tasks that were also trained on."""
+
+    train: list[str]
+    eval: list[str]
+    overlap: list[str]
+
+    @property
+    def label(self) -> str:
+        if not self.overlap:
+            return "held-out"
+        return f"IN-DISTRIBUTION ({len(self.overlap)}/{len(self.eval)} eval tasks were trained on)"
+
+    def to_dict(self) -> dict:
+        return {"label": self.label, **dataclasses.asdict(self)}
+
+
+def _digest(task) -> str:
+    return hashlib.sha256(task.source.encode()).hexdigest()
+
+
+def task_split(config: PipelineConfig) -> TaskSplit:
+    """Every training task (SFT and RL sources, after the data filters) against the evaluation tasks."""
+    from tritonrl.evaluate import select_tasks
+    from tritonrl.train.data import load_training_tasks
+
+    train = load_training_tasks(config.data, config.data.sft_sources) + load_training_tasks(config.data)
+    evaluated = select_tasks(config.eval.tasks, config.eval.level, config.eval.max_tasks)
+    names, digests = {t.name for t in train}, {_digest(t) for t in train}
+    overlap = sorted({t.name for t in evaluated if t.name in names or _digest(t) in digests})
+    return TaskSplit(sorted(names), sorted(t.name for t in evaluated), overlap)
+
+
+def check_split(config: PipelineConfig, log: Callable[[str], None] = print) -> TaskSplit | None:
+    """Refuse to report held-out numbers on trained tasks; with ``pipeline.in_distribution`` say so loudly."""
+    trained = [m for m in config.pipeline.eval_models if m in ("sft", "rl")]
+    if "eval" not in config.pipeline.stages or not trained:
+        return None
+    split = task_split(config)
+    if split.overlap and not config.pipeline.in_distribution:
+        shown = ", ".join(split.overlap[:8]) + (" ..." if len(split.overlap) > 8 else "")
+        raise ConfigError(f"eval.tasks overlaps the training tasks ({len(split.overlap)}: {shown}), so the "
+                          f"{'/'.join(trained)} numbers would not be held-out; add them to data.exclude_tasks, or "
+                          "set pipeline.in_distribution=true for a report labelled IN-DISTRIBUTION")
+    if split.overlap:
+        log(f"tritonrl: WARNING: evaluation is {split.label}; its numbers are not held-out results")
+    return split
 
 
 # ---------------------------------------------------------------- stage bookkeeping
@@ -126,20 +187,30 @@ def prepare_data(config: PipelineConfig, run_dir: Path) -> dict[str, str]:
     return {"tasks": str(out), "base_model": model}
 
 
-def evaluate_model(config: PipelineConfig, spec: str, name: str) -> dict[str, str]:
+def evaluate_model(config: PipelineConfig, spec: str, name: str, split: TaskSplit | None = None) -> dict[str, str]:
     from tritonrl.evaluate import evaluate, select_tasks
 
     out = Path(config.run.run_dir) / "eval" / name
     tasks = select_tasks(config.eval.tasks, config.eval.level, config.eval.max_tasks)
-    evaluate(spec, tasks, config.eval.k, config.eval, config.verify, out, meta={"stage": name})
+    meta = {"stage": name, **({"split": split.label} if split else {})}
+    evaluate(spec, tasks, config.eval.k, config.eval, config.verify, out, meta=meta)
     return {"report": str(out / "report.json"), "results": str(out / "results.jsonl")}
 
 
-def build_comparison(config: PipelineConfig, run_dir: Path) -> dict[str, str]:
+def build_comparison(config: PipelineConfig, run_dir: Path, split: TaskSplit | None = None) -> dict[str, str]:
     from tritonrl.report import compare_runs
 
     evals = [run_dir / "eval" / m for m in config.pipeline.eval_models if (run_dir / "eval" / m / "report.json").exists()]
     if not evals:
         raise UserError(f"no evaluation reports under {run_dir / 'eval'} to compare")
     compare_runs(evals, run_dir / "report")
-    return {"comparison": str(run_dir / "report" / "comparison.md")}
+    outputs = {"comparison": str(run_dir / "report" / "comparison.md")}
+    if split is not None:
+        (run_dir / "report" / "split.json").write_text(json.dumps(split.to_dict(), indent=1) + "\n")
+        outputs["split"] = str(run_dir / "report" / "split.json")
+    if split is not None and split.overlap:
+        md = run_dir / "report" / "comparison.md"
+        banner = (f"> **{split.label}**: {', '.join(split.overlap)} were also training tasks. These numbers show "
+                  "how well the model fits what it was trained on; they are NOT held-out results.\n\n")
+        md.write_text(banner + md.read_text())
+    return outputs

@@ -11,6 +11,12 @@ Each round r (``best_of_n``):
      model as ``round-r/model``; the next round samples from it.
 Rounds are recorded in ``rounds.json``; samples in ``round-r/samples.jsonl``, so ``--resume`` skips finished
 rounds, reuses the samples of an interrupted one and resumes its SFT from the newest complete checkpoint.
+
+Several processes (``accelerate launch``, DDP or ZeRO-2): the sampler lives on the rank's device (the training
+arguments' ``device``); each rank samples and verifies its share of the tasks (``ranks.shard``) with its own
+verifier into ``round-r/samples.rank-K-of-N.jsonl``; after a barrier the main process merges the shards into
+``samples.jsonl`` (task order) and every rank fine-tunes on the same kept set (the trainer splits the batches).
+ZeRO-3 and FSDP are refused: sampling needs the whole model on every rank.
 """
 
 from __future__ import annotations
@@ -22,11 +28,14 @@ from pathlib import Path
 import torch
 
 from tritonrl.config import TrainingConfig
+from tritonrl.errors import ConfigError
 from tritonrl.tasks.model import KernelTask
+from tritonrl.train import ranks
 from tritonrl.train.checkpoints import latest_complete_checkpoint
 from tritonrl.train.data import load_training_tasks, prompt_messages, to_dataset
 from tritonrl.train.manifest import atomic_write_text
 from tritonrl.train.models import load_model
+from tritonrl.train.ranks import rank_verifier
 from tritonrl.train.rewards import VerifierReward
 from tritonrl.train.session import StageSession, peft_config, save_merged
 from tritonrl.train.sft import StageResult, sft_trainer_args
@@ -112,14 +121,43 @@ def _load_rounds(path: Path) -> list[RoundRecord]:
     return [RoundRecord(**r) for r in json.loads(path.read_text())] if path.exists() else []
 
 
-def finetune_round(config: TrainingConfig, session: StageSession, round_dir: Path, model, tokenizer,
+def shard_path(round_dir: Path, index: int, count: int) -> Path:
+    """Rank ``index``'s samples when ``count`` ranks share the round (a resume with another count re-samples)."""
+    return round_dir / f"samples.rank-{index}-of-{count}.jsonl"
+
+
+def merge_shards(shards: list[list[Sample]], tasks: list[KernelTask]) -> list[Sample]:
+    """The ranks' samples as one list in task order (each task's samples in the order they were drawn)."""
+    order = {t.key: i for i, t in enumerate(tasks)}
+    merged = [s for shard in shards for s in shard]
+    return sorted(merged, key=lambda s: order[s.task_key])
+
+
+def sample_shards(model, tokenizer, tasks: list[KernelTask], config: TrainingConfig, reward: VerifierReward,
+                  round_dir: Path) -> list[Sample]:
+    """This rank samples its share of ``tasks`` into its own shard; the main process merges every shard into
+    ``samples.jsonl``; every rank returns the merged samples. A finished merge (a resume) is reused as is."""
+    merged_path = round_dir / "samples.jsonl"
+    if not ranks.any_rank(not merged_path.exists()):
+        return _load_samples(merged_path)
+    count = ranks.world_size()
+    own = shard_path(round_dir, ranks.rank(), count)
+    if not own.exists():
+        _save_samples(own, sample_round(model, tokenizer, ranks.shard(tasks), config, reward))
+    ranks.barrier()
+    if ranks.is_main():
+        shards = [_load_samples(shard_path(round_dir, i, count)) or [] for i in range(count)]
+        _save_samples(merged_path, merge_shards(shards, tasks))
+    ranks.barrier()
+    return _load_samples(merged_path)
+
+
+def finetune_round(config: TrainingConfig, session: StageSession, round_dir: Path, args, model, tokenizer,
                    kept: list[Sample]):
     """SFT on the kept samples; returns the trainer (``session.stopped`` tells whether it finished)."""
     from trl import SFTTrainer
 
     rows = [{"prompt": s.prompt, "completion": [{"role": "assistant", "content": s.completion}]} for s in kept]
-    args = sft_trainer_args(config, session, max_steps=config.best_of_n.sft_steps_per_round)
-    args.output_dir = str(round_dir / "checkpoints")
     trainer = SFTTrainer(model=model, args=args, train_dataset=to_dataset(rows), processing_class=tokenizer,
                          peft_config=peft_config(config), callbacks=session.callbacks())
     resume = latest_complete_checkpoint(round_dir / "checkpoints") if config.run.resume else None
@@ -127,44 +165,61 @@ def finetune_round(config: TrainingConfig, session: StageSession, round_dir: Pat
     return trainer
 
 
+def round_args(config: TrainingConfig, session: StageSession, round_dir: Path):
+    """The round's SFT arguments, built before its model is loaded (they set up the ranks and the device)."""
+    args = sft_trainer_args(config, session, max_steps=config.best_of_n.sft_steps_per_round)
+    args.output_dir = str(round_dir / "checkpoints")
+    return args
+
+
+def save_round_model(trainer, tokenizer, out_dir: Path) -> None:
+    save_merged(trainer, out_dir)
+    if ranks.is_main():
+        tokenizer.save_pretrained(str(out_dir))
+    ranks.barrier()  # the next round loads it on every rank
+
+
 def run_best_of_n(config: TrainingConfig, verifier=None) -> StageResult:
     from tritonrl.train.rl import init_model_path
 
+    if ranks.sharded_launch():
+        raise ConfigError(f"best-of-n samples with the whole model on every rank; {ranks.sharded_launch()} shards "
+                          "it: launch with configs/accelerate/ddp.yaml or zero2.yaml")
     bon = config.best_of_n
     tasks = load_training_tasks(config.data)[: bon.tasks_per_round or None]
-    reward = VerifierReward({t.key: t for t in tasks}, verifier=verifier, verify_config=config.verify,
-                            reward_config=config.reward)
+    reward = VerifierReward({t.key: t for t in tasks}, verifier=verifier or rank_verifier(config.verify),
+                            verify_config=config.verify, reward_config=config.reward)
     steps, last = 0, None
     with StageSession(config, STAGE) as session:
         init = init_model_path(config, session.manifest)
-        session.manifest.record(STAGE, init_model=init)
+        if ranks.is_main():
+            session.manifest.record(STAGE, init_model=init)
         rounds_path = session.stage_dir / "rounds.json"
         rounds = _load_rounds(rounds_path) if config.run.resume else []
         model_path = rounds[-1].model if rounds else init
         for r in range(len(rounds), bon.rounds):
-            if session.stopped:
+            if session.agreed_stop():
                 break
             round_dir = session.stage_dir / f"round-{r}"
+            args = round_args(config, session, round_dir)
             model, tokenizer = load_model(config.model, model_path)
-            samples = _load_samples(round_dir / "samples.jsonl")
-            if samples is None:
-                samples = sample_round(model, tokenizer, tasks, config, reward)
-                _save_samples(round_dir / "samples.jsonl", samples)
+            model.to(args.device)  # sample on this rank's accelerator, not the CPU
+            samples = sample_shards(model, tokenizer, tasks, config, reward, round_dir)
             kept = select(samples, bon.top_k, bon.min_reward, bon.reward_weighted, bon.copies_per_reward)
             if kept:
-                trainer = finetune_round(config, session, round_dir, model, tokenizer, kept)
+                trainer = finetune_round(config, session, round_dir, args, model, tokenizer, kept)
                 steps += trainer.state.global_step
                 if session.stopped:
                     break
-                save_merged(trainer, round_dir / "model")
-                tokenizer.save_pretrained(str(round_dir / "model"))
+                save_round_model(trainer, tokenizer, round_dir / "model")
                 model_path = str(round_dir / "model")
             last = RoundRecord(r, model_path, len(samples), len(kept),
                                sum(s.reward for s in samples) / max(1, len(samples)),
                                sum(s.correct for s in samples) / max(1, len(samples)))
             rounds.append(last)
-            atomic_write_text(rounds_path, json.dumps([asdict(x) for x in rounds], indent=2))
-        if not session.stopped:
+            if ranks.is_main():
+                atomic_write_text(rounds_path, json.dumps([asdict(x) for x in rounds], indent=2))
+        if not session.stopped and ranks.is_main():
             session.manifest.record(STAGE, model=model_path, tokenizer=model_path, base_model=init,
                                     metrics=rounds_path)
     return StageResult(STAGE, session.status, str(session.run_dir), steps,

@@ -4,6 +4,8 @@ transformers writes ``checkpoint-N/`` piece by piece (weights, optimizer, RNG, t
 half-way leaves a directory that looks like a checkpoint but cannot be resumed. ``CheckpointCallback`` runs
 after each save (``on_save``): it writes the extra state we own (the curriculum's ``state_dict``) and then the
 ``COMPLETE`` marker, and asks the mirror to sync. ``latest_complete_checkpoint`` picks the newest marked one.
+Several processes: every rank writes its own part of a checkpoint (RNG state; ZeRO optimizer shards), so the
+callback first waits for all of them (a barrier on every rank), then the main process alone writes the marker.
 """
 
 from __future__ import annotations
@@ -62,6 +64,9 @@ class CheckpointCallback(TrainerCallback):
         self.after_save = after_save
 
     def on_save(self, args, state, control, **kwargs):
+        from tritonrl.train.ranks import barrier
+
+        barrier()  # every rank's part of the checkpoint is on disk before it is marked whole
         if not state.is_world_process_zero:
             return control
         checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"

@@ -15,7 +15,7 @@ from tritonrl.tasks import KernelTask, load_tasks
 
 def load_training_tasks(data: DataConfig, sources: list[str] | None = None) -> list[KernelTask]:
     """Tasks from ``sources`` (default ``data.source``) at ``data.levels``, named in ``data.tasks`` if given,
-    at most ``data.max_tasks``."""
+    less ``data.exclude_tasks`` (the held-out evaluation set), at most ``data.max_tasks``."""
     tasks: list[KernelTask] = []
     for source in sources or [data.source]:
         tasks.extend(t for t in load_tasks(source, kernelbench_dir=data.kernelbench_dir) if t.level in data.levels)
@@ -25,6 +25,8 @@ def load_training_tasks(data: DataConfig, sources: list[str] | None = None) -> l
             raise ConfigError(f"data.tasks names {', '.join(missing)}, not found at levels {data.levels} "
                               f"in {sources or [data.source]}")
         tasks = [t for t in tasks if t.name in set(data.tasks)]
+    excluded = set(data.exclude_tasks)
+    tasks = [t for t in tasks if t.name not in excluded]
     if data.max_tasks is not None:
         tasks = tasks[: data.max_tasks]
     if not tasks:

@@ -10,6 +10,8 @@ tokenizer trained here on the bundled tasks and solutions, with a ChatML chat te
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -51,7 +53,13 @@ def resolve_model_path(name_or_path: str) -> str:
     """``tiny:DIR`` builds (once) the tiny local model in DIR and returns that directory; anything else is
     returned as given (the run manifest records local paths absolute)."""
     if name_or_path.startswith("tiny:"):
-        return str(build_tiny_model(name_or_path.removeprefix("tiny:")))
+        from tritonrl.train import ranks
+
+        out_dir = name_or_path.removeprefix("tiny:")
+        if ranks.is_main():  # one writer; the other ranks then find the finished build
+            build_tiny_model(out_dir)
+        ranks.barrier()
+        return str(build_tiny_model(out_dir))
     return name_or_path
 
 
@@ -65,12 +73,45 @@ def load_model(config: ModelConfig, name_or_path: str | None = None):
         if is_adapter_dir(path):
             from peft import AutoPeftModelForCausalLM
 
-            model = AutoPeftModelForCausalLM.from_pretrained(path, **kwargs).merge_and_unload()
+            with zero3_init_disabled():  # merging needs whole weights; ZeRO-3 partitions the engine later
+                model = AutoPeftModelForCausalLM.from_pretrained(path, **kwargs).merge_and_unload()
         else:
             model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
     except OSError as exc:
         raise ConfigError(f"cannot load model {path!r}: {str(exc).splitlines()[0]}") from None
     return model, load_tokenizer(path, config.trust_remote_code)
+
+
+@contextmanager
+def zero3_init_disabled() -> Iterator[None]:
+    """Build models whole inside the block even when a ZeRO-3 config is registered (training arguments built
+    under a DeepSpeed launch make transformers partition every new model with ``deepspeed.zero.Init``)."""
+    from transformers.integrations import deepspeed as hf_deepspeed
+
+    saved = hf_deepspeed._hf_deepspeed_config_weak_ref
+    hf_deepspeed.unset_hf_deepspeed_config()
+    try:
+        yield
+    finally:
+        hf_deepspeed._hf_deepspeed_config_weak_ref = saved
+
+
+def merged_from_state_dict(model, state: dict):
+    """A whole CPU copy of ``model`` (a PEFT model or a plain one, whose own parameters may be sharded or
+    empty) holding the full ``state`` (``accelerator.get_state_dict``), with its LoRA merged in. The copy takes
+    ``state``'s tensors as its own (no second copy of the weights) and merges into them in place."""
+    from peft import PeftModel, get_peft_model
+
+    peft = isinstance(model, PeftModel)
+    base_config = (model.get_base_model() if peft else model).config
+    with zero3_init_disabled(), torch.device("meta"):
+        copy = AutoModelForCausalLM.from_config(base_config)
+        if peft:
+            copy = get_peft_model(copy, model.peft_config[model.active_adapter])
+    copy.load_state_dict({k: v.detach().to("cpu") for k, v in state.items()}, strict=True, assign=True)
+    copy = copy.merge_and_unload() if peft else copy
+    copy.tie_weights()
+    return copy
 
 
 def _training_corpus() -> list[str]:

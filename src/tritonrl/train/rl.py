@@ -14,9 +14,11 @@ import importlib.util
 from tritonrl.config import RLRunConfig, TrainingConfig
 from tritonrl.curriculum import Curriculum, CurriculumSampler
 from tritonrl.errors import ConfigError
+from tritonrl.train import ranks
 from tritonrl.train.data import load_training_tasks, rl_rows, to_dataset
 from tritonrl.train.manifest import RunManifest
 from tritonrl.train.models import load_model, resolve_model_path
+from tritonrl.train.ranks import rank_verifier
 from tritonrl.train.rewards import AsyncVerifierReward, VerifierReward
 from tritonrl.train.session import StageSession, peft_config
 from tritonrl.train.sft import StageResult, last_logged
@@ -80,17 +82,19 @@ def run_online(config: TrainingConfig, algo_module, verifier=None) -> StageResul
     tasks = load_training_tasks(config.data)
     dataset = to_dataset(rl_rows(tasks, config.data.prompt_template))
     curriculum = Curriculum(config.curriculum) if config.rl.curriculum else None
+    session = StageSession(config, stage)
+    args = algo_module.trainer_args(config, session, curriculum is not None)  # first: ranks, ZeRO-3 model load
     reward_cls = AsyncVerifierReward if config.rl.async_reward else VerifierReward
-    reward = reward_cls({t.key: t for t in tasks}, verifier=verifier, verify_config=config.verify,
-                        reward_config=config.reward, curriculum=curriculum)
-    with StageSession(config, stage) as session:
+    reward = reward_cls({t.key: t for t in tasks}, verifier=verifier or rank_verifier(config.verify),
+                        verify_config=config.verify, reward_config=config.reward, curriculum=curriculum)
+    with session:
         init = init_model_path(config, session.manifest)
-        session.manifest.record(stage, init_model=init)
+        if ranks.is_main():
+            session.manifest.record(stage, init_model=init)
         model, tokenizer = load_model(config.model, init)
         trainer = with_curriculum(algo_module.trainer_class())(
             model=model, reward_funcs=[reward], train_dataset=dataset, processing_class=tokenizer,
-            args=algo_module.trainer_args(config, session, curriculum is not None),
-            peft_config=peft_config(config),
+            args=args, peft_config=peft_config(config),
             callbacks=session.callbacks({"curriculum": curriculum} if curriculum else {}),
         )
         trainer.curriculum = curriculum

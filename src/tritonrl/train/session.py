@@ -12,6 +12,10 @@ once whole), ``<run_dir>/<stage>/final/`` (model or adapter + tokenizer), ``conf
 On SIGTERM/SIGINT/pre-emption the trainer saves and stops, the stage is marked ``interrupted`` and the mirror
 is pushed once more; ``--resume`` continues from the newest complete checkpoint (pulled from the mirror
 first when the local run directory is gone).
+
+Under ``accelerate launch`` every rank enters the session and calls ``save_final``; the main process alone
+writes the manifest, ``config.json``, ``final/`` and ``metrics.json``, each after a barrier where other ranks'
+work must come first (``tritonrl.train.ranks``).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any, Self
 
 from tritonrl.config import TrainingConfig
 from tritonrl.errors import ConfigError
+from tritonrl.train import ranks
 from tritonrl.train.checkpoints import (
     CheckpointCallback,
     Stateful,
@@ -33,7 +38,7 @@ from tritonrl.train.checkpoints import (
 from tritonrl.train.manifest import RunManifest, atomic_write_text
 from tritonrl.train.mirror import Mirror, MirrorThread, safe_push
 from tritonrl.train.preemption import PreemptionWatcher
-from tritonrl.train.signals import SignalHandlers, StopCallback, StopRequest
+from tritonrl.train.signals import SignalHandlers, StopCallback, StopRequest, agree
 
 EXIT_INTERRUPTED = 143  # 128 + SIGTERM: schedulers read this as "stopped, resumable"
 
@@ -56,17 +61,29 @@ class StageSession:
     def stopped(self) -> bool:
         return self.request.is_set()
 
+    def agreed_stop(self) -> bool:
+        """Whether any rank asked to stop (every rank must call this at the same point; see ``signals.agree``)."""
+        return agree(self.request)
+
     # ------------------------------------------------------------ lifecycle
     def __enter__(self) -> Self:
-        self._prepare_run_dir()
-        self.manifest.start(self.stage)
-        atomic_write_text(self.stage_dir / "config.json", json.dumps(dataclasses.asdict(self.config), indent=2))
-        self.manifest.record(self.stage, config=self.stage_dir / "config.json")
+        """Main process: pull the mirror, write the manifest and config; other ranks wait, then check alike."""
+        if ranks.is_main():
+            self._pull_mirror()
+        ranks.barrier()
+        self._check_run_dir()  # every rank reads the same files: all raise together, nobody waits forever
+        ranks.barrier()
+        if ranks.is_main():
+            self.stage_dir.mkdir(parents=True, exist_ok=True)
+            self.manifest.start(self.stage)
+            atomic_write_text(self.stage_dir / "config.json", json.dumps(dataclasses.asdict(self.config), indent=2))
+            self.manifest.record(self.stage, config=self.stage_dir / "config.json")
+        ranks.barrier()
         self._signals.__enter__()
         if self.config.run.preemption_watch:
             self._threads.append(PreemptionWatcher(self.request, self.config.run.preemption_url,
                                                    self.config.run.preemption_poll_s).start())
-        if self.mirror:
+        if self.mirror and ranks.is_main():
             self._threads.append(MirrorThread(self.mirror, self.config.run.mirror_interval_s).start())
         return self
 
@@ -74,26 +91,31 @@ class StageSession:
         self._signals.__exit__()
         for thread in self._threads:
             thread.stop()
+        if exc_type is None:
+            ranks.barrier()  # after an error another rank may never arrive: no barrier then
         if exc_type is not None:
             self.status = "failed"
+        else:
+            self.status = "interrupted" if self.stopped else "done"
+        if not ranks.is_main():
+            return
+        if exc_type is not None:
             self.manifest.finish(self.stage, "failed", error=f"{exc_type.__name__}: {exc}")
         elif self.stopped:
-            self.status = "interrupted"
             self.manifest.finish(self.stage, "interrupted", reason=self.request.reason)
         else:
-            self.status = "done"
             self.manifest.finish(self.stage, "done")
         safe_push(self.mirror)
 
-    def _prepare_run_dir(self) -> None:
-        resume = self.config.run.resume
-        if resume and self.mirror and not self.manifest.path.exists() and self.mirror.exists():
+    def _pull_mirror(self) -> None:
+        if self.config.run.resume and self.mirror and not self.manifest.path.exists() and self.mirror.exists():
             self.mirror.pull()
+
+    def _check_run_dir(self) -> None:
         entry = self.manifest.stage(self.stage)
-        if not resume and entry is not None and self.checkpoint_dir.exists():
+        if not self.config.run.resume and entry is not None and self.checkpoint_dir.exists():
             raise ConfigError(f"{self.stage_dir} already holds a {self.stage} stage ({entry.get('status')}); "
                               "pass --resume to continue it or choose another --run-dir")
-        self.stage_dir.mkdir(parents=True, exist_ok=True)
 
     # ------------------------------------------------------------ trainer wiring
     def trainer_kwargs(self) -> dict[str, Any]:
@@ -111,7 +133,7 @@ class StageSession:
 
     def callbacks(self, stateful: dict[str, Stateful] | None = None) -> list:
         self._stateful = stateful or {}
-        after_save = (lambda _checkpoint: safe_push(self.mirror)) if self.mirror else None
+        after_save = (lambda _checkpoint: safe_push(self.mirror)) if self.mirror and ranks.is_main() else None
         return [CheckpointCallback(self._stateful, after_save), StopCallback(self.request)]
 
     def resume_checkpoint(self) -> str | None:
@@ -125,10 +147,12 @@ class StageSession:
         return str(checkpoint)
 
     def save_final(self, trainer, tokenizer, base_model: str, metrics: dict[str, Any] | None = None) -> Path:
-        """Save the trained model and tokenizer, and name them in the manifest.
+        """Save the trained model and tokenizer, and name them in the manifest. Every rank calls it.
 
-        A LoRA trained on top of a *merged* earlier adapter (RL after LoRA SFT) is saved merged: its own
-        ``adapter_config.json`` would name the original base and silently drop the earlier stage's weights.
+        The weights are gathered from every rank (ZeRO-3, FSDP) and written whole by the main process, which
+        then checks they are there before the manifest names them. A LoRA trained on top of a *merged* earlier
+        adapter (RL after LoRA SFT) is saved merged: its own ``adapter_config.json`` would name the original base
+        and silently drop the earlier stage's weights.
         """
         from tritonrl.train.models import is_adapter_dir
 
@@ -136,22 +160,67 @@ class StageSession:
         if is_adapter_dir(base_model):
             save_merged(trainer, final)
         else:
-            trainer.save_model(str(final))
-        tokenizer.save_pretrained(str(final))
-        metrics_path = self.stage_dir / "metrics.json"
-        summary = {"global_step": trainer.state.global_step, "log_history": trainer.state.log_history,
-                   **(metrics or {})}
-        atomic_write_text(metrics_path, json.dumps(summary, indent=2, default=str))
-        self.manifest.record(self.stage, model=final, tokenizer=final, base_model=base_model, metrics=metrics_path)
+            save_whole(trainer, final)
+        missing = None
+        if ranks.is_main():
+            try:
+                check_weights(final)
+            except ConfigError as exc:
+                missing = exc
+        if ranks.any_rank(missing is not None):  # every rank fails together, none waits in a barrier
+            raise missing or ConfigError(f"{final}: the main process found no loadable weights there")
+        if ranks.is_main():
+            tokenizer.save_pretrained(str(final))
+            metrics_path = self.stage_dir / "metrics.json"
+            summary = {"global_step": trainer.state.global_step, "log_history": trainer.state.log_history,
+                       **(metrics or {})}
+            atomic_write_text(metrics_path, json.dumps(summary, indent=2, default=str))
+            self.manifest.record(self.stage, model=final, tokenizer=final, base_model=base_model,
+                                 metrics=metrics_path)
+        ranks.barrier()  # nobody reads final/ (or the manifest) before it is complete
         return final
 
 
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "adapter_model.safetensors",
+                "pytorch_model.bin", "pytorch_model.bin.index.json", "adapter_model.bin")
+
+
+def check_weights(out_dir: Path) -> None:
+    """A saved model directory must hold loadable weights; ZeRO-3 without 16-bit gathering or a sharded FSDP
+    state dict would leave only shards, which ``from_pretrained`` cannot read."""
+    if not any((out_dir / name).exists() for name in WEIGHT_FILES):
+        raise ConfigError(f"{out_dir} holds no loadable weights ({', '.join(p.name for p in out_dir.iterdir())}); "
+                          "with ZeRO-3 set zero3_save_16bit_model: true in the accelerate config")
+
+
+def save_whole(trainer, out_dir: Path) -> None:
+    """``Trainer.save_model`` on every rank (it gathers ZeRO-3 16-bit weights; the main process writes), with
+    FSDP switched to a full state dict for this save (checkpoints stay sharded)."""
+    plugin = getattr(trainer.accelerator.state, "fsdp_plugin", None)
+    if plugin is not None and "FULL_STATE_DICT" not in str(plugin.state_dict_type):
+        plugin.set_state_dict_type("FULL_STATE_DICT")
+    trainer.save_model(str(out_dir))
+    ranks.barrier()
+
+
 def save_merged(trainer, out_dir: Path) -> None:
-    """Save a full model: the LoRA (if any) merged into its weights."""
-    model = trainer.accelerator.unwrap_model(trainer.model)
-    if hasattr(model, "merge_and_unload"):
-        model = model.merge_and_unload()
-    model.save_pretrained(str(out_dir))
+    """Save a full model, the LoRA (if any) merged into its weights. Every rank calls it; the main process
+    writes. Sharded parameters (ZeRO-3, FSDP) are never merged in place: their full state dict is gathered
+    and merged into a CPU copy on the main process."""
+    accelerator = trainer.accelerator
+    if ranks.sharded_launch():
+        from tritonrl.train.models import merged_from_state_dict
+
+        wrapped = trainer.model_wrapped if getattr(trainer, "is_deepspeed_enabled", False) else trainer.model
+        state = accelerator.get_state_dict(wrapped)  # collective: whole on the main process
+        if accelerator.is_main_process:
+            merged_from_state_dict(accelerator.unwrap_model(trainer.model), state).save_pretrained(str(out_dir))
+    elif accelerator.is_main_process:
+        model = accelerator.unwrap_model(trainer.model)
+        if hasattr(model, "merge_and_unload"):
+            model = model.merge_and_unload()
+        model.save_pretrained(str(out_dir))
+    accelerator.wait_for_everyone()
 
 
 def peft_config(config: TrainingConfig):

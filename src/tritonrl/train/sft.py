@@ -65,10 +65,12 @@ def run_sft(config: TrainingConfig) -> StageResult:
 
     tasks = load_training_tasks(config.data, config.data.sft_sources)
     dataset = to_dataset(sft_rows(tasks, config.data.prompt_template))
-    model, tokenizer = load_model(config.model)
-    with StageSession(config, STAGE) as session:
+    session = StageSession(config, STAGE)
+    args = sft_trainer_args(config, session)  # first: sets up the ranks, and ZeRO-3 for the model load
+    with session:
+        model, tokenizer = load_model(config.model)
         trainer = SFTTrainer(
-            model=model, args=sft_trainer_args(config, session), train_dataset=dataset,
+            model=model, args=args, train_dataset=dataset,
             processing_class=tokenizer, peft_config=peft_config(config), callbacks=session.callbacks(),
         )
         trainer.train(resume_from_checkpoint=session.resume_checkpoint())

@@ -4,6 +4,11 @@ A signal handler cannot save a model safely mid-step, so it only sets a flag; ``
 end of the current step and sets ``control.should_save`` and ``control.should_training_stop``, so the trainer
 writes a normal checkpoint (then our ``COMPLETE`` marker) and returns. A second signal restores the default
 handler's behaviour (exit at once), for a user who really wants out.
+
+Several processes (``accelerate launch``): each rank has its own flag (a signal, a pre-emption notice), and a
+rank that stopped alone would leave the others waiting in the next collective. So the decision is shared:
+``agree(request)`` all-reduces the flags at every step end (``tritonrl.train.ranks.any_rank``); when any rank
+asks, every rank raises its own request (reason ``"<reason> (rank N)"``) and all stop after the same step.
 """
 
 from __future__ import annotations
@@ -31,14 +36,27 @@ class StopRequest:
         return self._event.is_set()
 
 
+def agree(request: StopRequest) -> bool:
+    """Whether any rank's request is raised; if so, raise it on every rank. Every rank must call it together."""
+    from tritonrl.train import ranks
+
+    if not ranks.any_rank(request.is_set()):
+        return False
+    reasons = ranks.gather([request.reason if request.is_set() else None])
+    first = next((i, r) for i, r in enumerate(reasons) if r is not None)
+    if not request.is_set():
+        request.set(f"{first[1]} (rank {first[0]})")
+    return True
+
+
 class StopCallback(TrainerCallback):
-    """Turn a raised ``StopRequest`` into save-and-stop at the next step boundary."""
+    """Turn a raised ``StopRequest`` (on any rank) into save-and-stop at the next step boundary, on all ranks."""
 
     def __init__(self, request: StopRequest):
         self.request = request
 
     def on_step_end(self, args, state, control, **kwargs):
-        if self.request.is_set():
+        if agree(self.request):
             control.should_save = True
             control.should_training_stop = True
         return control

@@ -1,0 +1,119 @@
+"""What each process of a multi-process run (``accelerate launch``) does: roles, agreement, its own GPU.
+
+Rules every stage follows (docs/scaling.md, "What each rank does"):
+  * files of the run directory (manifest, ``config.json``, ``final/``, ``COMPLETE`` markers, merged samples) are
+    written by the main process only, after a barrier where other ranks' work must be finished first;
+  * collective steps (gathering sharded weights, agreeing to stop) run on every rank, at the same point;
+  * a stop is decided together (``any_rank``): one rank's SIGTERM stops all ranks at the same step;
+  * each rank verifies with its own ``Verifier`` on its own GPU (``rank_verifier``), timing exclusively across
+    processes (``tritonrl.verify.gpu_lock.CrossProcessGpuLocks``).
+Single process: every helper is a no-op or returns its input. The process group is accelerate's
+(``PartialState``), the one the Trainer uses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def _state():
+    from accelerate import PartialState
+
+    return PartialState()
+
+
+def world_size() -> int:
+    return _state().num_processes
+
+
+def rank() -> int:
+    return _state().process_index
+
+
+def is_main() -> bool:
+    return _state().is_main_process
+
+
+def barrier() -> None:
+    """Every rank waits here until all have arrived (no-op for one process)."""
+    _state().wait_for_everyone()
+
+
+def any_rank(flag: bool) -> bool:
+    """True on every rank when ``flag`` is true on at least one: a decision all ranks share."""
+    state = _state()
+    if state.num_processes == 1:
+        return flag
+    import torch
+    from accelerate.utils import reduce
+
+    total = reduce(torch.tensor([1.0 if flag else 0.0], device=state.device), reduction="sum")
+    return bool(total.item() > 0)
+
+
+def gather(values: list[T]) -> list[T]:
+    """Every rank's ``values``, concatenated in rank order, on every rank."""
+    if world_size() == 1:
+        return list(values)
+    from accelerate.utils import gather_object
+
+    return list(gather_object(list(values)))
+
+
+def shard(items: Sequence[T], index: int | None = None, count: int | None = None) -> list[T]:
+    """This rank's share of ``items`` (every ``count``-th from ``index``): disjoint, together all of them."""
+    index = rank() if index is None else index
+    count = world_size() if count is None else count
+    return list(items[index::count])
+
+
+def sharded_launch() -> str | None:
+    """``"zero3"`` or ``"fsdp"`` when this launch shards parameters across ranks, else None (DDP, ZeRO-2)."""
+    if os.environ.get("ACCELERATE_USE_FSDP", "false").lower() in ("1", "true"):
+        return "fsdp"
+    if os.environ.get("ACCELERATE_USE_DEEPSPEED", "false").lower() in ("1", "true") and \
+            os.environ.get("ACCELERATE_DEEPSPEED_ZERO_STAGE", "") == "3":
+        return "zero3"
+    return None
+
+
+def rank_gpu() -> str:
+    """This rank's GPU as ``CUDA_VISIBLE_DEVICES`` names it: the local rank's entry of this process's list."""
+    local = _state().local_process_index
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    return visible[local] if local < len(visible) else str(local)
+
+
+def rank_verify_config(config: Any) -> Any:
+    """The rank's ``VerifyConfig``: one GPU (the rank's own) instead of every GPU of the node; on a CPU, its
+    share of the cores unless ``verify.workers`` says how many."""
+    if world_size() == 1 or config.backend != "local":
+        return config
+    from tritonrl.verify.verifier import resolve_device
+
+    if resolve_device(config.device) == "cuda":
+        return dataclasses.replace(config, workers=1)
+    return dataclasses.replace(config, workers=config.workers or max(1, (os.cpu_count() or 1) // world_size()))
+
+
+def rank_verifier(config: Any):
+    """A verifier for this rank: ``make_verifier`` on the rank's config; on a GPU, its slots are the rank's
+    own GPU only (several ranks: ``LOCAL_RANK``'s GPU) and timing is exclusive across processes.
+
+    The ``Verifier`` has no GPU-list option yet (it takes every visible GPU, up to ``verify.workers``), so its
+    slots are replaced here; a Ray backend runs on its own GPUs and is returned unchanged.
+    """
+    from tritonrl.verify.backends import make_verifier
+    from tritonrl.verify.gpu_lock import CrossProcessGpuLocks
+
+    verifier = make_verifier(rank_verify_config(config))
+    locks = getattr(verifier, "_gpus", None)
+    if locks is not None:
+        gpus = [rank_gpu()] if world_size() > 1 else locks.gpus
+        verifier._gpus = CrossProcessGpuLocks(gpus, locks.per_gpu)
+    return verifier

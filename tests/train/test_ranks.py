@@ -1,0 +1,195 @@
+"""Several processes: only the main one writes, a stop is decided together, Best-of-N shards merge, each rank's
+verifier times on its own GPU under a cross-process lock.
+
+The multi-process test launches ``tests/train/dist_worker.py`` on 2 CPU ranks (gloo) through torchrun, the
+launcher ``accelerate launch`` itself uses (accelerate's own CPU multi-process path needs mpirun):
+SFT, GRPO with a SIGTERM to rank 1 only, and a Best-of-N round: one launch for the three tests, 16 s on 2 idle
+cores, 26 s on busy ones. It stays in the default run because a rank-logic regression shows up as a hang (the
+launch's 240 s timeout), which nothing else would catch. The rest run in-process in a few seconds.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tritonrl.train import ranks
+from tritonrl.train.best_of_n import Sample, merge_shards
+from tritonrl.train.checkpoints import MARKER
+from tritonrl.train.manifest import RunManifest
+
+WORKER = Path(__file__).with_name("dist_worker.py")
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory, tiny_model_dir):
+    """Run the worker on 2 ranks once; the per-rank reports and the output directory."""
+    out = tmp_path_factory.mktemp("ranks")
+    template = out / "template.txt"
+    template.write_text("Write ModelNew with Triton for:\n{task_source}\n")
+    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "ACCELERATE_USE_CPU": "true", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+           "--master_addr", "127.0.0.1", "--master_port", str(_free_port()),
+           str(WORKER), str(out), str(tiny_model_dir), str(template)]
+    # Without an agreed stop, rank 0 would wait forever in the step rank 1 never joins: the timeout is the test.
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    reports = [json.loads((out / f"rank-{r}.json").read_text()) for r in (0, 1)]
+    return out, reports
+
+
+def test_only_the_main_process_writes_the_run_directory(two_ranks):
+    out, reports = two_ranks
+    assert [r["results"]["world_size"] for r in reports] == [2, 2]
+    rank1 = [p for p in reports[1]["writes"] if p != "rank-1.json"]
+    # rank 1 writes only its own RNG state (the Trainer's, per rank) and its own Best-of-N shard
+    allowed = ("rng_state_1.pth", "samples.rank-1-of-2.jsonl")
+    assert rank1 and all(any(a in Path(p).name for a in allowed) for p in rank1), rank1
+    rank0 = reports[0]["writes"]
+    for expected in ("sft/manifest.json", "sft/sft/final/adapter_model.safetensors", "sft/sft/metrics.json",
+                     "grpo/grpo/checkpoints/checkpoint-1/COMPLETE",
+                     "bon/best_of_n/round-0/model/model.safetensors", "bon/best_of_n/round-0/samples.jsonl"):
+        assert expected in rank0
+    assert RunManifest(out / "sft").output("sft", "model") == str(out / "sft" / "sft" / "final")
+
+
+def test_a_stop_asked_by_rank_1_stops_both_ranks_at_the_same_step(two_ranks):
+    out, reports = two_ranks
+    assert [r["results"]["grpo"] for r in reports] == [{"status": "interrupted", "step": 1}] * 2
+    checkpoint = out / "grpo" / "grpo" / "checkpoints" / "checkpoint-1"
+    assert (checkpoint / MARKER).exists()
+    assert {p.name for p in checkpoint.glob("rng_state_*.pth")} == {"rng_state_0.pth", "rng_state_1.pth"}
+    entry = RunManifest(out / "grpo").stage("grpo")
+    assert entry["status"] == "interrupted" and entry["reason"] == "SIGTERM (rank 1)"
+
+
+def test_best_of_n_shards_are_merged_in_task_order(two_ranks):
+    out, reports = two_ranks
+    round_dir = out / "bon" / "best_of_n" / "round-0"
+    shards = [[json.loads(line) for line in (round_dir / f"samples.rank-{r}-of-2.jsonl").read_text().splitlines()]
+              for r in (0, 1)]
+    merged = [json.loads(line) for line in (round_dir / "samples.jsonl").read_text().splitlines()]
+    assert [len(s) for s in shards] == [2, 2]  # one task each, best_of_n.n = 2 samples
+    assert {s["task_key"] for s in shards[0]}.isdisjoint({s["task_key"] for s in shards[1]})
+    assert merged == shards[0] + shards[1]  # rank r has tasks r, r + 2, ...: here task order is rank order
+    assert [r["results"]["bon"]["status"] for r in reports] == ["done", "done"]
+    assert (round_dir / "model" / "model.safetensors").exists()
+
+
+# ---------------------------------------------------------------- in-process pieces
+def test_shards_are_disjoint_and_merge_back_in_task_order():
+    class Task:
+        def __init__(self, key):
+            self.key = key
+
+    tasks = [Task(f"t{i}") for i in range(5)]
+    samples = [Sample(t.key, [], f"{t.key}-{j}") for t in tasks for j in range(2)]
+    shards = [[s for s in samples if s.task_key in {t.key for t in ranks.shard(tasks, r, 3)}] for r in range(3)]
+    assert sorted(len(ranks.shard(tasks, r, 3)) for r in range(3)) == [1, 2, 2]
+    assert merge_shards(shards, tasks) == samples
+
+
+def test_stop_agreement_on_one_process():
+    from tritonrl.train.signals import StopRequest, agree
+
+    request = StopRequest()
+    assert agree(request) is False
+    request.set("SIGTERM")
+    assert agree(request) is True and request.reason == "SIGTERM"
+
+
+def test_rank_gpu_and_verify_config(monkeypatch):
+    from tritonrl.config import VerifyConfig
+
+    class State:
+        local_process_index = 1
+        num_processes = 2
+
+    monkeypatch.setattr(ranks, "_state", State)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
+    assert ranks.rank_gpu() == "5"  # local rank 1's GPU of this process's list, not physical GPU 1
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    assert ranks.rank_gpu() == "1"
+    monkeypatch.setattr("tritonrl.verify.verifier.resolve_device", lambda device: "cuda")
+    assert ranks.rank_verify_config(VerifyConfig(device="cuda", workers=8)).workers == 1
+    assert ranks.rank_verify_config(VerifyConfig(backend="ray")).workers == 0  # Ray has its own GPUs
+
+
+def test_sharded_launch_is_read_from_accelerate_env(monkeypatch):
+    for name in ("ACCELERATE_USE_FSDP", "ACCELERATE_USE_DEEPSPEED", "ACCELERATE_DEEPSPEED_ZERO_STAGE"):
+        monkeypatch.delenv(name, raising=False)
+    assert ranks.sharded_launch() is None
+    monkeypatch.setenv("ACCELERATE_USE_DEEPSPEED", "true")
+    monkeypatch.setenv("ACCELERATE_DEEPSPEED_ZERO_STAGE", "2")
+    assert ranks.sharded_launch() is None
+    monkeypatch.setenv("ACCELERATE_DEEPSPEED_ZERO_STAGE", "3")
+    assert ranks.sharded_launch() == "zero3"
+    monkeypatch.setenv("ACCELERATE_USE_FSDP", "true")
+    assert ranks.sharded_launch() == "fsdp"
+
+
+def test_merge_from_a_gathered_state_dict_equals_merging_in_place(tiny_model_dir):
+    """The ZeRO-3/FSDP path: a whole state dict merged into a CPU copy gives the in-place merge's weights."""
+    import copy
+
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from tritonrl.train.models import merged_from_state_dict
+
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(tiny_model_dir),
+                           LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", task_type="CAUSAL_LM"))
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.normal_()
+    merged = merged_from_state_dict(model, {k: v.clone() for k, v in model.state_dict().items()})
+    expected = copy.deepcopy(model).merge_and_unload()
+    got, want = merged.state_dict(), expected.state_dict()
+    assert got.keys() == want.keys()
+    assert all(torch.equal(got[k], want[k]) for k in want)
+
+
+def test_a_final_directory_without_weights_is_refused(tmp_path):
+    from tritonrl.errors import ConfigError
+    from tritonrl.train.session import check_weights
+
+    (tmp_path / "pytorch_model_fsdp_0").mkdir()  # what a sharded FSDP state dict leaves
+    with pytest.raises(ConfigError, match="no loadable weights"):
+        check_weights(tmp_path)
+    (tmp_path / "model.safetensors").write_bytes(b"")
+    check_weights(tmp_path)
+
+
+def test_gpu_timing_lock_is_exclusive_across_processes(tmp_path):
+    from tritonrl.verify.gpu_lock import CrossProcessGpuLocks, GpuFileLock
+
+    probe = ("import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR)\n"
+             "try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); print('got')\n"
+             "except BlockingIOError: print('busy')")
+
+    def other_process_can_lock(path: str) -> bool:
+        return subprocess.run([sys.executable, "-c", probe, path], capture_output=True, text=True,
+                              timeout=30).stdout.strip() == "got"
+
+    locks = CrossProcessGpuLocks(["3"], per_gpu=2, lock_dir=str(tmp_path))
+    path = locks.file_locks["3"].path
+    with locks.slot() as lease:
+        with lease.exclusive():
+            assert not other_process_can_lock(path)  # timing: no other process may time on GPU 3
+        assert other_process_can_lock(path)  # shared again (compile, check): other processes may time
+    with GpuFileLock("3", str(tmp_path)).hold():  # another Verifier of this process holds the GPU ...
+        assert not other_process_can_lock(path)
