@@ -62,3 +62,18 @@ def test_verifier_judges_a_big_task_at_reduced_shapes(verifier):
     result = verifier.verify(BIG_RELU, code=GOOD)
     assert result.correct, result.error
     assert Flag.REDUCED_SHAPES.value in result.flags
+
+
+def test_gpu_full_trials_use_a_bundled_tasks_timing_shape_cpu_does_not():
+    from tritonrl.tasks.variants import timing_variant, tiny_variant
+
+    task = next(t for t in load_tasks("bundled") if t.name == "l2_gemm_bias_relu")
+    timing = timing_variant(task)
+    gpu = build_trials(task, VerifyConfig(), device="cuda")
+    assert [t.name for t in gpu] == ["tiny", "full0", "full1", "full2", "full3", "full4"]
+    assert gpu[0].source == tiny_variant(task).source  # the tiny check keeps the task's own tiny shape
+    assert gpu[1].source == timing.source and gpu[1].task_key == timing.key  # timed: the first full trial
+    assert task_cost(gpu[2].source).flops > 2**33  # alternative shapes are around the timing shape, not the task
+    assert not gpu.reduced and gpu.flags == [] and not gpu.oversize  # a timing shape is not a reduction
+    cpu = build_trials(task, VerifyConfig(), device="cpu")
+    assert cpu[1].source == task.source and not cpu.reduced  # on the CPU nothing changes

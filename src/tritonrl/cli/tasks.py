@@ -3,7 +3,7 @@
     tritonrl tasks list bundled --level 2         # aligned table + level distribution
     tritonrl tasks list ~/KernelBench --json      # [{"name", "level", "origin", ...}]
     tritonrl tasks list kernelbook.jsonl          # filter report on stderr
-    tritonrl tasks show l1_softmax                # source, level, reference solution or not
+    tritonrl tasks show l1_softmax                # source, level, reference solution or not, GPU timing shape
     tritonrl tasks variants l2_gemm_bias_relu     # the tiny / alt shape variants' changed constants
     tritonrl prompt l1_softmax                    # the chat messages for a task
 """
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from tritonrl.errors import TaskError
-from tritonrl.tasks import get_task, load_tasks_with_report
+from tritonrl.tasks import KernelTask, get_task, load_tasks_with_report
 from tritonrl.tasks.levels import level_distribution
 
 
@@ -72,8 +72,28 @@ def cmd_show(args: argparse.Namespace) -> int:
     if task.path:
         print(f"# path: {task.path}")
     print(f"# reference solution: {'yes' if task.solution else 'no'}")
+    for line in _timing_lines(task):
+        print(f"# {line}")
     print(task.source.rstrip())
     return 0
+
+
+def _timing_lines(task: KernelTask) -> list[str]:
+    """What a GPU runs this task at: its timing shape (bundled tasks), with the estimate behind the choice."""
+    from tritonrl.tasks.variants import task_traffic, timing_shapes, timing_variant
+
+    timing = timing_variant(task)
+    if timing is None:
+        return ["timing shape (GPU): as written" if task.origin != "bundled" else "timing shape (GPU): none"]
+    changes = ", ".join(f"{name} {old} -> {new}" for name, (old, new) in timing.meta["changes"].items())
+    lines = [f"timing shape (GPU full trials and timing): {changes}"]
+    traffic = task_traffic(timing.source)
+    if traffic is not None:
+        lines.append(f"  estimate (H100): {traffic.est_ms:.3f} ms, {traffic.io_bytes / 2**20:.0f} MiB in/out, "
+                     f"{(traffic.flops + traffic.conv_flops) / 1e9:.1f} GFLOP")
+    entry = timing_shapes()[task.name]
+    lines += [f"  {key.replace('_', ' ')}: {entry[key]}" for key in ("note", "below_target") if entry.get(key)]
+    return lines
 
 
 def cmd_variants(args: argparse.Namespace) -> int:

@@ -4,7 +4,9 @@
     tiny = tiny_variant(task)            # variant "tiny": runs on CPU in well under a second
     alts = alt_variants(task, n=2)       # variants "alt1", "alt2": similar size, other (non power-of-two) shapes
     small = reduced_variant(task, fits)  # variant "reduced": the mildest uniform shrink whose source ``fits``
+    timing = timing_variant(task)        # variant "timing": a bundled task at KernelBench scale (GPU), or None
     task_cost(task.source)               # TaskCost(max_numel, flops), measured on the meta device
+    task_traffic(task.source)            # TaskTraffic: bytes moved, FLOPs, estimated H100 ms (meta device)
     tiny.meta["changes"]                 # {"batch_size": (128, 2), ...}
 
 Each constant is classified by its name and use (batch / spatial / feature sizes, divisors such as groups and
@@ -19,6 +21,11 @@ are small. Reduced variants (for a machine that cannot run the original sizes, e
 divide every size by one factor, mildest first, keeping ratios and group multiples, and never below
 ``REDUCE_FLOOR`` where that is enough. Only the constants' text changes; the rest of the source is kept as written. Results are cached
 per task key.
+
+Timing variants are data, not search: the bundled suite's sizes are made for the CPU interpreter (l1_relu is 16x1024),
+where a GPU would time kernel launches, so ``bundled/timing_shapes.json`` gives each bundled task the constants it
+takes on a GPU for full trials and timing (KernelBench scale: >= ~0.5 ms on an H100, or >= 64 MiB moved when
+memory-bound; ``TaskTraffic.meets_target``), with a note where a reference solution's design bounds a size.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import random
 import time
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 from tritonrl.errors import TaskError
 from tritonrl.tasks.model import KernelTask
@@ -568,3 +576,146 @@ def _reduce_candidates(constants: list[Constant]):
 
 def _reduced(value: int, factor: int, floor: int, step: int) -> int:
     return min(value, max(min(value, floor), _round_up(value // factor, step)))
+
+
+# ---------------------------------------------------------------- timing shapes (GPU)
+TIMING_SHAPES_PATH = Path(__file__).resolve().parent / "bundled" / "timing_shapes.json"
+# A rough H100 roofline for estimates (not measurements): HBM3 bandwidth, fp32 FMA throughput (torch's fp32 matmul
+# does not use TF32 by default), and cuDNN convolutions, which do use TF32 tensor cores by default
+# (``torch.backends.cudnn.allow_tf32``).
+H100_BYTES_PER_S = 3.0e12
+H100_FP32_FLOPS_PER_S = 50e12
+H100_CONV_FLOPS_PER_S = 150e12
+TIMING_TARGET_MS = 0.5  # a timing shape's reference should take at least this long on an H100 ...
+TIMING_TARGET_BYTES = 64 << 20  # ... or, when memory-bound, move at least this much (inputs, params, outputs)
+
+_TIMING_CACHE: dict[str, KernelTask | None] = {}
+
+
+@dataclass(frozen=True)
+class TaskTraffic:
+    """What one eager forward pass reads, writes and computes, measured on the meta device (no memory used).
+
+    input_bytes, param_bytes, output_bytes: the tensors a single fused kernel must at least read or write
+        (``io_bytes`` is their sum); parameters include buffers.
+    op_bytes: the sum over the ops that eager PyTorch runs (views excepted) of the bytes each reads and writes.
+    flops: matmul-like FLOPs (``torch.utils.flop_counter``); conv_flops: convolutions' (counted apart: TF32).
+    largest_bytes: the largest single tensor (input, parameter, output or intermediate).
+    est_ms: per op, the slower of its bytes at ``H100_BYTES_PER_S`` and its FLOPs at the fp32 (or conv) rate,
+        summed: an H100 lower bound for the reference, launch overheads not counted.
+    """
+
+    input_bytes: int
+    param_bytes: int
+    output_bytes: int
+    op_bytes: int
+    flops: int
+    conv_flops: int
+    largest_bytes: int
+    est_ms: float
+
+    @property
+    def io_bytes(self) -> int:
+        return self.input_bytes + self.param_bytes + self.output_bytes
+
+    @property
+    def memory_bound(self) -> bool:
+        """Whether moving the bytes takes longer than the arithmetic (at the rates above)."""
+        compute_s = self.flops / H100_FP32_FLOPS_PER_S + self.conv_flops / H100_CONV_FLOPS_PER_S
+        return self.op_bytes / H100_BYTES_PER_S >= compute_s
+
+    @property
+    def meets_target(self) -> bool:
+        """At least ``TIMING_TARGET_MS`` estimated, or memory-bound and at least ``TIMING_TARGET_BYTES`` moved."""
+        return self.est_ms >= TIMING_TARGET_MS or (self.memory_bound and self.io_bytes >= TIMING_TARGET_BYTES)
+
+
+def task_traffic(source: str) -> TaskTraffic | None:
+    """``TaskTraffic`` of ``Model(*get_init_inputs())(*get_inputs())`` on the meta device; None when it does not
+    run there."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+    from torch.utils.flop_counter import flop_registry
+
+    def nbytes(tensors) -> int:
+        unique = {id(t): t for t in tensors if isinstance(t, torch.Tensor)}
+        return sum(t.numel() * t.element_size() for t in unique.values())
+
+    class Ops(TorchDispatchMode):
+        """Per op (views excepted): bytes read and written, FLOPs, whether it is a convolution."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.ops: list[tuple[int, int, bool]] = []
+            self.largest = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+            self.largest = max([self.largest, *(nbytes([t]) for t in outs)])
+            if not func.is_view:
+                packet = func.overloadpacket
+                flops = flop_registry[packet](*args, **kwargs, out_val=out) if packet in flop_registry else 0
+                moved = nbytes([*tree_flatten((args, kwargs))[0], *outs])
+                self.ops.append((moved, int(flops), packet is torch.ops.aten.convolution))
+            return out
+
+    namespace: dict = {"__name__": "tritonrl_task_variant"}
+    try:
+        with torch.random.fork_rng(devices=[]), torch.no_grad(), warnings.catch_warnings(), \
+                torch.device("meta"), _cuda_redirect("meta"):
+            warnings.simplefilter("ignore")
+            exec(compile(source, "<task variant>", "exec"), namespace)  # noqa: S102 -- running the task is the point
+            model = namespace["Model"](*namespace["get_init_inputs"]())
+            inputs = [t for t in _flatten(namespace["get_inputs"]()) if isinstance(t, torch.Tensor)]
+            with Ops() as ops:
+                outputs = [t for t in _flatten(model(*inputs)) if isinstance(t, torch.Tensor)]
+    except Exception:  # noqa: BLE001 -- a task that does not run on meta: traffic unknown
+        return None
+    params = [*model.parameters(), *model.buffers()]
+    seconds = sum(max(moved / H100_BYTES_PER_S,
+                      flops / (H100_CONV_FLOPS_PER_S if conv else H100_FP32_FLOPS_PER_S)) for moved, flops, conv in ops.ops)
+    return TaskTraffic(
+        input_bytes=nbytes(inputs), param_bytes=nbytes(params), output_bytes=nbytes(outputs),
+        op_bytes=sum(moved for moved, _, _ in ops.ops), flops=sum(f for _, f, conv in ops.ops if not conv),
+        conv_flops=sum(f for _, f, conv in ops.ops if conv),
+        largest_bytes=max([ops.largest, *(nbytes([t]) for t in [*inputs, *params])]), est_ms=seconds * 1e3)
+
+
+def timing_shapes() -> dict[str, dict]:
+    """The bundled suite's timing shapes (``bundled/timing_shapes.json``): task name -> {"sizes": {constant:
+    value}, "note": why these (optional), "below_target": why the target cannot be met (optional)}."""
+    import json
+
+    return {name: entry for name, entry in json.loads(TIMING_SHAPES_PATH.read_text()).items()
+            if not name.startswith("_")}
+
+
+def timing_variant(task: KernelTask) -> KernelTask | None:
+    """Variant "timing": a bundled task at KernelBench scale, for full trials and timing on a GPU (the tiny and
+    alternative shapes stay for checks; the CPU reduces sizes to its own budget). None for a task without one:
+    KernelBench tasks (already real-size), files, and any variant of a task. Raises ``TaskError`` when the shapes
+    name a constant the task does not define, or the resized task does not run on the meta device."""
+    if task.origin != "bundled" or task.variant:
+        return None
+    if task.key not in _TIMING_CACHE:
+        entry = timing_shapes().get(task.name)
+        _TIMING_CACHE[task.key] = _make_timing(task, entry["sizes"]) if entry else None
+    return _TIMING_CACHE[task.key]
+
+
+def _make_timing(task: KernelTask, sizes: dict[str, int | list[int]]) -> KernelTask:
+    constants = find_constants(task.source)
+    index = {c.name: i for i, c in enumerate(constants)}
+    unknown = sorted(set(sizes) - set(index))
+    if unknown:
+        raise TaskError(f"{task.name}: timing shape names constants the task does not define: {', '.join(unknown)}")
+    new_values = {index[name]: tuple(value) if isinstance(value, list) else value for name, value in sizes.items()}
+    new_values = {i: v for i, v in new_values.items() if v != constants[i].value}
+    source = rewrite_constants(task.source, constants, new_values)
+    result = run_source(source, meta=True)
+    if not result.ok:
+        raise TaskError(f"{task.name}: its timing shape does not run ({result.error})")
+    return _variant(task, "timing", source, constants, new_values)

@@ -7,12 +7,16 @@
     trials.oversize     # True: over the CPU budget and no reduction fits (a timeout is then cpu_size_limit)
 
 Trials: the tiny variant (when staged), then full trials (base seed, other seeds, values scaled, alternative
-shapes), then an extra-dtype trial if asked for. On a GPU (or with the budget off) full trials use the task as
-written. Triton's CPU interpreter runs every program instance in Python: KernelBench's sizes (a 1024x8192x8192
-GEMM) cannot finish there, so on the CPU a task over the budget (``VerifyConfig.cpu_max_numel`` elements in its
+shapes), then an extra-dtype trial if asked for. On a GPU, full trials (and so the timing, which runs on the
+first) use a bundled task's timing shape (``tritonrl.tasks.variants.timing_variant``: KernelBench scale, from
+``tasks/bundled/timing_shapes.json``; the bundled sizes are made for the CPU interpreter and a GPU would time
+kernel launches at them) and any other task as written; the tiny trial keeps the task's own tiny variant.
+Triton's CPU interpreter runs every program instance in Python: KernelBench's sizes (a 1024x8192x8192 GEMM)
+cannot finish there, so on the CPU a task over the budget (``VerifyConfig.cpu_max_numel`` elements in its
 largest tensor, ``cpu_max_flops`` matmul/conv FLOPs per forward) is judged on its "reduced" variant
 (``tritonrl.tasks.variants.reduced_variant``: every size divided by one factor, ratios kept) and on
-alternative shapes around that. The same candidate code runs; only the sizes the task chooses change.
+alternative shapes around that; timing shapes are never used there. The same candidate code runs; only the
+sizes the task chooses change.
 """
 
 from __future__ import annotations
@@ -45,9 +49,12 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
 
     ``device`` is where the candidate runs ("cpu" or "cuda"; None: ``config.device``, "auto" meaning "cuda"
     when one is available); on the CPU, full trials are sized to the budget (see the module docstring)."""
-    from tritonrl.tasks.variants import alt_variants, tiny_variant
+    from tritonrl.tasks.variants import alt_variants, timing_variant, tiny_variant
 
-    base, oversize = fit_cpu_budget(task, config) if _on_cpu(config, device) else (task, False)
+    if _on_cpu(config, device):
+        base, oversize = fit_cpu_budget(task, config)
+    else:  # a bundled task at its timing shape (KernelBench scale): at its own sizes, a GPU times launches
+        base, oversize = timing_variant(task) or task, False
     seed, trials = config.seed, []
     if config.staged:
         try:
@@ -70,7 +77,8 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
     if config.extra_dtype:
         trials.append(TrialSpec(f"full_{config.extra_dtype}", "full", base.key, base.source, seed + 100, 1.0,
                                 config.extra_dtype))
-    return TrialPlan(trials, base.meta.get("changes") if base is not task else None, oversize)
+    reduced = base.meta.get("changes") if base.variant == "reduced" and base is not task else None
+    return TrialPlan(trials, reduced, oversize)
 
 
 def fit_cpu_budget(task: KernelTask, config: VerifyConfig) -> tuple[KernelTask, bool]:
