@@ -71,6 +71,8 @@ class VerifyConfig(Section):
         "help": "whole-process limit per candidate (compile + all trials)", "gt": 0})
     workers: int = field(default=0, metadata={
         "help": "parallel candidate processes; 0 = one per CPU core (CPU) or per GPU", "ge": 0})
+    gpus: list[str] | None = field(default=None, metadata={
+        "help": "GPU ids this verifier may use, as CUDA_VISIBLE_DEVICES names them (null: every visible GPU)"})
     workers_per_gpu: int = field(default=1, metadata={
         "help": "GPU: candidates compiling/checking at once per GPU; timing stays exclusive", "ge": 1})
     staged: bool = field(default=True, metadata={"help": "run the tiny-shape stage before the full trials"})

@@ -102,18 +102,14 @@ def rank_verify_config(config: Any) -> Any:
 
 
 def rank_verifier(config: Any):
-    """A verifier for this rank: ``make_verifier`` on the rank's config; on a GPU, its slots are the rank's
-    own GPU only (several ranks: ``LOCAL_RANK``'s GPU) and timing is exclusive across processes.
-
-    The ``Verifier`` has no GPU-list option yet (it takes every visible GPU, up to ``verify.workers``), so its
-    slots are replaced here; a Ray backend runs on its own GPUs and is returned unchanged.
+    """A verifier for this rank: ``make_verifier`` on the rank's config; on a GPU with several ranks, its slots
+    are the rank's own GPU only (``verify.gpus`` = ``LOCAL_RANK``'s GPU). Timing is exclusive across processes
+    (the Verifier's per-GPU file lock), so ranks sharing a node never time on a GPU another rank is timing on.
+    A Ray backend runs on its own GPUs.
     """
     from tritonrl.verify.backends import make_verifier
-    from tritonrl.verify.gpu_lock import CrossProcessGpuLocks
 
-    verifier = make_verifier(rank_verify_config(config))
-    locks = getattr(verifier, "_gpus", None)
-    if locks is not None:
-        gpus = [rank_gpu()] if world_size() > 1 else locks.gpus
-        verifier._gpus = CrossProcessGpuLocks(gpus, locks.per_gpu)
-    return verifier
+    verify = rank_verify_config(config)
+    if world_size() > 1 and verify.gpus is None and verify.device != "cpu":
+        verify = dataclasses.replace(verify, gpus=[rank_gpu()])
+    return make_verifier(verify)

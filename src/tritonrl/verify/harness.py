@@ -32,7 +32,7 @@ from tritonrl.verify import timing as _timing
 from tritonrl.verify.interpreter import classify_interpreter_error, install_interpreter_compat, is_interpreter
 from tritonrl.verify.monitor import Monitor, judge_record
 from tritonrl.verify.protocol import CODE_FILE
-from tritonrl.verify.trial import TrialSpec, as_tuple, build_model, load_task_module, make_inputs
+from tritonrl.verify.trial import TrialSpec, as_tuple, build_model, exact_fp32, load_task_module, make_inputs
 
 MAX_ERROR_CHARS = 400
 VERDICT_POLL_S = 0.003
@@ -127,6 +127,7 @@ def run_candidate(spec: dict[str, Any]) -> None:
     steps = _Steps(protocol.Signer(spec.pop("secret")))
     device = spec["device"]
     warnings.simplefilter("ignore")
+    exact_fp32()
     if is_interpreter():  # honest constructs the CPU interpreter lacks (autotune, libdevice, driver queries)
         steps.signed("interpreter.json", install_interpreter_compat())
     monitor = Monitor()

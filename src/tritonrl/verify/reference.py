@@ -30,7 +30,15 @@ import torch
 
 from tritonrl.errors import TaskError
 from tritonrl.verify import protocol
-from tritonrl.verify.trial import TrialSpec, as_tuple, build_model, load_task_module, make_inputs, synchronize
+from tritonrl.verify.trial import (
+    TrialSpec,
+    as_tuple,
+    build_model,
+    exact_fp32,
+    load_task_module,
+    make_inputs,
+    synchronize,
+)
 
 KEY_FILE = ".hmac-key"
 
@@ -43,6 +51,7 @@ def default_cache_dir() -> str:
 def run_reference(spec: dict[str, Any]) -> None:
     signer = protocol.Signer(spec.pop("secret"))
     device = spec["device"]
+    exact_fp32()
     for index, raw in enumerate(spec["trials"]):
         trial = TrialSpec(**raw)
         try:

@@ -53,6 +53,17 @@ class TrialSpec:
         return asdict(self)
 
 
+def exact_fp32() -> None:
+    """fp32 means fp32 on both sides: no TF32 in cuBLAS matmuls or cuDNN convolutions (cuDNN's default is on).
+
+    With TF32 a reference convolution differs from an exact one by more than the 1e-4 tolerance, so honest fp32
+    kernels would be judged wrong. Set in both processes before anything untrusted runs (assigning
+    ``torch.backends`` afterwards is tampering for the static checks).
+    """
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
 def torch_dtype(name: str | None) -> torch.dtype | None:
     return None if name is None else getattr(torch, name)
 

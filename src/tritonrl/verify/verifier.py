@@ -28,7 +28,7 @@ from tritonrl.tasks.model import KernelTask
 from tritonrl.verify import protocol
 from tritonrl.verify.compare import compare_trial
 from tritonrl.verify.flags import Flag
-from tritonrl.verify.gpu_lock import GpuLease, GpuLocks
+from tritonrl.verify.gpu_lock import CrossProcessGpuLocks, GpuLease
 from tritonrl.verify.isolation import safe_to_hide
 from tritonrl.verify.plan import build_trials, mark_cpu_size_limit
 from tritonrl.verify.protocol import CODE_FILE
@@ -74,7 +74,9 @@ class Verifier:
         if self.config.workers_per_gpu < 1:
             raise ConfigError(f"verify.workers_per_gpu must be at least 1, not {self.config.workers_per_gpu}")
         # GPU slots and their per-GPU readers-writer locks; None on a CPU (no timing, nothing to share)
-        self._gpus = (GpuLocks(_visible_gpus()[: self.workers], self.config.workers_per_gpu)
+        # GPU slots and per-GPU locks: timing is exclusive among this Verifier's children and, through a file
+        # lock, among every Verifier on the machine (training ranks, an evaluation beside a run)
+        self._gpus = (CrossProcessGpuLocks(self._gpu_ids()[: self.workers], self.config.workers_per_gpu)
                       if self.device == "cuda" else None)
         self._gpu_names: dict[str, str] = {}  # GPU id -> GPU name, learned from trusted reference timings
         self._refs = ReferenceStore(self.config.cache_dir, self.device, self.config.randomize_params,
@@ -83,11 +85,13 @@ class Verifier:
         self.sandbox_info: dict = {}
         self._isolation: dict | None = None
 
+    def _gpu_ids(self) -> list[str]:
+        """``verify.gpus`` when given (ids as CUDA_VISIBLE_DEVICES names them), else every visible GPU."""
+        return [str(g) for g in self.config.gpus] if self.config.gpus else _visible_gpus()
+
     def _count_workers(self) -> int:
         if self.device == "cuda":
-            import torch
-
-            gpus = torch.cuda.device_count()
+            gpus = len(self._gpu_ids())
             return max(1, min(self.config.workers or gpus, gpus))
         return max(1, self.config.workers or os.cpu_count() or 1)
 
