@@ -27,13 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tritonrl {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"tritonrl.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name and exc.name.startswith("tritonrl.cli"):
-                continue  # not written yet
-            raise
-        module.register(subparsers)
+        importlib.import_module(f"tritonrl.cli.{name}").register(subparsers)
     return parser
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tritonrl.atomic import write_atomic
 from tritonrl.errors import ConfigError
 
 STATUSES = ("running", "done", "failed", "interrupted")
@@ -27,18 +27,8 @@ def _now() -> str:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see either the old or the new file, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``text`` to ``path`` so readers see either the old or the new file, never half of one (durably)."""
+    write_atomic(path, text, durable=True)
 
 
 def _absolute(value: str | os.PathLike) -> str:

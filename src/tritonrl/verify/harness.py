@@ -32,9 +32,9 @@ from tritonrl.verify import timing as _timing
 from tritonrl.verify.interpreter import classify_interpreter_error, install_interpreter_compat, is_interpreter
 from tritonrl.verify.monitor import Monitor, judge_record
 from tritonrl.verify.protocol import CODE_FILE
+from tritonrl.verify.result import MAX_ERROR_CHARS
 from tritonrl.verify.trial import TrialSpec, as_tuple, build_model, exact_fp32, load_task_module, make_inputs
 
-MAX_ERROR_CHARS = 400
 VERDICT_POLL_S = 0.003
 
 

@@ -25,8 +25,11 @@ import io
 import json
 import os
 import secrets
-import threading
 from typing import Any
+
+from tritonrl.atomic import write_atomic
+
+__all__ = ["CODE_FILE", "Signer", "digest", "new_secret", "step_name", "verdict_name", "write_atomic"]
 
 SECRET_BYTES = 32
 CODE_FILE = "candidate.py"  # the candidate's code in its child's directory
@@ -47,14 +50,6 @@ def verdict_name(key: str) -> str:
 
 def gate_name(name: str) -> str:
     return f"gate_{name}"
-
-
-def write_atomic(path: str, data: bytes | str) -> None:
-    """Write to a temporary name beside ``path``, then rename: a reader never sees half a file."""
-    tmp = f"{path}.tmp{os.getpid()}.{threading.get_ident()}"
-    with open(tmp, "wb") as fh:
-        fh.write(data.encode() if isinstance(data, str) else data)
-    os.replace(tmp, path)
 
 
 def digest(data: bytes) -> str:

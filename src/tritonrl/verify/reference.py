@@ -170,10 +170,7 @@ class ReferenceStore:
         except OSError:
             if not create:
                 return None
-        fd = os.open(path + f".tmp{os.getpid()}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(os.urandom(32))
-        os.replace(path + f".tmp{os.getpid()}", path)
+        protocol.write_atomic(path, os.urandom(32))  # mode 0600, like every file the writer makes
         return self._secret(create=False)
 
     def _write_signed(self, key: str, payload: bytes) -> None:

@@ -16,6 +16,9 @@ from enum import Enum
 from typing import Any
 
 
+MAX_ERROR_CHARS = 500  # a verdict's error text: enough for the exception, the candidate's lines, the mismatch
+
+
 class Stage(str, Enum):
     EXTRACT = "extract"   # no code could be extracted from the completion (a format error)
     STATIC = "static"     # the code failed a static check (no Triton kernel, PyTorch fallback, tampering, ...)

@@ -33,11 +33,10 @@ from tritonrl.verify.isolation import safe_to_hide
 from tritonrl.verify.plan import build_trials, mark_cpu_size_limit
 from tritonrl.verify.protocol import CODE_FILE
 from tritonrl.verify.reference import JobOutcome, ReferenceStore
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.result import MAX_ERROR_CHARS, Stage, VerifyResult
 from tritonrl.verify.sandbox import Child, Zygote, jobs_root, make_workdir
 from tritonrl.verify.trial import TrialSpec
 
-MAX_ERROR_CHARS = 500
 FSIZE_LIMIT_BYTES = 4 << 30
 
 

@@ -1,0 +1,30 @@
+"""The one atomic file writer: readers see the old file or the new one, never half of one.
+
+Used for everything whose half-written state would mislead a reader: run manifests and checkpoints' metadata
+(``durable=True``: flushed to disk before the rename, so a pre-emption cannot leave an empty file behind), the
+sandbox protocol's records and payloads, the verifier's caches. The temporary file is created with mode 0600
+(``tempfile.mkstemp``) in the target's directory, so the rename never crosses file systems.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_atomic(path: str | os.PathLike, data: bytes | str, durable: bool = False) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename; the parent directory is created."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode() if isinstance(data, str) else data)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
