@@ -2,14 +2,15 @@
 
 Used for everything whose half-written state would mislead a reader: run manifests and checkpoints' metadata
 (``durable=True``: flushed to disk before the rename, so a pre-emption cannot leave an empty file behind), the
-sandbox protocol's records and payloads, the verifier's caches. The temporary file is created with mode 0600
-(``tempfile.mkstemp``) in the target's directory, so the rename never crosses file systems.
+sandbox protocol's records and payloads, the verifier's caches. The temporary file is created exclusively, with
+mode 0600, beside the target (the rename never crosses file systems), under the path as given: a relative path
+stays relative, which a sandboxed child needs (its directory is reachable only through its cwd).
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 
@@ -17,7 +18,8 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, durable: bool = Fal
     """Write ``data`` to ``path`` through a temporary file and a rename; the parent directory is created."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data.encode() if isinstance(data, str) else data)

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-
 MAX_ERROR_CHARS = 500  # a verdict's error text: enough for the exception, the candidate's lines, the mismatch
 
 
