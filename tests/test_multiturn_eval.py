@@ -58,6 +58,12 @@ def test_failed_attempts_get_feedback_and_trajectories_stop_when_correct(tmp_pat
     assert report["correct_rate"] == 0.0 and report["n_samples"] == 4  # the headline: first attempts
     md = (tmp_path / "report.md").read_text()
     assert "## Refinement turns" in md and "| 2 | 4 | 100.0% |" in md and (tmp_path / "turns.png").is_file()
+    # rebuilt from results.jsonl alone: up to the last turn judged (the run's --turns is not in the rows)
+    assert main(["report", str(tmp_path), "--out", str(tmp_path / "re")]) == 0
+    rebuilt = json.loads((tmp_path / "re" / "report.json").read_text())["turns"]["per_turn"]
+    assert [t["correct"] for t in rebuilt] == [0.0, 1.0]
+    assert main(["compare", str(tmp_path), "--out", str(tmp_path / "cmp")]) == 0
+    assert "correct@3" in (tmp_path / "cmp" / "comparison.md").read_text()
 
 
 def test_refine_for_speed_keeps_correct_trajectories_going(tmp_path):
