@@ -104,13 +104,10 @@ def test_solutions_dir_uses_file_stems_as_task_names(tmp_path):
         ("l1_relu", "class ModelNew: GOOD", None), ("l1_tanh", "class ModelNew: broken", None)]
 
 
-def test_evaluate_end_to_end_with_fakes(tmp_path, monkeypatch):
+def test_evaluate_end_to_end_with_fakes(tmp_path):
     fake = FakeVerifier()
-    real = evaluate.verify_and_report
-    monkeypatch.setattr(evaluate, "verify_and_report",
-                        lambda pending, verify, out, meta=None, **kw: real(pending, verify, out, meta, verifier=fake, **kw))
     gen = FakeGenerator(["class ModelNew: GOOD", "prose"])
-    report = evaluate.evaluate(gen, evaluate.select_tasks("l1_relu,l2_swiglu"), k=2, out_dir=tmp_path)
+    report = evaluate.evaluate(gen, evaluate.select_tasks("l1_relu,l2_swiglu"), k=2, out_dir=tmp_path, verifier=fake)
     assert len(gen.prompts) == 2 and gen.prompts[0][-1]["role"] == "user"
     assert "l1_relu" in gen.prompts[0][-1]["content"] or "relu" in gen.prompts[0][-1]["content"].lower()
     assert report["n_samples"] == 4 and report["correct_rate"] == 0.5 and report["meta"]["k"] == 2

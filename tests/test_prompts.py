@@ -11,10 +11,16 @@ from tritonrl.extract import extract_code
 from tritonrl.prompts import (
     EXAMPLE_SOLUTION,
     EXAMPLE_TASK,
+    FIX_IT,
     MAX_ERROR_CHARS,
+    MAX_FEEDBACK_CHARS,
+    REDACTED,
+    Attempt,
     PromptTemplate,
     build_messages,
     build_prompt_text,
+    build_refinement_messages,
+    estimate_tokens,
     format_feedback,
 )
 from tritonrl.tasks.model import KernelTask
@@ -180,4 +186,89 @@ def test_feedback_for_every_failing_stage(stage):
 
 def test_feedback_when_correct():
     text = format_feedback(VerifyResult(stage=Stage.DONE, valid=True, compiled=True, correct=True, speedup=1.5))
-    assert "correct (speedup 1.50x)" in text
+    assert "correct: speedup 1.50x over the PyTorch reference (no interval)" in text
+
+
+# ---------------------------------------------------------------- refinement: feedback policy and trajectories
+def test_feedback_keeps_one_reference_value_and_redacts_the_rest():
+    error = ("output 0: 12/4096 values off, max abs error 0.0012 (expected 0.731059, got 0.732259; atol=0.0001 "
+             "rtol=0.0001)\noutput 1: expected 2.5 here; tensor([0.1, 0.2,\n 0.3]) range -1.5 to 3e+04, "
+             "max |ref| 2.5, [1, 2, 3, 4, 5, 6, 7, 8, 9]")
+    text = format_feedback(VerifyResult(stage=Stage.FULL, flags=[Flag.OUTPUT_MISMATCH.value], error=error))
+    assert "expected 0.731059, got 0.732259" in text  # the one value the verifier chose to show
+    assert "2.5" not in text and "0.2" not in text and "3e+04" not in text and "5, 6" not in text
+    assert text.count(REDACTED) == 5
+
+
+def test_feedback_is_capped_whatever_the_flags():
+    flags = [Flag.OUTPUT_MISMATCH.value] * 200
+    text = format_feedback(VerifyResult(stage=Stage.FULL, flags=flags, error="x" * 10_000))
+    assert len(text) < MAX_FEEDBACK_CHARS + 300 and text.endswith(FIX_IT)
+
+
+def test_correct_feedback_reports_speedup_interval_or_its_absence():
+    timed = VerifyResult(stage=Stage.DONE, valid=True, compiled=True, tiny_correct=True, correct=True,
+                         speedup=1.08, timing={"speedup_ci95": [0.97, 1.19]})
+    assert ("speedup 1.08x over the PyTorch reference (95% interval 0.97x to 1.19x): not distinguishable from the "
+            "reference's speed.") in format_feedback(timed)
+    cpu = VerifyResult(stage=Stage.TIMING, valid=True, compiled=True, tiny_correct=True, correct=True,
+                       flags=[Flag.TIMING_UNAVAILABLE.value])
+    assert format_feedback(cpu) == ("Your kernel is correct. Its runtime was not measured on this machine.\n"
+                                    "Make it faster if you can, and reply with the complete module in one "
+                                    "```python code block.")
+
+
+TINY_TASK = "class Model:\n    def forward(self, x):\n        return x.relu()"
+WRONG = VerifyResult(stage=Stage.FULL, valid=True, compiled=True, tiny_correct=True, flags=["output_mismatch"],
+                     error="output 0: 3/16 values off, max abs error 1 (expected 0, got -1; atol=0.0001 rtol=0.0001)")
+BROKEN = VerifyResult(stage=Stage.COMPILE, valid=True, flags=["import_error"], error="NameError: name 'tl' is not "
+                      "defined")
+
+TURN_3_GOLDEN = [
+    {"role": "system", "content": "S"},
+    {"role": "user", "content": f"Task:\n{TINY_TASK}"},
+    {"role": "assistant", "content": "```python\nkernel_v1\n```"},
+    {"role": "user", "content": """Feedback on attempt 1:
+Your previous answer failed at the compile stage: the module failed to import, or `ModelNew` failed to construct.
+- import_error: """ + RATIONALE[Flag.IMPORT_ERROR] + """
+Error:
+```
+NameError: name 'tl' is not defined
+```
+""" + FIX_IT},
+    {"role": "assistant", "content": "```python\nkernel_v2\n```"},
+    {"role": "user", "content": """Feedback on attempt 2:
+Your previous answer failed at the full stage: it failed on the full-size inputs.
+- output_mismatch: """ + RATIONALE[Flag.OUTPUT_MISMATCH] + """
+Error:
+```
+output 0: 3/16 values off, max abs error 1 (expected 0, got -1; atol=0.0001 rtol=0.0001)
+```
+""" + FIX_IT},
+]
+
+
+def test_trajectory_prompts_golden():
+    base = build_messages(TINY_TASK, PromptTemplate(system="S", user="Task:\n{task_source}", include_example=False))
+    first = build_refinement_messages(base, [])
+    assert first.messages == base and not first.truncated
+    third = build_refinement_messages(base, [Attempt("kernel_v1", BROKEN), Attempt("kernel_v2", WRONG)])
+    assert third.messages == TURN_3_GOLDEN and third.context()["summarised"] == 0
+
+
+def test_over_budget_summarises_oldest_attempts_and_keeps_the_task():
+    base = build_messages(TINY_TASK, PromptTemplate(system="S", user="Task:\n{task_source}", include_example=False))
+    attempts = [Attempt("k" * 3000, BROKEN), Attempt("m" * 3000, WRONG), Attempt(None, BROKEN)]
+    full = estimate_tokens(build_refinement_messages(base, attempts).messages)
+    fit = build_refinement_messages(base, attempts, max_prompt_tokens=full - 100)
+    assert fit.n_summarised == 1 and not fit.latest_code_dropped and fit.tokens <= full - 100
+    assert fit.messages[1]["content"] == (f"Task:\n{TINY_TASK}\n\nYour earlier attempts, summarised to fit the "
+                                          "context:\n- attempt 1: failed at the compile stage (import_error)")
+    assert [m["role"] for m in fit.messages] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert fit.messages[4]["content"] == "(this answer had no python code block)"
+
+    tight = build_refinement_messages(base, attempts, max_prompt_tokens=estimate_tokens(base) + 5)
+    assert tight.n_summarised == 2 and tight.over_budget  # even task + latest feedback do not fit: task kept whole
+    assert tight.messages[1]["content"].startswith(f"Task:\n{TINY_TASK}\n\n")
+    lone = build_refinement_messages(base, [Attempt("k" * 9000, WRONG)], max_prompt_tokens=estimate_tokens(base) + 400)
+    assert lone.latest_code_dropped and not lone.over_budget and "k" * 100 not in str(lone.messages)

@@ -383,6 +383,16 @@ class RLRunConfig(Section):
         "help": "a manifest stage (sft) whose model to start from; null: model.name_or_path"})
     trl: dict[str, Any] = field(default_factory=dict, metadata={
         "help": "more GRPOConfig/RLOOConfig options, applied after ours; keys checked against the installed TRL"})
+    # multi-turn refinement (Kevin): tritonrl.train.multiturn
+    turns: int = field(default=1, metadata={
+        "help": "grpo: turns per trajectory, each a training sample (1: single-turn); num_generations and "
+                "per_device_batch_size must be multiples", "ge": 1})
+    turn_discount: float = field(default=0.4, metadata={
+        "help": "turns > 1: gamma in a turn's return G_t = r_t + gamma * G_{t+1} (Kevin: 0.4)", "ge": 0, "le": 1})
+    turn_return: Literal["sum", "max"] = field(default="sum", metadata={
+        "help": "sum: G_t = r_t + gamma * G_{t+1}; max: G_t = max over t' >= t of gamma^(t'-t) * r_t'"})
+    turn_max_prompt_tokens: int | None = field(default=8192, metadata={
+        "help": "turns > 1: prompt budget; the oldest attempts are summarised to fit (null: no limit)", "ge": 1})
 
     def check_rules(self) -> None:
         if self.algo in ("grpo", "rloo") and self.num_generations < 2:
@@ -402,7 +412,21 @@ class RLRunConfig(Section):
         if self.epsilon_high is not None and isinstance(epsilon, (int, float)) and self.epsilon_high < epsilon:
             self.fail("epsilon_high", f"= {self.epsilon_high} is below the lower clip rl.trl.epsilon ({epsilon}); "
                       "use a value >= it, e.g. 0.28")
+        self._check_turns()
         self._check_trl_keys()
+
+    def _check_turns(self) -> None:
+        if self.turns == 1:
+            return
+        if self.algo != "grpo":
+            self.fail("turns", f"= {self.turns}: multi-turn refinement is implemented for grpo only")
+        for name in ("num_generations", "per_device_batch_size"):
+            if getattr(self, name) % self.turns:
+                self.fail(name, f"= {getattr(self, name)} must be a multiple of rl.turns = {self.turns} (each "
+                          "trajectory fills rl.turns consecutive slots of a group)")
+        if self.async_reward:
+            self.fail("async_reward", "has no effect with rl.turns > 1 (verification runs inside the rollout); "
+                      "set it to false")
 
     def _check_trl_keys(self) -> None:
         """rl.trl keys must be fields of the installed TRL config class (imported only when rl.trl is set)."""
@@ -474,6 +498,14 @@ class EvalConfig(Section):
     device: Literal["auto", "cpu", "cuda"] = field(default="auto", metadata={"help": "generation device"})
     seed: int = field(default=0, metadata={"help": "sampling seed"})
     prompt_template: str | None = field(default=None, metadata={"help": "prompt template (null: the default)"})
+    turns: int = field(default=1, metadata={
+        "help": "refinement turns per sample: after a failed attempt the next prompt carries its code and the "
+                "verifier's feedback (1: single-turn)", "ge": 1})
+    refine_for_speed: bool = field(default=False, metadata={
+        "help": "turns > 1: keep refining a correct kernel for speed (false: a sample stops at its first correct "
+                "attempt)"})
+    max_prompt_tokens: int | None = field(default=8192, metadata={
+        "help": "turns > 1: prompt budget; the oldest attempts are summarised to fit (null: no limit)", "ge": 1})
 
 
 @dataclass

@@ -23,6 +23,15 @@ as not faster than p, the conservative choice.
 
 Geometric-mean speedup: ``exp(mean(log(speedup)))`` over correct, timed, unflagged samples; None if none.
 
+Refinement turns (``tritonrl eval --turns N``): a *trajectory* is one (task, sample index), its attempts have
+turns 1, 2, ...; a trajectory that stopped early (correct) keeps its state for the later turns. At turn t:
+
+    correct@t   = share of trajectories with a correct attempt at turn <= t
+    fast_p@t    = per task, the share of its trajectories whose best trusted speedup at turns <= t is > p,
+                  averaged over tasks (fast_0@t: correct@t averaged per task); None for p > 0 without timing
+    speedup@t   = geometric mean, over trajectories with a correct timed attempt at turns <= t, of their best
+                  speedup; None when there is none (CPU)
+
 Failures are counted by category: the stage that failed, except a CPU timeout at sizes over the CPU budget that
 could not be reduced (flag ``cpu_size_limit``), which is the machine's limit and has its own category. Flags
 that only inform (``timing_unavailable``, ``reduced_shapes``) are not counted as failures; ``n_reduced_shapes``
@@ -53,6 +62,7 @@ class Sample:
     level: int
     result: VerifyResult
     index: int = 0
+    turn: int = 1  # refinement turn (1: the first attempt); a trajectory is one (task, index)
 
 
 # ---------------------------------------------------------------- per-sample predicates
@@ -251,3 +261,48 @@ def per_task(samples: list[Sample], ks: Iterable[int] = (1,), timed: bool | None
             "top_failure": failures.most_common(1)[0][0] if failures else None,
         }
     return out
+
+
+# ---------------------------------------------------------------- refinement turns
+def first_attempts(samples: list[Sample]) -> list[Sample]:
+    """The turn-1 attempts: what a single-turn evaluation of the same samples would have judged."""
+    return [s for s in samples if s.turn == 1]
+
+
+def per_turn(samples: list[Sample], timed: bool | None = None, n_turns: int | None = None) -> list[dict[str, Any]]:
+    """For each turn t = 1..T: attempts judged at t, correct@t, fast_p@t and speedup@t (module docstring).
+
+    T is ``n_turns`` (the run's setting) or at least the last turn judged: when every trajectory stopped
+    early, the later turns have no attempts and the same numbers."""
+    if timed is None:
+        timed = timing_available(samples)
+    trajectories: dict[tuple[str, int], list[Sample]] = defaultdict(list)
+    for s in samples:
+        trajectories[(s.task, s.index)].append(s)
+    out = []
+    last = max((s.turn for s in samples), default=0)
+    for t in range(1, max(last, n_turns or 0) + 1 if samples else 1):
+        correct, best = {}, {}
+        for key, attempts in trajectories.items():
+            so_far = [s for s in attempts if s.turn <= t]
+            correct[key] = any(s.result.correct for s in so_far)
+            found = speedups(so_far)
+            best[key] = max(found) if found else None
+        found_best = [b for b in best.values() if b is not None and b > 0]
+        out.append({
+            "turn": t,
+            "attempts": sum(s.turn == t for s in samples),
+            "correct": sum(correct.values()) / len(correct),
+            "fast_p": {f"fast_{p:g}": _fast_at_turn(correct, best, p, timed) for p in FAST_P_THRESHOLDS},
+            "speedup": math.exp(sum(map(math.log, found_best)) / len(found_best)) if found_best else None,
+        })
+    return out
+
+
+def _fast_at_turn(correct: dict, best: dict, p: float, timed: bool) -> float | None:
+    if p > 0 and not timed:
+        return None
+    tasks: dict[str, list[bool]] = defaultdict(list)
+    for key in correct:
+        tasks[key[0]].append(correct[key] if p == 0 else best[key] is not None and best[key] > p)
+    return sum(sum(v) / len(v) for v in tasks.values()) / len(tasks)

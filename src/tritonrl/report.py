@@ -5,6 +5,9 @@
 
 ``results.jsonl`` has one row per sample: ``task``, ``level``, ``sample``, ``completion``, ``code`` and
 ``result`` (a ``VerifyResult`` dict). The numbers come from ``tritonrl.metrics``; this module only lays them out.
+A run with refinement turns (rows with ``turn``) reports its first attempts in the headline, per-level and
+per-task sections (comparable with a single-turn run) and correct@t, fast_p@t, speedup@t per turn in
+"Refinement turns" (``report.json``: ``turns``) and ``turns.png``.
 A run whose format or compile rate is 0 gets a loud warning at the top of ``report.md`` (and on stderr from
 the caller): that is the signature of a harness bug (wrong extraction, wrong path), not of a bad model.
 """
@@ -49,8 +52,13 @@ def load_results(path: str | Path) -> list[dict[str, Any]]:
 
 
 def to_samples(rows: list[dict[str, Any]]) -> list[Sample]:
-    return [Sample(row["task"], int(row["level"]), VerifyResult.from_dict(row["result"]), int(row.get("sample", 0)))
-            for row in rows]
+    return [Sample(row["task"], int(row["level"]), VerifyResult.from_dict(row["result"]), int(row.get("sample", 0)),
+                   int(row.get("turn", 1))) for row in rows]
+
+
+def is_multiturn(rows: list[dict[str, Any]]) -> bool:
+    """Rows of a refinement run carry ``turn`` (single-turn rows do not)."""
+    return any("turn" in row for row in rows)
 
 
 def default_ks(samples: list[Sample]) -> list[int]:
@@ -64,18 +72,32 @@ def default_ks(samples: list[Sample]) -> list[int]:
 # ---------------------------------------------------------------- building the report
 def build_report(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """Everything ``report.json`` holds: headline metrics, per level, per task, failures, warnings."""
-    samples = to_samples(rows)
+    every = to_samples(rows)
+    timed = metrics.timing_available(every)
+    samples = metrics.first_attempts(every) if is_multiturn(rows) else every
     ks = default_ks(samples)
-    timed = metrics.timing_available(samples)
     report: dict[str, Any] = {"meta": dict(meta or {})}
     report.update(metrics.summarize(samples, ks, timed))
+    if is_multiturn(rows):
+        report["turns"] = turns_summary(every, rows, timed, report["meta"].get("turns"))
     report["per_level"] = metrics.per_level(samples, ks, timed)
     report["per_task"] = metrics.per_task(samples, ks, timed)
     report["failures"] = metrics.failure_breakdown(samples)
     report["funnel"] = metrics.stage_funnel(samples)
     report["errors"] = sample_errors(rows)
-    report["warnings"] = harness_warnings(report, rows)
+    report["warnings"] = harness_warnings(report, [r for r in rows if r.get("turn", 1) == 1])
     return report
+
+
+def turns_summary(samples: list[Sample], rows: list[dict[str, Any]], timed: bool,
+                  n_turns: int | None = None) -> dict[str, Any]:
+    """Per-turn metrics (up to ``n_turns`` when the run's setting is known, else the last turn judged), and how
+    many prompts had to be shortened to fit their token budget."""
+    contexts = [row.get("prompt_context") or {} for row in rows]
+    return {"per_turn": metrics.per_turn(samples, timed, n_turns),
+            "n_trajectories": len({(s.task, s.index) for s in samples}),
+            "n_prompts_summarised": sum(bool(c.get("summarised") or c.get("latest_code_dropped")) for c in contexts),
+            "n_prompts_over_budget": sum(bool(c.get("over_budget")) for c in contexts)}
 
 
 def sample_errors(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -89,6 +111,8 @@ def sample_errors(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         errors.append({"task": row["task"], "sample": int(row.get("sample", 0)),
                        "category": metrics.failure_category(sample.result), "flags": sample.result.flags,
                        "error": error.splitlines()[0][:MAX_ERROR_LINE] if error else ""})
+        if "turn" in row:
+            errors[-1]["turn"] = sample.turn
     return errors
 
 
@@ -131,6 +155,8 @@ def write_report(rows: list[dict[str, Any]], out_dir: str | Path, meta: dict[str
     report = build_report(rows, meta)
     samples = to_samples(rows)
     report["plots"] = write_run_plots(report, metrics.speedups(samples), out)
+    if "turns" in report:
+        report["plots"] += write_turns_plot(report, out)
     (out / REPORT_JSON).write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
     (out / REPORT_MD).write_text(render_markdown(report, title))
     return report
@@ -161,6 +187,9 @@ def render_markdown(report: dict[str, Any], title: str = "Evaluation report") ->
     meta = report.get("meta", {})
     if meta:
         lines += [", ".join(f"{k}: `{v}`" for k, v in meta.items() if v is not None), ""]
+    if "turns" in report:
+        lines += ["Refinement run: the headline, per-level, per-task and failure sections describe first attempts "
+                  "(turn 1), as a single-turn run would; see **Refinement turns** for correct@t.", ""]
     lines += ["## Headline", ""]
     headline = [["samples", str(report["n_samples"])], ["tasks", str(report["n_tasks"])]]
     headline += [[name, fmt(report[f"{name}_rate"])] for name in metrics.RATE_NAMES]
@@ -174,7 +203,7 @@ def render_markdown(report: dict[str, Any], title: str = "Evaluation report") ->
     if not report["timing_available"]:
         note = "Timing unavailable (CPU run): fast_p for p > 0 and speedups are reported as unavailable, never as 0."
         lines += [note, ""]
-    lines += _machine_notes(report)
+    lines += _machine_notes(report) + _turns_md(report)
     lines += _per_level_md(report) + _per_task_md(report) + _failures_md(report) + _errors_md(report)
     if report.get("plots"):
         lines += ["## Plots", ""] + [f"![{Path(p).stem}]({p})" for p in report["plots"]] + [""]
@@ -194,13 +223,37 @@ def _machine_notes(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _turns_md(report: dict[str, Any]) -> list[str]:
+    if "turns" not in report:
+        return []
+    turns = report["turns"]
+    unavailable = "n/a (not timed)"
+    thresholds = [k for k in turns["per_turn"][0]["fast_p"] if k != "fast_0"] if turns["per_turn"] else []
+    rows = [[str(t["turn"]), str(t["attempts"]), fmt(t["correct"]),
+             *(fmt(t["fast_p"][k], unavailable=unavailable) for k in thresholds),
+             fmt(t["speedup"], False, unavailable)] for t in turns["per_turn"]]
+    lines = ["## Refinement turns", "",
+             f"{turns['n_trajectories']} trajectories (task x sample). At turn t a trajectory counts with its best "
+             "attempt at or before t (one that stopped early, correct, keeps it); `attempts` is how many were "
+             "judged at t.", ""]
+    lines += _table(["turn", "attempts", "correct@t", *(f"{k}@t" for k in thresholds), "speedup@t (geomean best)"],
+                    rows)
+    if turns["n_prompts_summarised"]:
+        lines += [f"{turns['n_prompts_summarised']} prompts had their oldest attempts summarised (or the latest "
+                  f"code left out) to fit the token budget; {turns['n_prompts_over_budget']} exceeded it even so "
+                  "(`prompt_context` in results.jsonl).", ""]
+    return lines
+
+
 def _errors_md(report: dict[str, Any]) -> list[str]:
     errors = report.get("errors", [])
     if not errors:
         return []
-    rows = [[e["task"], str(e["sample"]), e["category"], ", ".join(e["flags"]) or "-",
-             e["error"].replace("|", "\\|") or "-"] for e in errors[:MAX_ERROR_ROWS]]
-    lines = ["## Samples not correct", ""] + _table(["task", "sample", "failed at", "flags", "error"], rows)
+    turns = any("turn" in e for e in errors)
+    rows = [[e["task"], str(e["sample"]), *([str(e.get("turn", 1))] if turns else []), e["category"],
+             ", ".join(e["flags"]) or "-", e["error"].replace("|", "\\|") or "-"] for e in errors[:MAX_ERROR_ROWS]]
+    header = ["task", "sample", *(["turn"] if turns else []), "failed at", "flags", "error"]
+    lines = ["## Samples not correct", ""] + _table(header, rows)
     if len(errors) > MAX_ERROR_ROWS:
         lines += [f"... and {len(errors) - MAX_ERROR_ROWS} more in report.json (`errors`).", ""]
     return lines
@@ -270,6 +323,8 @@ def _comparable(report: dict[str, Any]) -> dict[str, Any]:
     row.update(report.get("pass_at_k", {}))
     row.update(report.get("fast_p", {}))
     row["warnings"] = len(report.get("warnings", []))
+    for turn in report.get("turns", {}).get("per_turn", []):
+        row[f"correct@{turn['turn']}"] = turn["correct"]
     return row
 
 
@@ -355,6 +410,33 @@ def _speedup_plot(plt, report: dict[str, Any], speedups: list[float], path: Path
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path.name
+
+
+def write_turns_plot(report: dict[str, Any], out: Path) -> list[str]:
+    """``turns.png``: correct@t and fast_p@t (when timed) against the refinement turn."""
+    plt = _pyplot()
+    if plt is None or not report["turns"]["per_turn"]:
+        return []
+    per_turn = report["turns"]["per_turn"]
+    turns = [t["turn"] for t in per_turn]
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    ax.plot(turns, [100 * t["correct"] for t in per_turn], marker="o", label="correct@t")
+    for key in [k for k in per_turn[0]["fast_p"] if k != "fast_0"]:
+        values = [t["fast_p"][key] for t in per_turn]
+        if all(v is not None for v in values):
+            ax.plot(turns, [100 * v for v in values], marker=".", linestyle="--", label=f"{key}@t")
+    ax.set_xticks(turns)
+    ax.set_ylim(0, 105)
+    ax.set_xlabel("refinement turn")
+    ax.set_ylabel("% of trajectories (at or before turn t)")
+    title = "Refinement turns" + ("" if report["timing_available"] else " (CPU: fast_p@t not timed)")
+    ax.set_title(title)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    path = out / "turns.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [path.name]
 
 
 def write_comparison_plot(runs: dict[str, dict[str, Any]], out: Path) -> list[str]:

@@ -5,6 +5,8 @@
     tritonrl eval --solutions my_kernels/ --out out/mine      # file stem = bundled task name
     tritonrl eval --solutions kb/ --tasks ~/KernelBench --level 2 --out out/kb   # 12.py, level2_12.py, 12_Gemm...py
     tritonrl eval --completions c.jsonl --out out/x --resume  # after Ctrl-C: judge only the samples not in results
+    tritonrl eval --model M --turns 3 --out out/t             # refinement: correct@1..3, speedup@1..3
+    tritonrl eval --completions turns.jsonl --out out/r       # replay trajectories (rows with turn, sample)
     tritonrl report out/base/results.jsonl --out out/base     # rebuild the report, no GPU or model needed
     tritonrl compare out/base out/sft out/rl --out out/compare
 
@@ -19,6 +21,7 @@ import dataclasses
 from pathlib import Path
 
 from tritonrl.config import EvalConfig, PipelineConfig, VerifyConfig, load_config
+from tritonrl.errors import UserError
 
 
 def register(subparsers) -> None:
@@ -41,6 +44,10 @@ def register(subparsers) -> None:
     p.add_argument("--device", help="auto | cpu | cuda (generation and verification)")
     p.add_argument("--timeout", type=float, help="seconds per candidate (verifier timeout_s)")
     p.add_argument("--workers", type=int, help="parallel verifier processes (0: one per core)")
+    p.add_argument("--turns", type=int, help="refinement turns per sample (eval.turns): after a failed attempt the "
+                                             "model sees its code and the verifier's feedback and tries again")
+    p.add_argument("--refine-for-speed", action="store_true", default=None,
+                   help="with --turns: keep refining correct kernels for speed (eval.refine_for_speed)")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--resume", action="store_true",
                    help="keep the samples already in OUT/results.jsonl and judge only the rest")
@@ -62,7 +69,7 @@ def configs_from_args(args) -> tuple[EvalConfig, VerifyConfig]:
     base = load_config(args.config, schema=PipelineConfig) if args.config else PipelineConfig()
     gen_flags = {"tasks": args.tasks, "level": args.level, "max_tasks": args.max_tasks, "k": args.k,
                  "temperature": args.temperature, "max_new_tokens": args.max_new_tokens, "backend": args.backend,
-                 "device": args.device}
+                 "device": args.device, "turns": args.turns, "refine_for_speed": args.refine_for_speed}
     verify_flags = {"device": args.device, "timeout_s": args.timeout, "workers": args.workers}
     gen = dataclasses.replace(base.eval, **{k: v for k, v in gen_flags.items() if v is not None})
     verify = dataclasses.replace(base.verify, **{k: v for k, v in verify_flags.items() if v is not None})
@@ -74,8 +81,13 @@ def run_eval(args) -> int:
 
     gen, verify = configs_from_args(args)
     if args.completions:
-        report = evaluate.evaluate_completions(args.completions, verify, args.out, resume=args.resume)
+        report = evaluate.evaluate_completions(args.completions, verify, args.out, resume=args.resume,
+                                               turns=gen.turns if gen.turns > 1 else None,
+                                               refine_for_speed=gen.refine_for_speed)
     elif args.solutions:
+        if gen.turns > 1:
+            raise UserError(f"--turns {gen.turns}: a solutions directory holds one attempt per sample; refinement "
+                            "needs a model (--model) or a completions file with 'turn' fields")
         tasks = evaluate.select_tasks(args.tasks, gen.level) if args.tasks else None
         report = evaluate.evaluate_solutions(args.solutions, verify, args.out, tasks=tasks, resume=args.resume)
     else:
@@ -111,5 +123,10 @@ def _print_summary(report: dict, out: Path) -> None:
 
     rates = ", ".join(f"{name} {fmt(report[f'{name}_rate'])}" for name in ("format", "valid", "compiled", "correct"))
     passes = ", ".join(f"{k} {fmt(v)}" for k, v in report["pass_at_k"].items())
-    print(f"{report['n_samples']} samples, {report['n_tasks']} tasks: {rates}; {passes}")
+    first = "first-attempt " if "turns" in report else ""
+    print(f"{report['n_samples']} {first}samples, {report['n_tasks']} tasks: {rates}; {passes}")
+    for turn in report.get("turns", {}).get("per_turn", []):
+        t, speedup = turn["turn"], fmt(turn["speedup"], False, "null (not timed)")
+        print(f"turn {t}: {turn['attempts']} attempts; correct@{t} {fmt(turn['correct'])}, "
+              f"fast_1@{t} {fmt(turn['fast_p']['fast_1'], unavailable='null')}, speedup@{t} {speedup}")
     print(f"report: {out / 'report.md'}")

@@ -77,16 +77,28 @@ def run_rl(config: TrainingConfig, verifier=None) -> StageResult:
     return run_online(config, grpo if config.rl.algo == "grpo" else rloo, verifier)
 
 
+def make_reward(config: TrainingConfig, tasks: list, rows: list[dict], verifier=None, curriculum=None):
+    """(reward function, extra trainer arguments): with ``rl.turns > 1`` the multi-turn reward and its
+    ``rollout_func`` (``tritonrl.train.multiturn``), else the single-turn verifier reward."""
+    if config.rl.turns > 1:
+        from tritonrl.train.multiturn import refinement_reward
+
+        reward = refinement_reward(config, tasks, rows, verifier, curriculum)
+        return reward, {"rollout_func": reward.rollout}
+    reward_cls = AsyncVerifierReward if config.rl.async_reward else VerifierReward
+    return reward_cls({t.key: t for t in tasks}, verifier=verifier, verify_config=config.verify,
+                      reward_config=config.reward, curriculum=curriculum), {}
+
+
 def run_online(config: TrainingConfig, algo_module, verifier=None) -> StageResult:
     stage = stage_name(config.rl.algo)
     tasks = load_training_tasks(config.data)
-    dataset = to_dataset(rl_rows(tasks, config.data.prompt_template))
+    rows = rl_rows(tasks, config.data.prompt_template)
+    dataset = to_dataset(rows)
     curriculum = Curriculum(config.curriculum) if config.rl.curriculum else None
     session = StageSession(config, stage)
     args = algo_module.trainer_args(config, session, curriculum is not None)  # first: ranks, ZeRO-3 model load
-    reward_cls = AsyncVerifierReward if config.rl.async_reward else VerifierReward
-    reward = reward_cls({t.key: t for t in tasks}, verifier=verifier or rank_verifier(config.verify),
-                        verify_config=config.verify, reward_config=config.reward, curriculum=curriculum)
+    reward, rollout = make_reward(config, tasks, rows, verifier or rank_verifier(config.verify), curriculum)
     with session:
         init = init_model_path(config, session.manifest)
         if ranks.is_main():
@@ -96,6 +108,7 @@ def run_online(config: TrainingConfig, algo_module, verifier=None) -> StageResul
             model=model, reward_funcs=[reward], train_dataset=dataset, processing_class=tokenizer,
             args=args, peft_config=peft_config(config),
             callbacks=session.callbacks({"curriculum": curriculum} if curriculum else {}),
+            **rollout,
         )
         trainer.curriculum = curriculum
         trainer.train(resume_from_checkpoint=session.resume_checkpoint())

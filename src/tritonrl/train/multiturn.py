@@ -1,0 +1,189 @@
+"""Multi-turn refinement for GRPO (Kevin, arXiv 2507.11948): the model sees the verifier's verdict and revises.
+
+    tritonrl rl --algo grpo --config configs/smoke.yaml --set rl.turns=2 --set rl.num_generations=4 \
+        --set rl.per_device_batch_size=4
+
+**How a trajectory becomes training samples.** TRL's ``GRPOTrainer(rollout_func=...)`` (experimental in TRL 1.x)
+gives the rollout each process's prompt slice, already repeated ``num_generations`` times by the sampler, and
+wants one completion per slot. ``RefinementReward.rollout`` fills ``rl.turns`` consecutive slots with one
+trajectory: slot t holds turn t's prompt (the task, then every earlier attempt's code and the verifier's feedback:
+``tritonrl.prompts.build_refinement_messages``, summarised oldest-first over ``rl.turn_max_prompt_tokens``) and
+turn t's completion. So each turn is its own sample (Kevin splits trajectories the same way), and a GRPO group
+of ``num_generations`` slots is ``num_generations / turns`` trajectories of one task, whose advantages compare
+the returns of all their turns. Every turn is verified as soon as it is generated (its feedback is the next
+prompt); its reward r_t is ``tritonrl.reward.compute_reward``, as in single-turn runs and evaluation. Its training
+reward is the discounted return (``rl.turn_return``, ``rl.turn_discount`` = gamma, 0.4 as Kevin):
+
+    sum (default; Kevin's best):  G_t = r_t + gamma * G_{t+1}                 (G_T = r_T)
+    max:                          G_t = max_{t' >= t} gamma^(t'-t) * r_t' = max(r_t, gamma * G_{t+1})
+
+In training a trajectory always runs all ``rl.turns`` turns (a correct kernel is asked to get faster), so every
+slot is filled; evaluation stops at the first correct attempt unless ``eval.refine_for_speed``.
+
+**Same guarantees as single-turn runs.** The trainer, run directory, manifest, checkpoints and ``--resume`` are
+``tritonrl.train.rl.run_online``'s; the rollout keeps no state between steps. The curriculum is fed the
+first-turn verdicts only, so its Level-1 correct rate means what it means in a single-turn run, and the
+``verify/*`` metrics describe first turns. Logged per step as well: ``multiturn/reward_t{t}``,
+``multiturn/correct_t{t}``, ``multiturn/return_t{t}`` and ``multiturn/summarised_prompt_rate`` (prompts that had to
+be shortened to fit the budget).
+
+Generation reuses TRL's own tokenisation and generation steps (``_tokenize_prompts``, ``_generate_single_turn``:
+transformers or vLLM, the trainer's sampling settings); their absence in another TRL release is a clear error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from tritonrl.config import TrainingConfig
+from tritonrl.errors import ConfigError
+from tritonrl.prompts import Attempt, build_refinement_messages
+from tritonrl.tasks.model import KernelTask
+from tritonrl.train.rewards import VerifierReward
+
+TRL_HOOKS = ("_tokenize_prompts", "_generate_single_turn")  # GRPOTrainer steps the rollout reuses
+
+
+def discounted_returns(rewards: Sequence[float], gamma: float, form: str = "sum") -> list[float]:
+    """Per-turn returns of one trajectory: ``sum`` G_t = r_t + gamma G_{t+1}; ``max`` G_t = max(r_t, gamma G_{t+1})."""
+    if form not in ("sum", "max"):
+        raise ValueError(f"unknown return form {form!r}; choose sum or max")
+    returns: list[float] = []
+    following = None
+    for reward in reversed(rewards):
+        if following is None:
+            following = float(reward)
+        elif form == "sum":
+            following = reward + gamma * following
+        else:
+            following = max(float(reward), gamma * following)
+        returns.append(following)
+    return returns[::-1]
+
+
+def prompt_key(prompt: list[dict[str, str]]) -> str:
+    return json.dumps(prompt, sort_keys=True)
+
+
+class RefinementReward(VerifierReward):
+    """Both halves of multi-turn GRPO: ``rollout`` (TRL's ``rollout_func``) generates and verifies every turn;
+    calling the object (TRL's reward function) returns each slot's discounted return, from the columns the
+    rollout added (``turn``, ``turn_reward``, ``turn_return``), and logs per-turn metrics."""
+
+    __name__ = "turn_return"  # TRL names the reward column after this
+
+    def __init__(self, tasks: dict[str, KernelTask], task_by_prompt: dict[str, str], turns: int,
+                 gamma: float = 0.4, form: str = "sum", max_prompt_tokens: int | None = None, **kwargs: Any):
+        super().__init__(tasks, **kwargs)
+        self.task_by_prompt, self.turns, self.gamma, self.form = task_by_prompt, turns, gamma, form
+        self.max_prompt_tokens = max_prompt_tokens
+        self.last_results: list = []  # the latest rollout's verdicts, in slot order
+
+    # ------------------------------------------------------------ TRL rollout_func
+    def rollout(self, prompts: list, trainer: Any) -> dict[str, list]:
+        missing = [name for name in TRL_HOOKS if not hasattr(trainer, name)]
+        if missing:
+            raise ConfigError(f"rl.turns > 1 reuses GRPOTrainer.{', '.join(missing)}, which this TRL lacks; "
+                              "install the TRL release in pyproject.toml or set rl.turns=1")
+        starts = self._trajectory_starts(prompts)
+        keys = [self._task_key(p) for p in starts]
+        attempts: list[list[Attempt]] = [[] for _ in starts]
+        turns: list[dict[str, list]] = []
+        for _ in range(self.turns):
+            turns.append(self._turn(trainer, starts, keys, attempts))
+        returns = [discounted_returns([t["reward"][i] for t in turns], self.gamma, self.form)
+                   for i in range(len(starts))]
+        slots = [(i, t) for i in range(len(starts)) for t in range(self.turns)]  # trajectory i fills turns slots
+        self.last_results = [turns[t]["result"][i] for i, t in slots]
+        logprobs = [turns[t]["logprobs"][i] if turns[t]["logprobs"] is not None else None for i, t in slots]
+        return {
+            "prompt_ids": [turns[t]["prompt_ids"][i] for i, t in slots],
+            "completion_ids": [turns[t]["completion_ids"][i] for i, t in slots],
+            "logprobs": None if any(lp is None for lp in logprobs) else logprobs,
+            "turn": [t + 1 for _, t in slots],
+            "turn_reward": [turns[t]["reward"][i] for i, t in slots],
+            "turn_return": [returns[i][t] for i, t in slots],
+            "turn_correct": [bool(turns[t]["result"][i].correct) for i, t in slots],
+            "prompt_summarised": [turns[t]["summarised"][i] for i, t in slots],
+        }
+
+    def _trajectory_starts(self, prompts: list) -> list:
+        if len(prompts) % self.turns:
+            raise ConfigError(f"a process got {len(prompts)} prompts, not a multiple of rl.turns={self.turns}; "
+                              "make rl.per_device_batch_size and rl.num_generations multiples of rl.turns")
+        starts = prompts[::self.turns]
+        for i, start in enumerate(starts):
+            if any(p != start for p in prompts[i * self.turns:(i + 1) * self.turns]):
+                raise ConfigError("rl.turns consecutive slots hold different prompts; make rl.num_generations "
+                                  "and rl.per_device_batch_size multiples of rl.turns")
+        return starts
+
+    def _task_key(self, prompt: list) -> str:
+        try:
+            return self.task_by_prompt[prompt_key(prompt)]
+        except KeyError:
+            raise ValueError("a rollout prompt matches no training task's prompt") from None
+
+    def _turn(self, trainer: Any, starts: list, keys: list[str], attempts: list[list[Attempt]]) -> dict[str, list]:
+        """Generate one turn for every trajectory, verify it in one batch, append the attempts."""
+        def count(messages: list[dict[str, str]]) -> int:
+            return len(trainer._tokenize_prompts([messages])[0][0])
+
+        built = [build_refinement_messages(s, a, self.max_prompt_tokens, count) for s, a in zip(starts, attempts)]
+        prompt_ids = trainer._tokenize_prompts([b.messages for b in built])[0]
+        completion_ids, logprobs = trainer._generate_single_turn(prompt_ids, None, {}, 1)
+        texts = trainer.processing_class.batch_decode(completion_ids, skip_special_tokens=True)
+        rewards, results = self.score(texts, keys)
+        for attempt_list, text, result in zip(attempts, texts, results, strict=True):
+            attempt_list.append(Attempt(result.code if result.code is not None else _code(text), result))
+        return {"prompt_ids": [list(ids) for ids in prompt_ids], "completion_ids": completion_ids,
+                "logprobs": logprobs, "reward": rewards, "result": results,
+                "summarised": [b.truncated for b in built]}
+
+    # ------------------------------------------------------------ TRL reward function
+    def __call__(self, prompts=None, completions=None, task_key=None, turn=None, turn_reward=None, turn_return=None,
+                 log_metric=None, **columns) -> list[float]:
+        if turn_return is None or turn is None:
+            raise ValueError("RefinementReward needs the columns its rollout adds: pass rollout_func=reward.rollout")
+        first = [i for i, t in enumerate(turn) if t == 1]
+        if len(self.last_results) == len(turn):  # verify/* and the curriculum: first turns, as single-turn runs
+            self._account([self.last_results[i] for i in first], [turn_reward[i] for i in first],
+                          [task_key[i] for i in first], log_metric)
+        if log_metric is not None:
+            for name, value in turn_metrics(turn, turn_reward, turn_return, columns.get("turn_correct"),
+                                            columns.get("prompt_summarised")).items():
+                log_metric(name, value)
+        return [float(g) for g in turn_return]
+
+
+def turn_metrics(turn: Sequence[int], reward: Sequence[float], returns: Sequence[float],
+                 correct: Sequence[bool] | None = None, summarised: Sequence[bool] | None = None) -> dict[str, float]:
+    """Means per turn: ``multiturn/reward_t1``, ``multiturn/return_t1``, ``multiturn/correct_t1``, ..."""
+    out: dict[str, float] = {}
+    for t in sorted(set(turn)):
+        index = [i for i, x in enumerate(turn) if x == t]
+        out[f"multiturn/reward_t{t}"] = sum(reward[i] for i in index) / len(index)
+        out[f"multiturn/return_t{t}"] = sum(returns[i] for i in index) / len(index)
+        if correct is not None:
+            out[f"multiturn/correct_t{t}"] = sum(bool(correct[i]) for i in index) / len(index)
+    if summarised is not None and len(summarised):
+        out["multiturn/summarised_prompt_rate"] = sum(map(bool, summarised)) / len(summarised)
+    return out
+
+
+def _code(text: str) -> str | None:
+    from tritonrl.extract import extract_code
+
+    return extract_code(text)
+
+
+def refinement_reward(config: TrainingConfig, tasks: list[KernelTask], rows: list[dict], verifier=None,
+                      curriculum=None) -> RefinementReward:
+    """The multi-turn reward (and, through ``.rollout``, the rollout) for ``run_online``'s dataset ``rows``."""
+    rl = config.rl
+    return RefinementReward(
+        {t.key: t for t in tasks}, {prompt_key(row["prompt"]): row["task_key"] for row in rows}, rl.turns,
+        gamma=rl.turn_discount, form=rl.turn_return, max_prompt_tokens=rl.turn_max_prompt_tokens,
+        verifier=verifier, verify_config=config.verify, reward_config=config.reward, curriculum=curriculum)
