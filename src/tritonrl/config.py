@@ -189,6 +189,8 @@ class RLRunConfig:
     curriculum: bool = True         # sample prompts by the adaptive curriculum (off: uniform, TRL's sampler)
     async_reward: bool = False      # verify in a thread via TRL's async reward functions
     init_from: str | None = None    # a manifest stage ("sft") whose model to start from; None: model.name_or_path
+    shuffle_rewards: bool = False   # control run: permute each batch's rewards across its completions (no signal)
+    verify_cache: bool = False      # verify each distinct (task, extracted code) once per run; reuse the verdict
 
 
 @dataclass
