@@ -176,6 +176,7 @@ class RLRunConfig:
     max_completion_length: int = 2048
     max_prompt_length: int | None = None
     temperature: float = 1.0
+    top_p: float = 1.0              # nucleus sampling for rollouts (< 1 drops the tail tokens that break long code)
     learning_rate: float = 1e-6
     steps: int = 200
     per_device_batch_size: int = 8  # completions per device per step (a multiple of num_generations' share)

@@ -1,6 +1,6 @@
 """GRPO through TRL's ``GRPOTrainer``: group-relative advantages over ``num_generations`` samples per prompt.
 
-Mapping from ``RLRunConfig``: ``num_generations``, ``max_completion_length``, ``temperature``, ``beta`` (KL,
+Mapping from ``RLRunConfig``: ``num_generations``, ``max_completion_length``, ``temperature``, ``top_p``, ``beta`` (KL,
 0 = no reference model), ``learning_rate``, ``steps`` -> ``max_steps``, ``per_device_batch_size`` ->
 ``per_device_train_batch_size`` (completions, a multiple of ``num_generations`` per generation batch),
 ``use_vllm``/``vllm_mode`` passed through. Run it with ``tritonrl rl --algo grpo`` (see ``tritonrl.train.rl``).
@@ -21,7 +21,7 @@ def online_args(config_cls, config: TrainingConfig, session: StageSession, curri
         per_device_train_batch_size=rl.per_device_batch_size,
         gradient_accumulation_steps=rl.gradient_accumulation_steps,
         num_generations=rl.num_generations, max_completion_length=rl.max_completion_length,
-        max_prompt_length=rl.max_prompt_length, temperature=rl.temperature, beta=rl.beta,
+        max_prompt_length=rl.max_prompt_length, temperature=rl.temperature, top_p=rl.top_p, beta=rl.beta,
         use_vllm=rl.use_vllm, vllm_mode=rl.vllm_mode, vllm_server_base_url=rl.vllm_server_base_url,
         bf16=rl.bf16, use_cpu=rl.use_cpu,
         **gradient_checkpointing(config),
