@@ -147,7 +147,7 @@ def control_config(config):
 
     run_dir = Path(config.run.run_dir) / "control"
     manifest = RunManifest(run_dir)
-    if not (manifest.stage("sft") or {}).get("status") == "done":
+    if (manifest.stage("sft") or {}).get("status") != "done":
         sft = RunManifest(config.run.run_dir).stage("sft")
         manifest.start("sft")
         manifest.record("sft", **{k: sft["outputs"][k] for k in ("model", "tokenizer", "base_model")})

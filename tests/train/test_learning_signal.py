@@ -66,6 +66,7 @@ def teach_two_answers(model_dir: Path, prompt: list[dict], answers: list[str], s
     model.save_pretrained(model_dir)
 
 
+@pytest.mark.slow  # ~110 s of CPU time (6.5 min wall on the shared 2 cores): over the default-suite budget
 def test_grpo_groups_differ_with_the_real_verifier(tmp_path):
     from tritonrl.train.data import prompt_messages
     from tritonrl.train.rl import run_rl
