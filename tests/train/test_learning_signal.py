@@ -109,3 +109,57 @@ def test_cpu_recipe_end_to_end(tmp_path):
     summary = json.loads((tmp_path / "runs" / "demo_cpu" / "learning_demo.json").read_text())
     assert {"device", "date", "heldout_tasks", "samples_per_task", "base", "sft", "rl", "control"} <= set(summary)
     assert summary["samples_per_task"] == 8 and summary["heldout_tasks"] == 2
+
+
+def test_summary_json_from_a_run_directory(tmp_path):
+    """The layout the CPU recipe writes (eval/<model>/results.jsonl, control/eval/rl/) -> learning_demo.json keys."""
+    demo = learning_demo()
+    correct = {"base": [0, 0], "sft": [2, 4], "rl": [6, 8], "control": [2, 4]}  # correct of 8, per task
+    for model, per_task in correct.items():
+        out = tmp_path / ("control/eval/rl" if model == "control" else f"eval/{model}")
+        out.mkdir(parents=True)
+        rows = [{"task": f"t{i}", "sample": s, "result": {"correct": s < c}} for i, c in enumerate(per_task)
+                for s in range(8)]
+        (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    summary = demo.summarize(tmp_path, device="test")
+    assert summary["heldout_tasks"] == 2 and summary["samples_per_task"] == 8
+    assert summary["rl"]["correct_rate"] == 14 / 16 and summary["base"]["correct_rate"] == 0
+    low, high = demo.wilson(14, 16)
+    assert summary["rl"]["ci95_low"] == low and 0.63 < low < 0.65 and 0.96 < high < 0.97
+    assert summary["rl_minus_sft"]["mean"] == pytest.approx(0.5)
+    assert summary["rl_minus_sft"]["ci95_low"] == pytest.approx(0.5)  # both tasks +0.5: no spread
+    assert summary["control_minus_sft"]["mean"] == 0
+
+
+class CountingVerifier:
+    """Correct when the completion says 'good'; records how many items each call verified."""
+
+    def __init__(self):
+        self.calls = []
+
+    def verify_many(self, items):
+        self.calls.append(len(items))
+        return [VerifyResult(stage=Stage.DONE, valid=True, compiled=True, tiny_correct=True,
+                             correct="good" in item.completion) for item in items]
+
+
+def test_reward_cache_shuffle_and_signal_metrics():
+    from tritonrl.tasks import get_task
+    from tritonrl.train.rewards import VerifierReward
+
+    task = get_task("l1_relu")
+    good, bad = "```python\nclass ModelNew: good = 1\n```", "```python\nclass ModelNew: bad = 1\n```"
+    completions = [good, good, bad, bad, bad, bad]
+    logged = {}
+    verifier = CountingVerifier()
+    reward = VerifierReward({task.key: task}, verifier=verifier, group_size=2, cache=True)
+    rewards = reward(completions=completions, task_key=[task.key] * 6, log_metric=logged.__setitem__)
+    assert rewards == [1.0, 1.0, 0.0, 0.0, 0.0, 0.0] and verifier.calls == [2]  # 2 distinct codes verified
+    assert logged["verify/cache_hit_rate"] == pytest.approx(4 / 6)
+    assert logged["signal/frac_zero_std_groups"] == 1.0 and logged["signal/reward_std"] > 0
+    reward(completions=[good, bad], task_key=[task.key] * 2, log_metric=logged.__setitem__)
+    assert verifier.calls == [2] and logged["signal/frac_zero_std_groups"] == 0.0  # all from the cache
+    shuffled = VerifierReward({task.key: task}, verifier=CountingVerifier(), group_size=2, shuffle=True, seed=1)
+    outs = [shuffled(completions=completions, task_key=[task.key] * 6) for _ in range(5)]
+    assert all(sorted(o) == sorted(rewards) for o in outs) and any(o != rewards for o in outs)
+    assert shuffled.history[-1].correct_rate == pytest.approx(2 / 6)  # metrics describe the true verdicts
