@@ -94,18 +94,20 @@ def test_decontamination_drops_tasks_found_in_the_kernelbench_clone(tmp_path):
 
 
 def test_duplicates_are_dropped(tmp_path, monkeypatch):
+    import itertools
     import random
 
     import tritonrl.tasks.generate as generate
+    from tritonrl.errors import UserError
     from tritonrl.tasks.generate.families import draw
 
     drafts = [draw(random.Random(i)) for i in range(40)]
     drafts = [d for d in drafts if split_of(d.signature) == "train"][:3]
-    repeated = iter(drafts * 5)
+    repeated = itertools.cycle(drafts)  # only 3 distinct tasks can ever be drawn
     monkeypatch.setattr(generate, "draw", lambda rng, scale: next(repeated))
     report = generate_tasks(3, 0, "train", tmp_path / "out", verifier=FakeVerifier())
     assert report.kept == 3 and report.duplicate == 0
-    with pytest.raises(Exception, match="only 3 of 4"):
+    with pytest.raises(UserError, match="only 3 of 4"):
         generate_tasks(4, 0, "train", tmp_path / "more", verifier=FakeVerifier())
 
 
