@@ -381,6 +381,10 @@ class RLRunConfig(Section):
     async_reward: bool = field(default=False, metadata={"help": "verify in a thread via TRL's async rewards"})
     init_from: str | None = field(default=None, metadata={
         "help": "a manifest stage (sft) whose model to start from; null: model.name_or_path"})
+    shuffle_rewards: bool = field(default=False, metadata={
+        "help": "control run: permute each batch's rewards across its completions (no learning signal)"})
+    verify_cache: bool = field(default=False, metadata={
+        "help": "verify each distinct (task, extracted code) once per run and reuse the verdict"})
     trl: dict[str, Any] = field(default_factory=dict, metadata={
         "help": "more GRPOConfig/RLOOConfig options, applied after ours; keys checked against the installed TRL"})
     # multi-turn refinement (Kevin): tritonrl.train.multiturn

@@ -6,6 +6,7 @@
     tritonrl tasks show l1_softmax                # source, level, reference solution or not, GPU timing shape
     tritonrl tasks variants l2_gemm_bias_relu     # the tiny / alt shape variants' changed constants
     tritonrl prompt l1_softmax                    # the chat messages for a task
+    tritonrl tasks generate --n 64 --seed 0 --split heldout --out data/gen/heldout   # verified generated tasks
 """
 
 from __future__ import annotations
@@ -42,6 +43,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     variants.add_argument("--n", type=int, default=2, help="number of alternative-shape variants")
     variants.set_defaults(func=cmd_variants)
 
+    generate = sub.add_parser("generate", help="write procedurally generated tasks with verified Triton references")
+    generate.add_argument("--n", type=int, required=True, help="number of tasks to write")
+    generate.add_argument("--seed", type=int, default=0, help="same seed, same files")
+    generate.add_argument("--out", required=True, help="directory to write (level*/, solutions/, reports)")
+    generate.add_argument("--split", choices=("train", "heldout"), default="train",
+                          help="op combinations of this split only (held-out combinations never appear in train)")
+    generate.add_argument("--kernelbench", metavar="DIR", default=None,
+                          help="drop tasks matching a task of this KernelBench clone (default: $KERNELBENCH_DIR)")
+    generate.add_argument("--shape-scale", type=int, default=1,
+                          help="multiply every shape by this (1: small, for the CPU interpreter; 8+ on a GPU)")
+    generate.add_argument("--device", default="auto", help="where references are verified: auto, cpu, cuda")
+    generate.add_argument("--workers", type=int, default=0, help="verifier processes (0: one per core or GPU)")
+    generate.add_argument("--json", action="store_true", help="print the generation report as JSON")
+    generate.set_defaults(func=cmd_generate)
+
     prompt = subparsers.add_parser("prompt", help="print the chat messages for a task")
     prompt.add_argument("task", help="bundled task name or path to a .py task file")
     prompt.add_argument("--template", default=None, help="prompt template file")
@@ -63,6 +79,23 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{t.name:<{width}}  {t.level:>5}  {t.origin:<11}  {'yes' if t.solution else 'no'}")
     distribution = ", ".join(f"level {level}: {count}" for level, count in level_distribution(tasks).items())
     print(f"{len(tasks)} tasks ({distribution or 'none'})")
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from tritonrl.tasks import decontamination_dir
+    from tritonrl.tasks.generate import default_verify_config, generate_tasks
+
+    verify = dataclasses.replace(default_verify_config(), device=args.device, workers=args.workers)
+    report = generate_tasks(args.n, args.seed, args.split, args.out, kernelbench_dir=decontamination_dir(args.kernelbench),
+                            shape_scale=args.shape_scale, verify_config=verify)
+    if args.json:
+        print(json.dumps(dataclasses.asdict(report), indent=1))
+    else:
+        print(report.table())
+        print(f"{report.kept} {args.split} tasks ({report.signatures} op combinations) in {args.out}")
     return 0
 
 

@@ -4,9 +4,11 @@
     load_tasks("bundled", level=2)          # the bundled suite
     load_tasks("~/KernelBench")             # a KernelBench clone (or its KernelBench/ subdirectory)
     load_tasks("kernelbook.jsonl")          # KernelBook rows (filtered; see tritonrl.tasks.kernelbook)
+    load_tasks("data/gen/train")            # a dir in the bundled layout (level*/, solutions/): with references
     get_task("l1_softmax")                  # a bundled task by name, or get_task("path/to/task.py")
 
-Shape variants live in ``tritonrl.tasks.variants``, difficulty labels in ``tritonrl.tasks.levels``.
+Shape variants live in ``tritonrl.tasks.variants``, difficulty labels in ``tritonrl.tasks.levels``, generated
+tasks (op-combination train/held-out splits, verified references) in ``tritonrl.tasks.generate``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from tritonrl.errors import TaskError
 from tritonrl.tasks.model import KernelTask
 from tritonrl.tasks.sources import find_kernelbench_root, load_bundled, load_kernelbench, load_task_file
 
-__all__ = ["KernelTask", "get_task", "load_tasks", "load_tasks_with_report"]
+__all__ = ["KernelTask", "generate_tasks", "get_task", "load_tasks", "load_tasks_with_report"]
 
 KERNELBOOK_SUFFIXES = (".jsonl", ".parquet")
 KERNELBOOK_HUB_ID = "GPUMODE/KernelBook"
@@ -50,6 +52,9 @@ def load_tasks_with_report(source: str | Path, level: int | None = None,
 
         tasks, report = load_kernelbook(source_str, kernelbench_dir=decontamination_dir(kernelbench_dir))
     elif path.is_dir():
+        root = find_kernelbench_root(path)
+        if root is not None and (root / "solutions").is_dir():  # bundled layout (tritonrl tasks generate)
+            return load_bundled(level, root=root), None
         return load_kernelbench(path, level), None
     elif path.suffix == ".py":
         tasks = [load_task_file(path)]
@@ -67,6 +72,13 @@ def decontamination_dir(kernelbench_dir: str | Path | None = None) -> str | None
     if chosen and not find_kernelbench_root(chosen):
         raise TaskError(f"not a KernelBench clone (no level1/, level2/ ...): {chosen}")
     return str(chosen) if chosen else None
+
+
+def generate_tasks(*args, **kwargs):
+    """``tritonrl.tasks.generate.generate_tasks`` (imported on first use)."""
+    from tritonrl.tasks.generate import generate_tasks as generate
+
+    return generate(*args, **kwargs)
 
 
 def get_task(name_or_path: str | Path) -> KernelTask:

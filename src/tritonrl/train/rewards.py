@@ -5,7 +5,15 @@ once per generation batch; all completions go to ONE ``Verifier.verify_many`` ca
 them in parallel. Rewards come from ``tritonrl.reward.compute_reward``, the same function evaluation uses.
 Per-batch metrics (format/compile/correct rates, mean speedup and the mean lower end of its 95% interval, the
 share surely faster than the reference) go through TRL's ``log_metric`` hook, and the batch's Level-1
-correctness updates the curriculum.
+correctness updates the curriculum. Learning-signal health goes the same way: ``signal/reward_std``
+and ``signal/frac_zero_std_groups`` (of the verifier's rewards, in groups of ``group_size`` consecutive completions:
+TRL's layout), ``verify/time_s`` and, with the cache on, ``verify/cache_hit_rate``.
+
+Two switches for the learning demonstration (``docs/results.md``): ``cache=True`` verifies each distinct
+(task, extracted code) once per run and reuses the verdict (correctness-only rewards: nothing timed is reused
+meaningfully); ``shuffle=True`` is the shuffled-reward control: each batch's rewards are permuted across its
+completions before TRL sees them, so the reward distribution is unchanged but carries no information about the
+completion. Logged metrics always describe the true verdicts.
 
 verl: point ``custom_reward_function.path`` at this file and ``name`` at ``compute_score``; ``ground_truth``
 is the task's source (or a bundled task name), ``extra_info`` may hold ``{"task": KernelTask.to_dict()}``.
@@ -14,6 +22,9 @@ is the task's source (or a bundled task name), ``extra_info`` may hold ``{"task"
 from __future__ import annotations
 
 import asyncio
+import random
+import statistics
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -78,7 +89,8 @@ class VerifierReward:
 
     def __init__(self, tasks: dict[str, KernelTask], verifier=None, verify_config: VerifyConfig | None = None,
                  reward_config: RewardConfig | None = None, curriculum=None,
-                 on_batch: Callable[[BatchStats], None] | None = None):
+                 on_batch: Callable[[BatchStats], None] | None = None, group_size: int = 1,
+                 cache: bool = False, shuffle: bool = False, seed: int = 0):
         if verifier is None:
             from tritonrl.verify.backends import make_verifier
 
@@ -90,6 +102,10 @@ class VerifierReward:
         self.on_batch = on_batch
         self.last_stats: BatchStats | None = None
         self.history: list[BatchStats] = []
+        self.group_size = max(1, group_size)
+        self.cache: dict[tuple[str, str], object] | None = {} if cache else None
+        self.shuffle_rng = random.Random(seed) if shuffle else None
+        self.health: list[dict[str, float]] = []  # one entry per reward batch: signal_health() of that batch
 
     def close(self) -> None:
         """Release the verifier's worker processes, if it has any."""
@@ -98,19 +114,43 @@ class VerifierReward:
             close()
 
     def score(self, completions: Sequence, task_key: Sequence[str]) -> tuple[list[float], list]:
-        """Verify every completion in one batch; (rewards, results)."""
+        """Verify every completion in one batch (each distinct one once, with the cache on); (rewards, results)."""
         from tritonrl.verify import VerifyItem
 
         if task_key is None:
             raise ValueError("the training dataset needs a 'task_key' column for VerifierReward")
-
-        items = [VerifyItem(self.tasks[key], completion=c) for key, c in zip(task_key, completions, strict=True)]
-        results = self.verifier.verify_many(items)
+        started = time.perf_counter()
+        keys = [self._cache_key(key, c) for key, c in zip(task_key, completions, strict=True)]
+        known = self.cache if self.cache is not None else {}
+        todo: dict[tuple[str, str], VerifyItem] = {}
+        for key, c, cache_key in zip(task_key, completions, keys, strict=True):
+            if cache_key not in known and cache_key not in todo:
+                todo[cache_key] = VerifyItem(self.tasks[key], completion=c)
+        fresh = dict(zip(todo, self.verifier.verify_many(list(todo.values())), strict=True)) if todo else {}
+        if self.cache is not None:
+            self.cache.update(fresh)
+        results = [fresh[k] if k in fresh else known[k] for k in keys]
+        self._verify_s, self._hits = time.perf_counter() - started, len(keys) - len(todo)
         return [compute_reward(r, self.reward_config) for r in results], results
+
+    def _cache_key(self, task_key: str, completion) -> tuple[str, str]:
+        from tritonrl.extract import extract_code
+
+        text = completion if isinstance(completion, str) else str(completion)
+        code = extract_code(text) if self.cache is not None else None
+        # Without the cache every completion is its own key (even two identical texts are verified twice).
+        return (task_key, code) if code is not None else (task_key, f"\0{id(completion)}:{text}")
 
     def __call__(self, prompts=None, completions=None, task_key=None, log_metric=None, **columns) -> list[float]:
         rewards, results = self.score(completions, task_key)
         self._account(results, rewards, task_key, log_metric)
+        return self._shuffled(rewards)
+
+    def _shuffled(self, rewards: list[float]) -> list[float]:
+        if self.shuffle_rng is None:
+            return rewards
+        rewards = list(rewards)
+        self.shuffle_rng.shuffle(rewards)
         return rewards
 
     def _account(self, results, rewards, task_key, log_metric) -> None:
@@ -118,6 +158,12 @@ class VerifierReward:
         self.last_stats = stats
         self.history.append(stats)
         metrics = stats.as_metrics()
+        health = signal_health(rewards, self.group_size)
+        health["verify/time_s"] = getattr(self, "_verify_s", 0.0)
+        if self.cache is not None:
+            health["verify/cache_hit_rate"] = getattr(self, "_hits", 0) / max(1, len(rewards))
+        self.health.append(health)
+        metrics.update(health)
         if self.curriculum is not None:
             # Every process must see the same results, or their samplers (seeded alike) drift apart.
             levels = _gather([self.tasks[k].level for k in task_key])
@@ -137,7 +183,19 @@ class AsyncVerifierReward(VerifierReward):
     async def __call__(self, prompts=None, completions=None, task_key=None, log_metric=None, **columns):
         rewards, results = await asyncio.to_thread(self.score, completions, task_key)
         self._account(results, rewards, task_key, log_metric)
-        return rewards
+        return self._shuffled(rewards)
+
+
+def signal_health(rewards: Sequence[float], group_size: int) -> dict[str, float]:
+    """Is there anything for a group-relative method to learn from? Std of the batch's rewards, and the share of
+    groups (``group_size`` consecutive completions of one prompt) whose rewards are all equal: those groups give
+    GRPO zero advantage, hence no gradient."""
+    rewards = [float(r) for r in rewards]
+    groups = [rewards[i:i + group_size] for i in range(0, len(rewards), max(1, group_size))]
+    flat = sum(1 for g in groups if max(g) - min(g) < 1e-9) if groups else 0
+    return {"signal/reward_mean": statistics.fmean(rewards) if rewards else 0.0,
+            "signal/reward_std": statistics.pstdev(rewards) if len(rewards) > 1 else 0.0,
+            "signal/frac_zero_std_groups": flat / max(1, len(groups))}
 
 
 def _gather(values: list) -> list:

@@ -5,6 +5,10 @@
 The starting model is ``model.name_or_path``, or with ``rl.init_from: sft`` exactly the model the run's SFT
 stage recorded in the manifest. Prompts are sampled by the adaptive curriculum (``rl.curriculum``), whose
 state is saved with every checkpoint and restored on resume.
+
+Every online run ends by writing its learning-signal health (``<run_dir>/<stage>/signal_health.{md,json,png}``:
+per-step reward mean and std, share of zero-variance groups, KL, completion length, verification time) and
+printing a warning when no step had any reward variance (``tritonrl.report.signal_health``).
 """
 
 from __future__ import annotations
@@ -87,7 +91,8 @@ def make_reward(config: TrainingConfig, tasks: list, rows: list[dict], verifier=
         return reward, {"rollout_func": reward.rollout}
     reward_cls = AsyncVerifierReward if config.rl.async_reward else VerifierReward
     return reward_cls({t.key: t for t in tasks}, verifier=verifier, verify_config=config.verify,
-                      reward_config=config.reward, curriculum=curriculum), {}
+                      reward_config=config.reward, curriculum=curriculum, group_size=config.rl.num_generations,
+                      cache=config.rl.verify_cache, shuffle=config.rl.shuffle_rewards, seed=config.run.seed), {}
 
 
 def run_online(config: TrainingConfig, algo_module, verifier=None) -> StageResult:
@@ -117,6 +122,18 @@ def run_online(config: TrainingConfig, algo_module, verifier=None) -> StageResul
             extra = {"curriculum": curriculum.state_dict()} if curriculum else {}
             final = session.save_final(trainer, tokenizer, base_model=init, metrics=extra)
     history = trainer.state.log_history
+    _report_signal_health(history, session.stage_dir)
     return StageResult(stage, session.status, str(session.run_dir), trainer.state.global_step,
                        final_loss=last_logged(history, "loss"), final_reward=last_logged(history, "reward"),
                        model_path=str(final) if final else None)
+
+
+def _report_signal_health(log_history: list[dict], stage_dir) -> None:
+    import sys
+
+    from tritonrl.report import write_signal_health
+
+    health = write_signal_health(log_history, stage_dir)
+    if health["no_signal"]:
+        print(f"tritonrl: WARNING: no learning signal: every logged step had all reward groups at zero variance "
+              f"(see {stage_dir}/signal_health.md)", file=sys.stderr)
