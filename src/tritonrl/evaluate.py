@@ -20,27 +20,24 @@ failed one the next prompt carries the task, the earlier attempts' code and the 
 trajectories made elsewhere when its rows carry ``turn`` (and ``sample``); without those fields it has one
 attempt per sample, and ``--turns`` with it is an error (refining needs a model to answer the feedback).
 
-A model is a hub id, a local directory (a full model, or a PEFT adapter whose ``adapter_config.json`` names its
-base), or a run directory: its ``manifest.json`` names the model each stage wrote (``RUN_DIR`` takes the most
-recently finished; ``RUN_DIR:sft`` or ``RUN_DIR:rl`` picks one). Paths come from the manifest, never from a guess.
+A model is a spec that ``tritonrl.generation.resolve_model`` reads (a hub id, a model or adapter directory, or
+``RUN_DIR[:stage]`` through its manifest), or any ``tritonrl.generation.Generator``.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from tritonrl.config import EvalConfig, VerifyConfig
 from tritonrl.errors import TaskError, UserError
+from tritonrl.generation import Generator, ModelSource, load_generator, resolve_model  # noqa: F401 (re-exported)
 from tritonrl.jsonl import iter_jsonl
 from tritonrl.report import RESULTS_JSONL, print_warnings, write_report
 from tritonrl.tasks.model import KernelTask
-
-RL_STAGES = ("grpo", "rloo", "best_of_n")  # manifest stage names of tritonrl.train.rl (RUN_DIR:rl)
 
 
 @dataclass
@@ -58,11 +55,6 @@ class Pending:
     @property
     def key(self) -> tuple:
         return (self.task.name, self.task.path, self.index, self.turn or 1)
-
-
-class Generator(Protocol):
-    def generate(self, prompts: Sequence[list[dict[str, str]]], k: int) -> list[list[str]]:
-        """k completions for each chat prompt."""
 
 
 # ---------------------------------------------------------------- tasks
@@ -84,167 +76,6 @@ def select_tasks(spec: str, level: int | None = None, max_tasks: int | None = No
     return tasks
 
 
-# ---------------------------------------------------------------- models
-@dataclass(frozen=True)
-class ModelSource:
-    """Where to load a model from: base weights, an optional PEFT adapter, the tokenizer."""
-
-    base: str
-    adapter: str | None = None
-    tokenizer: str | None = None
-
-
-def resolve_model(spec: str) -> ModelSource:
-    """A hub id, ``tiny:DIR``, a model or adapter directory, or ``RUN_DIR[:stage]`` read through its manifest."""
-    path = Path(spec).expanduser()
-    if spec.startswith("tiny:"):
-        return ModelSource(base=spec)  # the training stack's locally built tiny model
-    if (path / "manifest.json").is_file():
-        return _from_manifest(path, None)
-    run_dir, sep, stage = spec.rpartition(":")
-    if sep and (Path(run_dir) / "manifest.json").is_file():
-        return _from_manifest(Path(run_dir), stage)
-    if path.is_dir():
-        return _from_directory(path)
-    if sep or spec.startswith((".", "/", "~")) or spec.count("/") > 1:
-        raise UserError(f"model path not found: {spec}")
-    return ModelSource(base=spec)  # a hub id
-
-
-def _from_directory(path: Path, base: str | None = None, tokenizer: str | None = None) -> ModelSource:
-    adapter_config = path / "adapter_config.json"
-    if not adapter_config.is_file():
-        return ModelSource(base=str(path), tokenizer=tokenizer)
-    # The adapter records the base it was trained on; that record, not a guess, names the base.
-    base = base or json.loads(adapter_config.read_text()).get("base_model_name_or_path")
-    if not base:
-        raise UserError(f"PEFT adapter {path} names no base model (base_model_name_or_path)")
-    return ModelSource(base=base, adapter=str(path), tokenizer=tokenizer or str(path))
-
-
-def _from_manifest(run_dir: Path, stage: str | None) -> ModelSource:
-    """The model a stage recorded; without a stage, the most recently finished trained stage."""
-    from tritonrl.train.manifest import RunManifest
-
-    manifest = RunManifest(run_dir)
-    stages = manifest.load()["stages"]
-    trained = {name: entry for name, entry in stages.items()
-               if entry.get("status") == "done" and "model" in entry.get("outputs", {})}
-    if stage == "rl":
-        trained = {n: e for n, e in trained.items() if n in RL_STAGES}
-    elif stage:
-        manifest.output(stage, "model")  # a one-line error if missing or unfinished
-        trained = {stage: stages[stage]}
-    if not trained:
-        raise UserError(f"run {run_dir} has no finished stage with a model in {manifest.path}"
-                        + (f" (asked for {stage!r})" if stage else ""))
-    name = max(trained, key=lambda n: trained[n].get("finished") or "")
-    outputs = trained[name]["outputs"]
-    model = Path(outputs["model"])
-    if not model.exists() and (run_dir / model).exists():
-        model = run_dir / model
-    if not model.exists():
-        raise UserError(f"manifest {manifest.path} names model {model} for stage {name!r}, which is missing")
-    return _from_directory(model, base=outputs.get("base_model"), tokenizer=outputs.get("tokenizer"))
-
-
-def load_generator(spec: str, config: EvalConfig) -> Generator:
-    """The generation backend for a model spec: vLLM when asked for and installed, else transformers."""
-    source = resolve_model(spec)
-    backend = config.backend
-    if backend in ("vllm", "auto"):
-        try:
-            import vllm  # noqa: F401
-        except ImportError:
-            if backend == "vllm":
-                raise UserError("backend vllm asked for, but vllm is not installed") from None
-            backend = "hf"
-        else:
-            backend = "vllm"
-    if backend == "vllm":
-        return VLLMGenerator(source, config)
-    if backend != "hf":
-        raise UserError(f"unknown generation backend {backend!r} (hf, vllm, auto)")
-    return HFGenerator(source, config)
-
-
-class HFGenerator:
-    """transformers ``generate`` with the tokenizer's chat template, left padding, k sequences per prompt."""
-
-    def __init__(self, source: ModelSource, config: EvalConfig):
-        import torch
-
-        self.config = config
-        device = config.device if config.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-        from tritonrl.config import ModelConfig
-        from tritonrl.train.models import load_model, load_tokenizer
-
-        # The training stack's loader: same dtype handling, tiny:DIR models, merged adapters as bases.
-        model, tokenizer = load_model(ModelConfig(name_or_path=source.base, dtype="auto"))
-        if source.tokenizer:
-            tokenizer = load_tokenizer(source.tokenizer)
-        tokenizer.padding_side = "left"
-        self.tokenizer = tokenizer
-        if source.adapter:
-            from peft import PeftModel
-
-            model = PeftModel.from_pretrained(model, source.adapter)
-        self.model = model.to(device).eval()
-        self.device = device
-
-    def _prompt_text(self, messages: list[dict[str, str]]) -> str:
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-
-    def count_tokens(self, messages: list[dict[str, str]]) -> int:
-        """Prompt tokens as generation will see them (the refinement budget's measure)."""
-        return len(self.tokenizer(self._prompt_text(messages), add_special_tokens=False)["input_ids"])
-
-    def generate(self, prompts: Sequence[list[dict[str, str]]], k: int) -> list[list[str]]:
-        import torch
-
-        torch.manual_seed(self.config.seed)
-        sampling = self.config.temperature > 0
-        kwargs: dict[str, Any] = {"max_new_tokens": self.config.max_new_tokens, "num_return_sequences": k,
-                                  "do_sample": sampling, "pad_token_id": self.tokenizer.pad_token_id}
-        if sampling:
-            kwargs.update(temperature=self.config.temperature, top_p=self.config.top_p)
-        out: list[list[str]] = []
-        size = max(1, self.config.batch_size)
-        for start in range(0, len(prompts), size):
-            texts = [self._prompt_text(m) for m in prompts[start:start + size]]
-            batch = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
-            batch = batch.to(self.device)
-            with torch.no_grad():
-                tokens = self.model.generate(**batch, **kwargs)
-            decoded = self.tokenizer.batch_decode(tokens[:, batch["input_ids"].shape[1]:], skip_special_tokens=True)
-            out += [decoded[i * k:(i + 1) * k] for i in range(len(texts))]
-        return out
-
-
-class VLLMGenerator:
-    """vLLM's offline ``LLM.chat``; a PEFT adapter is served as a LoRA request on its base."""
-
-    def __init__(self, source: ModelSource, config: EvalConfig):
-        from vllm import LLM
-
-        self.source, self.config = source, config
-        self.llm = LLM(model=source.base, tokenizer=source.tokenizer or source.base, seed=config.seed,
-                       enable_lora=source.adapter is not None)
-
-    def generate(self, prompts: Sequence[list[dict[str, str]]], k: int) -> list[list[str]]:
-        from vllm import SamplingParams
-
-        params = SamplingParams(n=k, temperature=self.config.temperature, top_p=self.config.top_p,
-                                max_tokens=self.config.max_new_tokens, seed=self.config.seed)
-        lora = None
-        if self.source.adapter:
-            from vllm.lora.request import LoRARequest
-
-            lora = LoRARequest("adapter", 1, self.source.adapter)
-        outputs = self.llm.chat(list(prompts), params, lora_request=lora)
-        return [[c.text for c in o.outputs] for o in outputs]
-
-
 # ---------------------------------------------------------------- the three ways in
 def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: EvalConfig | None = None,
              verify: VerifyConfig | None = None, out_dir: str | Path = "out/eval",
@@ -253,7 +84,7 @@ def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: E
 
     ``resume``: tasks whose k samples are all in ``out_dir``'s results are neither generated nor verified again.
     ``gen.turns`` > 1: refinement trajectories (``refine``); ``verifier`` replaces the real one (tests)."""
-    from tritonrl.prompts import build_messages
+    from tritonrl.prompts import build_messages, load_template
 
     gen = gen or EvalConfig()
     if gen.turns > 1:
@@ -265,18 +96,12 @@ def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: E
     completions = []
     if todo:
         generator = load_generator(model, gen) if isinstance(model, str) else model
-        completions = generator.generate([build_messages(task, prompt_template(gen)) for task in todo], k)
+        template = load_template(gen.prompt_template)
+        completions = generator.generate([build_messages(task, template) for task in todo], k)
     pending = [Pending(task, i, completion=text) for task, texts in zip(todo, completions)
                for i, text in enumerate(texts)]
     info = {**_model_info(model, k, gen), **(meta or {})}
     return verify_and_report(pending, verify, out_dir, info, resume=resume, verifier=verifier)
-
-
-def prompt_template(gen: EvalConfig):
-    """``eval.prompt_template`` (a file) as a ``PromptTemplate``, or None for the default."""
-    from tritonrl.prompts import PromptTemplate
-
-    return PromptTemplate.from_file(gen.prompt_template) if gen.prompt_template else None
 
 
 def _model_info(model: str | Generator, k: int, gen: EvalConfig) -> dict[str, Any]:
@@ -434,12 +259,12 @@ class ModelTurns:
         self.model, self.gen, self.generator = model, gen, None
 
     def attempts(self, turn: int, due: list[Trajectory]) -> list[Pending]:
-        from tritonrl.prompts import build_messages, build_refinement_messages, estimate_tokens
+        from tritonrl.prompts import build_messages, build_refinement_messages, estimate_tokens, load_template
 
         if self.generator is None:
             self.generator = load_generator(self.model, self.gen) if isinstance(self.model, str) else self.model
         count = getattr(self.generator, "count_tokens", estimate_tokens)
-        template = prompt_template(self.gen)
+        template = load_template(self.gen.prompt_template)
         prompts = [build_refinement_messages(build_messages(t.task, template), t.attempts,
                                              self.gen.max_prompt_tokens, count) for t in due]
         for p in prompts:

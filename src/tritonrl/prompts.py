@@ -3,7 +3,7 @@
     from tritonrl.prompts import build_messages, build_prompt_text, build_refinement_messages, Attempt
     messages = build_messages(task)                    # [{"role": "system", ...}, {"role": "user", ...}]
     text = build_prompt_text(task, tokenizer)          # the tokenizer's chat template, ready for generation
-    template = PromptTemplate.from_file("configs/prompts/short.yaml")
+    template = load_template("configs/prompts/short.yaml")   # a config's prompt_template (None: the default)
     nxt = build_refinement_messages(messages, [Attempt(code, verdict)], max_prompt_tokens=8192)  # turn 2
 
 Refinement turns (``tritonrl eval --turns``, ``rl.turns``): the next prompt is the task's messages, then each
@@ -169,6 +169,14 @@ def _yaml_fields(text: str, path: Path) -> dict[str, Any]:
     if unknown:
         raise ConfigError(f"prompt template {path}: unknown keys {unknown} (known: {sorted(known)})")
     return data
+
+
+def load_template(path: str | Path | None) -> PromptTemplate | None:
+    """The template a config names (``data.prompt_template``, ``eval.prompt_template``), or None for the default.
+
+    The one place a template path becomes a ``PromptTemplate``: training, Best-of-N and evaluation all load
+    theirs here, so one path cannot mean two prompts."""
+    return PromptTemplate.from_file(path) if path else None
 
 
 def build_messages(task: KernelTask | str, template: PromptTemplate | None = None) -> list[dict[str, str]]:

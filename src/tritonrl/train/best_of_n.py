@@ -3,7 +3,7 @@
     tritonrl rl --algo best-of-n --config configs/smoke.yaml --set best_of_n.rounds=2
 
 Each round r (``best_of_n``):
-  1. generate ``n`` completions per task with ``model.generate`` (sampling at ``rl.temperature``);
+  1. generate ``n`` completions per task (``tritonrl.generation.HFGenerator``, sampling at ``rl.temperature``);
   2. verify them all in one ``verify_many`` call (the same reward as GRPO);
   3. keep per task the ``top_k`` best with reward >= ``min_reward`` (``reward_weighted``: every sample with
      reward > 0, repeated ``round(reward * copies_per_reward)`` times, so better kernels weigh more);
@@ -25,22 +25,23 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import torch
-
 from tritonrl.config import TrainingConfig
 from tritonrl.errors import ConfigError
+from tritonrl.generation import HFGenerator, Sampling
+from tritonrl.prompts import build_messages, load_template
 from tritonrl.tasks.model import KernelTask
 from tritonrl.train import ranks
 from tritonrl.train.checkpoints import latest_complete_checkpoint
-from tritonrl.train.data import load_training_tasks, prompt_messages, to_dataset
+from tritonrl.train.data import load_training_tasks, to_dataset
 from tritonrl.train.manifest import atomic_write_text
 from tritonrl.train.models import load_model
 from tritonrl.train.ranks import rank_verifier
 from tritonrl.train.rewards import VerifierReward
 from tritonrl.train.session import StageSession, peft_config, save_merged
-from tritonrl.train.sft import StageResult, sft_trainer_args
+from tritonrl.train.sft import sft_trainer_args
+from tritonrl.train.stages import StageResult, init_model_path, stage_name
 
-STAGE = "best_of_n"
+STAGE = stage_name("best-of-n")
 
 
 @dataclass
@@ -62,22 +63,6 @@ class RoundRecord:
     correct_rate: float
 
 
-def generate(model, tokenizer, prompts: list[list[dict]], n: int, max_new_tokens: int,
-             temperature: float) -> list[list[str]]:
-    """``n`` sampled completions (decoded text) for each chat prompt."""
-    model.eval()
-    outputs = []
-    for messages in prompts:
-        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        encoded = tokenizer(text, return_tensors="pt", add_special_tokens=False).to(model.device)
-        with torch.no_grad():
-            tokens = model.generate(**encoded, do_sample=True, temperature=temperature, num_return_sequences=n,
-                                    max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id)
-        new = tokens[:, encoded["input_ids"].shape[1]:]
-        outputs.append(tokenizer.batch_decode(new, skip_special_tokens=True))
-    return outputs
-
-
 def select(samples: list[Sample], top_k: int, min_reward: float, reward_weighted: bool = False,
            copies_per_reward: float = 2.0) -> list[Sample]:
     """The training set of one round (see the module docstring for the rule)."""
@@ -97,9 +82,12 @@ def select(samples: list[Sample], top_k: int, min_reward: float, reward_weighted
 
 def sample_round(model, tokenizer, tasks: list[KernelTask], config: TrainingConfig,
                  reward: VerifierReward) -> list[Sample]:
-    prompts = [prompt_messages(t, config.data.prompt_template) for t in tasks]
-    texts = generate(model, tokenizer, prompts, config.best_of_n.n, config.rl.max_completion_length,
-                     config.rl.temperature)
+    template = load_template(config.data.prompt_template)
+    prompts = [build_messages(t, template) for t in tasks]
+    # batch_size 1: n samples of one prompt are a batch already; no seed: the run's RNG (the trainer seeded it);
+    # no top_p: the model's own generation config.
+    sampling = Sampling(temperature=config.rl.temperature, max_new_tokens=config.rl.max_completion_length)
+    texts = HFGenerator(model, tokenizer, sampling).generate(prompts, config.best_of_n.n)
     samples = [Sample(t.key, p, c) for t, p, group in zip(tasks, prompts, texts, strict=True) for c in group]
     rewards, results = reward.score([s.completion for s in samples], [s.task_key for s in samples])
     for s, r, res in zip(samples, rewards, results, strict=True):
@@ -180,8 +168,6 @@ def save_round_model(trainer, tokenizer, out_dir: Path) -> None:
 
 
 def run_best_of_n(config: TrainingConfig, verifier=None) -> StageResult:
-    from tritonrl.train.rl import init_model_path
-
     if ranks.sharded_launch():
         raise ConfigError(f"best-of-n samples with the whole model on every rank; {ranks.sharded_launch()} shards "
                           "it: launch with configs/accelerate/ddp.yaml or zero2.yaml")
