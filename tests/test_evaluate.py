@@ -208,3 +208,18 @@ def test_non_utf8_completions_file_is_one_line_exit_2(tmp_path, capsys):
     assert main(["eval", "--completions", str(path), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"tritonrl: error: {path}: not UTF-8 text (byte 0xe9 at offset 38); JSONL files must be UTF-8"]
+
+
+def test_eval_flags_are_config_fields(tmp_path, capsys):
+    import argparse
+
+    from tritonrl.cli import evaluate as cli_eval
+
+    parser = argparse.ArgumentParser()
+    cli_eval.register(parser.add_subparsers())
+    args = parser.parse_args(["eval", "--model", "m", "--out", "o", "--k", "3", "--device", "cpu", "--timeout", "5",
+                              "--refine-for-speed"])
+    gen, verify = cli_eval.configs_from_args(args)
+    assert (gen.k, gen.device, gen.refine_for_speed, verify.device, verify.timeout_s) == (3, "cpu", True, "cpu", 5.0)
+    assert main(["eval", "--model", "m", "--out", str(tmp_path), "--k", "0"]) == 2  # checked as the config is
+    assert "eval.k" in capsys.readouterr().err

@@ -227,8 +227,9 @@ _STAGE_PROBLEM = {  # keyed by Stage values
     "full": "it failed on the full-size inputs",
     "timing": "it was correct, but its runtime could not be measured",
 }
-MAX_ERROR_CHARS = 2000     # of the verifier's error text in one feedback message
-MAX_FEEDBACK_CHARS = 3500  # of a whole feedback message (flags, error, instructions)
+# The verdict's own error is capped at verify.result.MAX_ERROR_CHARS; feedback shortens it further, to
+MAX_FEEDBACK_ERROR_CHARS = 2000  # characters of that error in one feedback message, and to
+MAX_FEEDBACK_CHARS = 3500        # characters of a whole feedback message (flags, error, instructions)
 REDACTED = "<redacted>"
 _QUIET_FLAGS = ("timing_unavailable", "reduced_shapes")  # facts of the machine, not the kernel's faults
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:inf|nan)\b"
@@ -267,8 +268,8 @@ def format_feedback(result: VerifyResult) -> str:
     lines += [f"- {flag}{_rationale(flag)}" for flag in result.flags if flag not in _QUIET_FLAGS]
     if result.error:
         error = redact_reference_values(result.error.strip())
-        if len(error) > MAX_ERROR_CHARS:
-            error = error[:MAX_ERROR_CHARS] + "\n... (truncated)"
+        if len(error) > MAX_FEEDBACK_ERROR_CHARS:
+            error = error[:MAX_FEEDBACK_ERROR_CHARS] + "\n... (truncated)"
         fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", error)), default=0))
         lines.append(f"Error:\n{fence}\n{error}\n{fence}")
     text = "\n".join(lines)

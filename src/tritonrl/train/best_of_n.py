@@ -45,7 +45,9 @@ STAGE = stage_name("best-of-n")
 
 
 @dataclass
-class Sample:
+class ScoredSample:
+    """One sampled completion of a task with its reward (``tritonrl.metrics.Sample`` is a verdict for the metrics)."""
+
     task_key: str
     prompt: list[dict]
     completion: str
@@ -63,13 +65,13 @@ class RoundRecord:
     correct_rate: float
 
 
-def select(samples: list[Sample], top_k: int, min_reward: float, reward_weighted: bool = False,
-           copies_per_reward: float = 2.0) -> list[Sample]:
+def select(samples: list[ScoredSample], top_k: int, min_reward: float, reward_weighted: bool = False,
+           copies_per_reward: float = 2.0) -> list[ScoredSample]:
     """The training set of one round (see the module docstring for the rule)."""
-    by_task: dict[str, list[Sample]] = {}
+    by_task: dict[str, list[ScoredSample]] = {}
     for s in samples:
         by_task.setdefault(s.task_key, []).append(s)
-    kept: list[Sample] = []
+    kept: list[ScoredSample] = []
     for group in by_task.values():
         ranked = sorted(group, key=lambda s: s.reward, reverse=True)
         if reward_weighted:
@@ -81,27 +83,27 @@ def select(samples: list[Sample], top_k: int, min_reward: float, reward_weighted
 
 
 def sample_round(model, tokenizer, tasks: list[KernelTask], config: TrainingConfig,
-                 reward: VerifierReward) -> list[Sample]:
+                 reward: VerifierReward) -> list[ScoredSample]:
     template = load_template(config.data.prompt_template)
     prompts = [build_messages(t, template) for t in tasks]
     # batch_size 1: n samples of one prompt are a batch already; no seed: the run's RNG (the trainer seeded it);
     # no top_p: the model's own generation config.
     sampling = Sampling(temperature=config.rl.temperature, max_new_tokens=config.rl.max_completion_length)
     texts = HFGenerator(model, tokenizer, sampling).generate(prompts, config.best_of_n.n)
-    samples = [Sample(t.key, p, c) for t, p, group in zip(tasks, prompts, texts, strict=True) for c in group]
+    samples = [ScoredSample(t.key, p, c) for t, p, group in zip(tasks, prompts, texts, strict=True) for c in group]
     rewards, results = reward.score([s.completion for s in samples], [s.task_key for s in samples])
     for s, r, res in zip(samples, rewards, results, strict=True):
         s.reward, s.correct = float(r), bool(res.correct)
     return samples
 
 
-def _load_samples(path: Path) -> list[Sample] | None:
+def _load_samples(path: Path) -> list[ScoredSample] | None:
     if not path.exists():
         return None
-    return [Sample(**json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+    return [ScoredSample(**json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _save_samples(path: Path, samples: list[Sample]) -> None:
+def _save_samples(path: Path, samples: list[ScoredSample]) -> None:
     atomic_write_text(path, "".join(json.dumps(asdict(s)) + "\n" for s in samples))
 
 
@@ -114,7 +116,7 @@ def shard_path(round_dir: Path, index: int, count: int) -> Path:
     return round_dir / f"samples.rank-{index}-of-{count}.jsonl"
 
 
-def merge_shards(shards: list[list[Sample]], tasks: list[KernelTask]) -> list[Sample]:
+def merge_shards(shards: list[list[ScoredSample]], tasks: list[KernelTask]) -> list[ScoredSample]:
     """The ranks' samples as one list in task order (each task's samples in the order they were drawn)."""
     order = {t.key: i for i, t in enumerate(tasks)}
     merged = [s for shard in shards for s in shard]
@@ -122,7 +124,7 @@ def merge_shards(shards: list[list[Sample]], tasks: list[KernelTask]) -> list[Sa
 
 
 def sample_shards(model, tokenizer, tasks: list[KernelTask], config: TrainingConfig, reward: VerifierReward,
-                  round_dir: Path) -> list[Sample]:
+                  round_dir: Path) -> list[ScoredSample]:
     """This rank samples its share of ``tasks`` into its own shard; the main process merges every shard into
     ``samples.jsonl``; every rank returns the merged samples. A finished merge (a resume) is reused as is."""
     merged_path = round_dir / "samples.jsonl"
@@ -141,7 +143,7 @@ def sample_shards(model, tokenizer, tasks: list[KernelTask], config: TrainingCon
 
 
 def finetune_round(config: TrainingConfig, session: StageSession, round_dir: Path, args, model, tokenizer,
-                   kept: list[Sample]):
+                   kept: list[ScoredSample]):
     """SFT on the kept samples; returns the trainer (``session.stopped`` tells whether it finished)."""
     from trl import SFTTrainer
 
