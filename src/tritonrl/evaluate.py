@@ -8,17 +8,18 @@
     tritonrl eval ... --out out/x --resume                   # after an interrupt: only the samples not yet judged
     tritonrl eval --model M --turns 3 --out out/t            # refinement: failed attempts get feedback, try again
 
-Outputs in ``out_dir``: ``results.jsonl`` (one row per sample: task, level, sample index, completion, extracted
-code, the full ``VerifyResult``), appended as each sample is judged, so an interrupt keeps every finished sample;
-then ``report.json``, ``report.md`` and plots (``tritonrl.report``). Training and evaluation share the
-``Verifier``, so their numbers cannot drift.
+Outputs in ``out_dir``: ``results.jsonl`` (``tritonrl.results``: one row per sample: task, level, sample index,
+completion, extracted code, the full ``VerifyResult``), appended as each sample is judged, so an interrupt keeps
+every finished sample; then ``report.json``, ``report.md`` and plots (``tritonrl.report``). Training and
+evaluation share the ``Verifier``, so their numbers cannot drift.
 
-Refinement turns (``--turns N``, ``eval.turns``): each sample is a trajectory of up to N attempts; after a
-failed one the next prompt carries the task, the earlier attempts' code and the verifier's feedback
-(``tritonrl.prompts.build_refinement_messages``); a trajectory stops at its first correct attempt unless
-``eval.refine_for_speed``. Each attempt is a row with ``turn`` (1, 2, ...). A completions file can replay
-trajectories made elsewhere when its rows carry ``turn`` (and ``sample``); without those fields it has one
-attempt per sample, and ``--turns`` with it is an error (refining needs a model to answer the feedback).
+Refinement turns (``--turns N``, ``eval.turns``; the loop is ``tritonrl.refinement``): each sample is a
+trajectory of up to N attempts; after a failed one the next prompt carries the task, the earlier attempts' code
+and the verifier's feedback (``tritonrl.prompts.build_refinement_messages``); a trajectory stops at its first
+correct attempt unless ``eval.refine_for_speed``. Each attempt is a row with ``turn`` (1, 2, ...). A completions
+file can replay trajectories made elsewhere when its rows carry ``turn`` (and ``sample``); without those fields
+it has one attempt per sample, and ``--turns`` with it is an error (refining needs a model to answer the
+feedback).
 
 A model is a spec that ``tritonrl.generation.resolve_model`` reads (a hub id, a model or adapter directory, or
 ``RUN_DIR[:stage]`` through its manifest), or any ``tritonrl.generation.Generator``.
@@ -26,9 +27,7 @@ A model is a spec that ``tritonrl.generation.resolve_model`` reads (a hub id, a 
 
 from __future__ import annotations
 
-import json
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,25 +35,10 @@ from tritonrl.config import EvalConfig, VerifyConfig
 from tritonrl.errors import TaskError, UserError
 from tritonrl.generation import Generator, ModelSource, load_generator, resolve_model  # noqa: F401 (re-exported)
 from tritonrl.jsonl import iter_jsonl
+from tritonrl.refinement import ModelTurns, ReplayTurns, Trajectory, refine
 from tritonrl.report import RESULTS_JSONL, print_warnings, write_report
+from tritonrl.results import Pending, finished_rows, judge, ordered, row_key, write_rows
 from tritonrl.tasks.model import KernelTask
-
-
-@dataclass
-class Pending:
-    """One sample waiting for its verdict: a completion to extract from, or code as written."""
-
-    task: KernelTask
-    index: int
-    completion: str | None = None
-    code: str | None = None
-    error: str | None = None  # the input could not be read (not UTF-8): this sample's verdict, without running
-    turn: int | None = None  # refinement runs: 1, 2, ...; None: a single-turn run (rows carry no turn)
-    context: dict[str, Any] | None = None  # refinement runs: what the prompt kept (RefinementPrompt.context)
-
-    @property
-    def key(self) -> tuple:
-        return (self.task.name, self.task.path, self.index, self.turn or 1)
 
 
 # ---------------------------------------------------------------- tasks
@@ -232,123 +216,6 @@ def evaluate_solutions(directory: str | Path, verify: VerifyConfig | None = None
                              {"solutions": str(directory), **(meta or {})}, resume=resume)
 
 
-# ---------------------------------------------------------------- refinement turns
-@dataclass
-class Trajectory:
-    """One sample's attempts at a task, in turn order (``tritonrl.prompts.Attempt``)."""
-
-    task: KernelTask
-    index: int
-    attempts: list = field(default_factory=list)
-
-    @property
-    def key(self) -> tuple:
-        return (self.task.name, self.task.path, self.index)
-
-    def wants_turn(self, turn: int, refine_for_speed: bool) -> bool:
-        """Due for ``turn``: it has exactly the earlier turns, and the last one failed (or speed is refined)."""
-        if len(self.attempts) != turn - 1:
-            return False
-        return turn == 1 or refine_for_speed or not self.attempts[-1].result.correct
-
-
-class ModelTurns:
-    """Attempts from a model: the refinement prompt of each trajectory, one completion each."""
-
-    def __init__(self, model: str | Generator, gen: EvalConfig):
-        self.model, self.gen, self.generator = model, gen, None
-
-    def attempts(self, turn: int, due: list[Trajectory]) -> list[Pending]:
-        from tritonrl.prompts import build_messages, build_refinement_messages, estimate_tokens, load_template
-
-        if self.generator is None:
-            self.generator = load_generator(self.model, self.gen) if isinstance(self.model, str) else self.model
-        count = getattr(self.generator, "count_tokens", estimate_tokens)
-        template = load_template(self.gen.prompt_template)
-        prompts = [build_refinement_messages(build_messages(t.task, template), t.attempts,
-                                             self.gen.max_prompt_tokens, count) for t in due]
-        for p in prompts:
-            if p.truncated or p.over_budget:
-                print(f"tritonrl: turn {turn}: prompt shortened to fit eval.max_prompt_tokens="
-                      f"{self.gen.max_prompt_tokens}: {p.context()}", file=sys.stderr)
-        texts = self.generator.generate([p.messages for p in prompts], 1)
-        return [Pending(t.task, t.index, completion=out[0], turn=turn, context=p.context() if turn > 1 else None)
-                for t, p, out in zip(due, prompts, texts, strict=True)]
-
-
-class ReplayTurns:
-    """Attempts from a completions file whose rows carry ``turn``: the row for each due trajectory and turn."""
-
-    def __init__(self, pending: list[Pending]):
-        self.rows = {p.key: p for p in pending}
-
-    def attempts(self, turn: int, due: list[Trajectory]) -> list[Pending]:
-        return [self.rows[(*t.key, turn)] for t in due if (*t.key, turn) in self.rows]
-
-
-def refine(source: ModelTurns | ReplayTurns, trajectories: list[Trajectory], turns: int, refine_for_speed: bool,
-           verify: VerifyConfig | None, out_dir: str | Path, meta: dict[str, Any], resume: bool = False,
-           verifier: Any = None) -> dict[str, Any]:
-    """Up to ``turns`` attempts per trajectory: each turn, the due trajectories' attempts (``source``) are
-    verified in one streaming batch and appended to ``results.jsonl``; then the report (``write_report``).
-
-    ``resume`` keeps the rows already written and continues each trajectory from its last judged turn. Ctrl-C
-    behaves as in ``verify_and_report``."""
-    from tritonrl.verify.result import VerifyResult
-
-    verify = verify or VerifyConfig()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / RESULTS_JSONL
-    rows = sorted(finished_rows(path), key=lambda r: r.get("turn", 1)) if resume else []
-    _write_rows(path, rows)
-    by_key = {t.key: t for t in trajectories}
-    info = {"device": verify.device, "timeout_s": verify.timeout_s, "turns": turns,
-            "refine_for_speed": refine_for_speed, **meta}
-
-    def record(new_rows: list[dict[str, Any]]) -> None:
-        from tritonrl.prompts import Attempt
-
-        for row in sorted(new_rows, key=lambda r: r.get("turn", 1)):
-            trajectory = by_key.get(row_key(row)[:3])
-            if trajectory is not None and len(trajectory.attempts) == row.get("turn", 1) - 1:
-                trajectory.attempts.append(Attempt(row.get("code"), VerifyResult.from_dict(row["result"])))
-
-    record(rows)
-    owned = None
-    if verifier is None:
-        from tritonrl.verify.backends import make_verifier
-
-        verifier = owned = make_verifier(verify)  # one verifier (warm workers) for every turn
-    try:
-        for turn in range(1, turns + 1):
-            due = [t for t in trajectories if t.wants_turn(turn, refine_for_speed)]
-            pending = source.attempts(turn, due) if due else []
-            new_rows: list[dict[str, Any]] = []
-            info["device"] = _judge(pending, verify, verifier, path, new_rows)
-            rows += new_rows
-            record(new_rows)
-    except KeyboardInterrupt:
-        print(f"tritonrl: interrupted: {len(rows)} attempts are in {path}; the same command with --resume "
-              "continues each trajectory from its last judged turn", file=sys.stderr)
-        if rows:
-            write_report(_by_trajectory(rows, trajectories), out, {**info, "interrupted": True})
-        raise
-    finally:
-        if owned is not None:
-            owned.close()
-    rows = _by_trajectory(rows, trajectories)
-    _write_rows(path, rows)
-    report = write_report(rows, out, info)
-    print_warnings(report)
-    return report
-
-
-def _by_trajectory(rows: list[dict[str, Any]], trajectories: list[Trajectory]) -> list[dict[str, Any]]:
-    order = {t.key: i for i, t in enumerate(trajectories)}
-    return sorted(rows, key=lambda r: (order.get(row_key(r)[:3], len(order)), r.get("turn", 1)))
-
-
 # ---------------------------------------------------------------- verify, record, report
 def verify_and_report(pending: list[Pending], verify: VerifyConfig | None, out_dir: str | Path,
                       meta: dict[str, Any] | None = None, verifier: Any = None,
@@ -365,121 +232,21 @@ def verify_and_report(pending: list[Pending], verify: VerifyConfig | None, out_d
     rows = finished_rows(path) if resume else []
     done = {row_key(row) for row in rows}
     todo = [p for p in pending if p.key not in done]
-    _write_rows(path, rows)  # rewritten whole: a line cut short by a kill is dropped, not kept
+    write_rows(path, rows)  # rewritten whole: a line cut short by a kill is dropped, not kept
     info = {"device": verify.device, "timeout_s": verify.timeout_s, **(meta or {})}
     if resume and rows:
         info["resumed_rows"] = len(rows)
     total = len(rows) + len(todo)
     try:
-        info["device"] = _judge(todo, verify, verifier, path, rows)
+        info["device"] = judge(todo, verify, verifier, path, rows)
     except KeyboardInterrupt:
         print(f"tritonrl: interrupted: {len(rows)} of {total} samples are in {path}; the same command with "
               "--resume judges only the rest", file=sys.stderr)
         if rows:
-            write_report(_ordered(rows, pending), out, {**info, "interrupted": True})
+            write_report(ordered(rows, pending), out, {**info, "interrupted": True})
         raise
-    rows = _ordered(rows, pending)
-    _write_rows(path, rows)  # finished in any order; kept in the order of the samples
+    rows = ordered(rows, pending)
+    write_rows(path, rows)  # finished in any order; kept in the order of the samples
     report = write_report(rows, out, info)
     print_warnings(report)
     return report
-
-
-def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, rows: list[dict]) -> str:
-    """Verify ``todo``, appending each row to ``path`` (and ``rows``) as it finishes; the device used."""
-    from tritonrl.verify import VerifyItem
-    from tritonrl.verify.result import Stage, VerifyResult
-
-    for p in todo:
-        if p.error is not None:
-            rows.append(_append(path, _row(p, VerifyResult(Stage.EXTRACT, error=p.error, reward=0.0))))
-    todo = [p for p in todo if p.error is None]
-    items = [VerifyItem(p.task, completion=p.completion, code=p.code) for p in todo]
-    owned = None
-    if verifier is None:
-        from tritonrl.verify.backends import make_verifier
-
-        verifier = owned = make_verifier(verify)  # verify.backend: local or ray
-    try:
-        device = getattr(verifier, "device", None) or verify.device
-        for index, result in _stream(verifier, items):
-            rows.append(_append(path, _row(todo[index], _size_limited(result, todo[index].task, verify, device))))
-    finally:
-        if owned is not None:
-            owned.close()  # on Ctrl-C too: kills the running candidates' process groups
-    return device
-
-
-def _stream(verifier: Any, items: list) -> Any:
-    """(index, result) as each finishes where the verifier can (``verify_iter``), else all at the end."""
-    if not items:
-        return iter(())
-    if hasattr(verifier, "verify_iter"):
-        return verifier.verify_iter(items)
-    results = verifier.verify_many(items)
-    if len(results) != len(items):
-        raise RuntimeError(f"verifier returned {len(results)} results for {len(items)} samples")
-    return enumerate(results)
-
-
-def _size_limited(result: Any, task: KernelTask, verify: VerifyConfig, device: str) -> Any:
-    from tritonrl.verify.plan import cpu_oversize, mark_cpu_size_limit
-
-    return mark_cpu_size_limit(result, device == "cpu" and cpu_oversize(task, verify, device))
-
-
-def _write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    tmp.replace(path)
-
-
-def _append(path: Path, row: dict[str, Any]) -> dict[str, Any]:
-    with open(path, "a") as fh:
-        fh.write(json.dumps(row) + "\n")
-    return row
-
-
-def finished_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of an interrupted run's ``results.jsonl`` (none if absent); a malformed line (cut short by a
-    kill) is dropped, so its sample is judged again."""
-    if not path.is_file():
-        return []
-    rows = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(row, dict) and {"task", "level", "result"} <= set(row):
-            rows.append(row)
-    return rows
-
-
-def row_key(row: dict[str, Any]) -> tuple:
-    return (row["task"], row.get("task_path"), row.get("sample", 0), row.get("turn", 1))
-
-
-def _ordered(rows: list[dict[str, Any]], pending: list[Pending]) -> list[dict[str, Any]]:
-    """Rows in the order of ``pending`` (the order they finished in is not meaningful); others after."""
-    order = {p.key: i for i, p in enumerate(pending)}
-    return sorted(rows, key=lambda row: order.get(row_key(row), len(order)))
-
-
-def _row(p: Pending, result) -> dict[str, Any]:
-    code = result.code if result.code is not None else p.code
-    if code is None and p.completion is not None:
-        from tritonrl.extract import extract_code
-
-        code = extract_code(p.completion)
-    if result.reward is None:  # verdicts come without rewards: the same pure function training uses
-        from tritonrl.reward import compute_reward
-
-        result.reward = compute_reward(result)
-    row = {"task": p.task.name, "level": p.task.level, "sample": p.index, "task_path": p.task.path,
-           "completion": p.completion, "code": code, "result": result.to_dict()}
-    if p.turn is not None:
-        row["turn"] = p.turn
-    if p.context is not None:
-        row["prompt_context"] = p.context
-    return row
