@@ -8,33 +8,11 @@ import json
 
 import pytest
 
+from tests.helpers.fake_verifier import FakeVerifier
 from tritonrl import evaluate
 from tritonrl.cli import main
 from tritonrl.errors import UserError
 from tritonrl.tasks import get_task
-from tritonrl.train.manifest import RunManifest
-from tritonrl.verify.result import Stage, VerifyResult
-
-
-class FakeVerifier:
-    """Correct when the text contains 'GOOD', a format error when it has no 'class ModelNew'."""
-
-    def __init__(self):
-        self.calls = 0
-
-    def verify_many(self, items):
-        self.calls += 1
-        out = []
-        for it in items:
-            text = it.code if it.code is not None else it.completion
-            if "class ModelNew" not in text:
-                out.append(VerifyResult(stage=Stage.EXTRACT, flags=["no_code"]))
-            elif "GOOD" in text:
-                out.append(VerifyResult(stage=Stage.DONE, valid=True, compiled=True, tiny_correct=True,
-                                        correct=True, code=text))
-            else:
-                out.append(VerifyResult(stage=Stage.COMPILE, valid=True, flags=["import_error"], code=text))
-        return out
 
 
 class FakeGenerator:
@@ -59,7 +37,7 @@ def test_completions_are_verified_in_one_call_and_recorded(tmp_path):
     ])
     fake = FakeVerifier()
     report = evaluate.verify_and_report(evaluate.read_completions(path), None, tmp_path / "out", verifier=fake)
-    assert fake.calls == 1
+    assert fake.calls == [3]
     rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     assert [(r["task"], r["level"], r["sample"]) for r in rows] == [("l1_relu", 1, 0), ("l1_relu", 1, 1),
                                                                      ("l2_swiglu", 2, 0)]
@@ -118,29 +96,6 @@ def test_select_tasks_filters_by_level_and_count():
     assert [t.level for t in evaluate.select_tasks("bundled", level=2, max_tasks=3)] == [2, 2, 2]
     with pytest.raises(UserError, match="no tasks selected"):
         evaluate.select_tasks("l1_relu", level=2)
-
-
-def test_resolve_model_from_hub_id_dirs_and_manifest(tmp_path):
-    assert evaluate.resolve_model("Qwen/Qwen2.5-Coder-7B-Instruct") == evaluate.ModelSource(
-        "Qwen/Qwen2.5-Coder-7B-Instruct")
-    adapter = tmp_path / "run" / "sft" / "final"
-    adapter.mkdir(parents=True)
-    (adapter / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "from/adapter"}))
-    manifest = RunManifest(tmp_path / "run")
-    manifest.start("sft")
-    manifest.record("sft", model=adapter, tokenizer=adapter, base_model="from/manifest")
-    manifest.finish("sft")
-    got = evaluate.resolve_model(str(tmp_path / "run"))
-    assert got == evaluate.ModelSource(base="from/manifest", adapter=str(adapter), tokenizer=str(adapter))
-    assert evaluate.resolve_model(str(adapter)).base == "from/adapter"  # the adapter's own record
-    assert evaluate.resolve_model(f"{tmp_path / 'run'}:sft") == got
-    with pytest.raises(UserError, match="asked for 'rl'"):
-        evaluate.resolve_model(f"{tmp_path / 'run'}:rl")
-    with pytest.raises(UserError, match="no stage 'grpo'"):
-        evaluate.resolve_model(f"{tmp_path / 'run'}:grpo")
-    assert evaluate.resolve_model("tiny:runs/tiny-model").base == "tiny:runs/tiny-model"
-    with pytest.raises(UserError, match="model path not found"):
-        evaluate.resolve_model(str(tmp_path / "missing"))
 
 
 # ---------------------------------------------------------------- KernelBench clones, resume, unreadable input
@@ -253,3 +208,18 @@ def test_non_utf8_completions_file_is_one_line_exit_2(tmp_path, capsys):
     assert main(["eval", "--completions", str(path), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"tritonrl: error: {path}: not UTF-8 text (byte 0xe9 at offset 38); JSONL files must be UTF-8"]
+
+
+def test_eval_flags_are_config_fields(tmp_path, capsys):
+    import argparse
+
+    from tritonrl.cli import evaluate as cli_eval
+
+    parser = argparse.ArgumentParser()
+    cli_eval.register(parser.add_subparsers())
+    args = parser.parse_args(["eval", "--model", "m", "--out", "o", "--k", "3", "--device", "cpu", "--timeout", "5",
+                              "--refine-for-speed"])
+    gen, verify = cli_eval.configs_from_args(args)
+    assert (gen.k, gen.device, gen.refine_for_speed, verify.device, verify.timeout_s) == (3, "cpu", True, "cpu", 5.0)
+    assert main(["eval", "--model", "m", "--out", str(tmp_path), "--k", "0"]) == 2  # checked as the config is
+    assert "eval.k" in capsys.readouterr().err

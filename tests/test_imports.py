@@ -70,3 +70,42 @@ def test_verify_never_imports_the_reward():
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(n.startswith("tritonrl.reward") for n in names), f"{path.name} imports the reward"
+
+
+def _all_imports(path: Path) -> set[str]:
+    """Every tritonrl module ``path`` names in an import, function-local ones included."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return {m for m in found if m.startswith("tritonrl")}
+
+
+def test_algorithms_never_import_each_other():
+    """The registry (``tritonrl.train.stages``) finds each algorithm; the algorithm modules share code through
+    ``rl`` (the online trainer), ``sft``, ``session`` and friends, never through each other."""
+    names = {"rl": "tritonrl.train.rl", "grpo": "tritonrl.train.grpo", "rloo": "tritonrl.train.rloo",
+             "best_of_n": "tritonrl.train.best_of_n"}
+    forbidden = {"rl": {"grpo", "rloo", "best_of_n"}, "grpo": {"rloo", "best_of_n"}, "rloo": {"grpo", "best_of_n"},
+                 "best_of_n": {"rl", "grpo", "rloo"}}
+    for module, others in forbidden.items():
+        imported = _all_imports(SRC / "train" / f"{module}.py")
+        bad = sorted(m for m in imported for o in others if m == names[o] or m.startswith(names[o] + "."))
+        assert not bad, f"train/{module}.py imports {bad}"
+
+
+def test_registry_covers_every_configurable_algorithm():
+    import typing
+
+    from tritonrl.config import RLRunConfig
+    from tritonrl.train import stages
+
+    hint = typing.get_type_hints(RLRunConfig)["algo"]
+    assert set(stages.ALGOS) == set(typing.get_args(hint))
+    assert stages.RL_STAGES == ("grpo", "rloo", "best_of_n")
+    for algorithm in stages.ALGORITHMS.values():  # every entry point resolves, without running it
+        module, _, function = algorithm.entry.partition(":")
+        assert (SRC / "train" / f"{module.rsplit('.', 1)[1]}.py").is_file()
+        assert f"def {function}(" in (SRC / "train" / f"{module.rsplit('.', 1)[1]}.py").read_text()

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_evaluate import FakeVerifier, write_jsonl
+from tests.helpers.fake_verifier import FakeVerifier
+from tests.test_evaluate import write_jsonl
 from tritonrl import evaluate
 from tritonrl.cli import main
 from tritonrl.config import EvalConfig

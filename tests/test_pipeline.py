@@ -17,7 +17,7 @@ from tritonrl.config import PipelineConfig, load_config
 from tritonrl.errors import ConfigError
 from tritonrl.report import write_report
 from tritonrl.train.manifest import RunManifest
-from tritonrl.train.sft import StageResult
+from tritonrl.train.stages import StageResult
 from tritonrl.verify.result import Stage, VerifyResult
 
 ROOT = Path(__file__).resolve().parents[1]

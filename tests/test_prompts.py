@@ -12,8 +12,8 @@ from tritonrl.prompts import (
     EXAMPLE_SOLUTION,
     EXAMPLE_TASK,
     FIX_IT,
-    MAX_ERROR_CHARS,
     MAX_FEEDBACK_CHARS,
+    MAX_FEEDBACK_ERROR_CHARS,
     REDACTED,
     Attempt,
     PromptTemplate,
@@ -172,9 +172,9 @@ def test_feedback_names_stage_flags_and_error():
 
 
 def test_feedback_truncates_long_errors_and_keeps_fences_intact():
-    error = "```\n" + "x" * (MAX_ERROR_CHARS * 3)
+    error = "```\n" + "x" * (MAX_FEEDBACK_ERROR_CHARS * 3)
     text = format_feedback(VerifyResult(stage=Stage.COMPILE, flags=[Flag.IMPORT_ERROR.value], error=error))
-    assert len(text) < MAX_ERROR_CHARS + 1000 and "(truncated)" in text
+    assert len(text) < MAX_FEEDBACK_ERROR_CHARS + 1000 and "(truncated)" in text
     assert "\n````\n```\n" in text  # the error's own ``` cannot close the fence around it
 
 

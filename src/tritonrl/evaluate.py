@@ -8,61 +8,37 @@
     tritonrl eval ... --out out/x --resume                   # after an interrupt: only the samples not yet judged
     tritonrl eval --model M --turns 3 --out out/t            # refinement: failed attempts get feedback, try again
 
-Outputs in ``out_dir``: ``results.jsonl`` (one row per sample: task, level, sample index, completion, extracted
-code, the full ``VerifyResult``), appended as each sample is judged, so an interrupt keeps every finished sample;
-then ``report.json``, ``report.md`` and plots (``tritonrl.report``). Training and evaluation share the
-``Verifier``, so their numbers cannot drift.
+Outputs in ``out_dir``: ``results.jsonl`` (``tritonrl.results``: one row per sample: task, level, sample index,
+completion, extracted code, the full ``VerifyResult``), appended as each sample is judged, so an interrupt keeps
+every finished sample; then ``report.json``, ``report.md`` and plots (``tritonrl.report``). Training and
+evaluation share the ``Verifier``, so their numbers cannot drift.
 
-Refinement turns (``--turns N``, ``eval.turns``): each sample is a trajectory of up to N attempts; after a
-failed one the next prompt carries the task, the earlier attempts' code and the verifier's feedback
-(``tritonrl.prompts.build_refinement_messages``); a trajectory stops at its first correct attempt unless
-``eval.refine_for_speed``. Each attempt is a row with ``turn`` (1, 2, ...). A completions file can replay
-trajectories made elsewhere when its rows carry ``turn`` (and ``sample``); without those fields it has one
-attempt per sample, and ``--turns`` with it is an error (refining needs a model to answer the feedback).
+Refinement turns (``--turns N``, ``eval.turns``; the loop is ``tritonrl.refinement``): each sample is a
+trajectory of up to N attempts; after a failed one the next prompt carries the task, the earlier attempts' code
+and the verifier's feedback (``tritonrl.prompts.build_refinement_messages``); a trajectory stops at its first
+correct attempt unless ``eval.refine_for_speed``. Each attempt is a row with ``turn`` (1, 2, ...). A completions
+file can replay trajectories made elsewhere when its rows carry ``turn`` (and ``sample``); without those fields
+it has one attempt per sample, and ``--turns`` with it is an error (refining needs a model to answer the
+feedback).
 
-A model is a hub id, a local directory (a full model, or a PEFT adapter whose ``adapter_config.json`` names its
-base), or a run directory: its ``manifest.json`` names the model each stage wrote (``RUN_DIR`` takes the most
-recently finished; ``RUN_DIR:sft`` or ``RUN_DIR:rl`` picks one). Paths come from the manifest, never from a guess.
+A model is a spec that ``tritonrl.generation.resolve_model`` reads (a hub id, a model or adapter directory, or
+``RUN_DIR[:stage]`` through its manifest), or any ``tritonrl.generation.Generator``.
 """
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from tritonrl.config import EvalConfig, VerifyConfig
 from tritonrl.errors import TaskError, UserError
+from tritonrl.generation import Generator, ModelSource, load_generator, resolve_model  # noqa: F401 (re-exported)
 from tritonrl.jsonl import iter_jsonl
+from tritonrl.refinement import ModelTurns, ReplayTurns, Trajectory, refine
 from tritonrl.report import RESULTS_JSONL, print_warnings, write_report
+from tritonrl.results import Pending, finished_rows, judge, ordered, row_key, write_rows
 from tritonrl.tasks.model import KernelTask
-
-RL_STAGES = ("grpo", "rloo", "best_of_n")  # manifest stage names of tritonrl.train.rl (RUN_DIR:rl)
-
-
-@dataclass
-class Pending:
-    """One sample waiting for its verdict: a completion to extract from, or code as written."""
-
-    task: KernelTask
-    index: int
-    completion: str | None = None
-    code: str | None = None
-    error: str | None = None  # the input could not be read (not UTF-8): this sample's verdict, without running
-    turn: int | None = None  # refinement runs: 1, 2, ...; None: a single-turn run (rows carry no turn)
-    context: dict[str, Any] | None = None  # refinement runs: what the prompt kept (RefinementPrompt.context)
-
-    @property
-    def key(self) -> tuple:
-        return (self.task.name, self.task.path, self.index, self.turn or 1)
-
-
-class Generator(Protocol):
-    def generate(self, prompts: Sequence[list[dict[str, str]]], k: int) -> list[list[str]]:
-        """k completions for each chat prompt."""
 
 
 # ---------------------------------------------------------------- tasks
@@ -84,167 +60,6 @@ def select_tasks(spec: str, level: int | None = None, max_tasks: int | None = No
     return tasks
 
 
-# ---------------------------------------------------------------- models
-@dataclass(frozen=True)
-class ModelSource:
-    """Where to load a model from: base weights, an optional PEFT adapter, the tokenizer."""
-
-    base: str
-    adapter: str | None = None
-    tokenizer: str | None = None
-
-
-def resolve_model(spec: str) -> ModelSource:
-    """A hub id, ``tiny:DIR``, a model or adapter directory, or ``RUN_DIR[:stage]`` read through its manifest."""
-    path = Path(spec).expanduser()
-    if spec.startswith("tiny:"):
-        return ModelSource(base=spec)  # the training stack's locally built tiny model
-    if (path / "manifest.json").is_file():
-        return _from_manifest(path, None)
-    run_dir, sep, stage = spec.rpartition(":")
-    if sep and (Path(run_dir) / "manifest.json").is_file():
-        return _from_manifest(Path(run_dir), stage)
-    if path.is_dir():
-        return _from_directory(path)
-    if sep or spec.startswith((".", "/", "~")) or spec.count("/") > 1:
-        raise UserError(f"model path not found: {spec}")
-    return ModelSource(base=spec)  # a hub id
-
-
-def _from_directory(path: Path, base: str | None = None, tokenizer: str | None = None) -> ModelSource:
-    adapter_config = path / "adapter_config.json"
-    if not adapter_config.is_file():
-        return ModelSource(base=str(path), tokenizer=tokenizer)
-    # The adapter records the base it was trained on; that record, not a guess, names the base.
-    base = base or json.loads(adapter_config.read_text()).get("base_model_name_or_path")
-    if not base:
-        raise UserError(f"PEFT adapter {path} names no base model (base_model_name_or_path)")
-    return ModelSource(base=base, adapter=str(path), tokenizer=tokenizer or str(path))
-
-
-def _from_manifest(run_dir: Path, stage: str | None) -> ModelSource:
-    """The model a stage recorded; without a stage, the most recently finished trained stage."""
-    from tritonrl.train.manifest import RunManifest
-
-    manifest = RunManifest(run_dir)
-    stages = manifest.load()["stages"]
-    trained = {name: entry for name, entry in stages.items()
-               if entry.get("status") == "done" and "model" in entry.get("outputs", {})}
-    if stage == "rl":
-        trained = {n: e for n, e in trained.items() if n in RL_STAGES}
-    elif stage:
-        manifest.output(stage, "model")  # a one-line error if missing or unfinished
-        trained = {stage: stages[stage]}
-    if not trained:
-        raise UserError(f"run {run_dir} has no finished stage with a model in {manifest.path}"
-                        + (f" (asked for {stage!r})" if stage else ""))
-    name = max(trained, key=lambda n: trained[n].get("finished") or "")
-    outputs = trained[name]["outputs"]
-    model = Path(outputs["model"])
-    if not model.exists() and (run_dir / model).exists():
-        model = run_dir / model
-    if not model.exists():
-        raise UserError(f"manifest {manifest.path} names model {model} for stage {name!r}, which is missing")
-    return _from_directory(model, base=outputs.get("base_model"), tokenizer=outputs.get("tokenizer"))
-
-
-def load_generator(spec: str, config: EvalConfig) -> Generator:
-    """The generation backend for a model spec: vLLM when asked for and installed, else transformers."""
-    source = resolve_model(spec)
-    backend = config.backend
-    if backend in ("vllm", "auto"):
-        try:
-            import vllm  # noqa: F401
-        except ImportError:
-            if backend == "vllm":
-                raise UserError("backend vllm asked for, but vllm is not installed") from None
-            backend = "hf"
-        else:
-            backend = "vllm"
-    if backend == "vllm":
-        return VLLMGenerator(source, config)
-    if backend != "hf":
-        raise UserError(f"unknown generation backend {backend!r} (hf, vllm, auto)")
-    return HFGenerator(source, config)
-
-
-class HFGenerator:
-    """transformers ``generate`` with the tokenizer's chat template, left padding, k sequences per prompt."""
-
-    def __init__(self, source: ModelSource, config: EvalConfig):
-        import torch
-
-        self.config = config
-        device = config.device if config.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-        from tritonrl.config import ModelConfig
-        from tritonrl.train.models import load_model, load_tokenizer
-
-        # The training stack's loader: same dtype handling, tiny:DIR models, merged adapters as bases.
-        model, tokenizer = load_model(ModelConfig(name_or_path=source.base, dtype="auto"))
-        if source.tokenizer:
-            tokenizer = load_tokenizer(source.tokenizer)
-        tokenizer.padding_side = "left"
-        self.tokenizer = tokenizer
-        if source.adapter:
-            from peft import PeftModel
-
-            model = PeftModel.from_pretrained(model, source.adapter)
-        self.model = model.to(device).eval()
-        self.device = device
-
-    def _prompt_text(self, messages: list[dict[str, str]]) -> str:
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-
-    def count_tokens(self, messages: list[dict[str, str]]) -> int:
-        """Prompt tokens as generation will see them (the refinement budget's measure)."""
-        return len(self.tokenizer(self._prompt_text(messages), add_special_tokens=False)["input_ids"])
-
-    def generate(self, prompts: Sequence[list[dict[str, str]]], k: int) -> list[list[str]]:
-        import torch
-
-        torch.manual_seed(self.config.seed)
-        sampling = self.config.temperature > 0
-        kwargs: dict[str, Any] = {"max_new_tokens": self.config.max_new_tokens, "num_return_sequences": k,
-                                  "do_sample": sampling, "pad_token_id": self.tokenizer.pad_token_id}
-        if sampling:
-            kwargs.update(temperature=self.config.temperature, top_p=self.config.top_p)
-        out: list[list[str]] = []
-        size = max(1, self.config.batch_size)
-        for start in range(0, len(prompts), size):
-            texts = [self._prompt_text(m) for m in prompts[start:start + size]]
-            batch = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
-            batch = batch.to(self.device)
-            with torch.no_grad():
-                tokens = self.model.generate(**batch, **kwargs)
-            decoded = self.tokenizer.batch_decode(tokens[:, batch["input_ids"].shape[1]:], skip_special_tokens=True)
-            out += [decoded[i * k:(i + 1) * k] for i in range(len(texts))]
-        return out
-
-
-class VLLMGenerator:
-    """vLLM's offline ``LLM.chat``; a PEFT adapter is served as a LoRA request on its base."""
-
-    def __init__(self, source: ModelSource, config: EvalConfig):
-        from vllm import LLM
-
-        self.source, self.config = source, config
-        self.llm = LLM(model=source.base, tokenizer=source.tokenizer or source.base, seed=config.seed,
-                       enable_lora=source.adapter is not None)
-
-    def generate(self, prompts: Sequence[list[dict[str, str]]], k: int) -> list[list[str]]:
-        from vllm import SamplingParams
-
-        params = SamplingParams(n=k, temperature=self.config.temperature, top_p=self.config.top_p,
-                                max_tokens=self.config.max_new_tokens, seed=self.config.seed)
-        lora = None
-        if self.source.adapter:
-            from vllm.lora.request import LoRARequest
-
-            lora = LoRARequest("adapter", 1, self.source.adapter)
-        outputs = self.llm.chat(list(prompts), params, lora_request=lora)
-        return [[c.text for c in o.outputs] for o in outputs]
-
-
 # ---------------------------------------------------------------- the three ways in
 def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: EvalConfig | None = None,
              verify: VerifyConfig | None = None, out_dir: str | Path = "out/eval",
@@ -253,7 +68,7 @@ def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: E
 
     ``resume``: tasks whose k samples are all in ``out_dir``'s results are neither generated nor verified again.
     ``gen.turns`` > 1: refinement trajectories (``refine``); ``verifier`` replaces the real one (tests)."""
-    from tritonrl.prompts import build_messages
+    from tritonrl.prompts import build_messages, load_template
 
     gen = gen or EvalConfig()
     if gen.turns > 1:
@@ -265,18 +80,12 @@ def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: E
     completions = []
     if todo:
         generator = load_generator(model, gen) if isinstance(model, str) else model
-        completions = generator.generate([build_messages(task, prompt_template(gen)) for task in todo], k)
+        template = load_template(gen.prompt_template)
+        completions = generator.generate([build_messages(task, template) for task in todo], k)
     pending = [Pending(task, i, completion=text) for task, texts in zip(todo, completions)
                for i, text in enumerate(texts)]
     info = {**_model_info(model, k, gen), **(meta or {})}
     return verify_and_report(pending, verify, out_dir, info, resume=resume, verifier=verifier)
-
-
-def prompt_template(gen: EvalConfig):
-    """``eval.prompt_template`` (a file) as a ``PromptTemplate``, or None for the default."""
-    from tritonrl.prompts import PromptTemplate
-
-    return PromptTemplate.from_file(gen.prompt_template) if gen.prompt_template else None
 
 
 def _model_info(model: str | Generator, k: int, gen: EvalConfig) -> dict[str, Any]:
@@ -407,123 +216,6 @@ def evaluate_solutions(directory: str | Path, verify: VerifyConfig | None = None
                              {"solutions": str(directory), **(meta or {})}, resume=resume)
 
 
-# ---------------------------------------------------------------- refinement turns
-@dataclass
-class Trajectory:
-    """One sample's attempts at a task, in turn order (``tritonrl.prompts.Attempt``)."""
-
-    task: KernelTask
-    index: int
-    attempts: list = field(default_factory=list)
-
-    @property
-    def key(self) -> tuple:
-        return (self.task.name, self.task.path, self.index)
-
-    def wants_turn(self, turn: int, refine_for_speed: bool) -> bool:
-        """Due for ``turn``: it has exactly the earlier turns, and the last one failed (or speed is refined)."""
-        if len(self.attempts) != turn - 1:
-            return False
-        return turn == 1 or refine_for_speed or not self.attempts[-1].result.correct
-
-
-class ModelTurns:
-    """Attempts from a model: the refinement prompt of each trajectory, one completion each."""
-
-    def __init__(self, model: str | Generator, gen: EvalConfig):
-        self.model, self.gen, self.generator = model, gen, None
-
-    def attempts(self, turn: int, due: list[Trajectory]) -> list[Pending]:
-        from tritonrl.prompts import build_messages, build_refinement_messages, estimate_tokens
-
-        if self.generator is None:
-            self.generator = load_generator(self.model, self.gen) if isinstance(self.model, str) else self.model
-        count = getattr(self.generator, "count_tokens", estimate_tokens)
-        template = prompt_template(self.gen)
-        prompts = [build_refinement_messages(build_messages(t.task, template), t.attempts,
-                                             self.gen.max_prompt_tokens, count) for t in due]
-        for p in prompts:
-            if p.truncated or p.over_budget:
-                print(f"tritonrl: turn {turn}: prompt shortened to fit eval.max_prompt_tokens="
-                      f"{self.gen.max_prompt_tokens}: {p.context()}", file=sys.stderr)
-        texts = self.generator.generate([p.messages for p in prompts], 1)
-        return [Pending(t.task, t.index, completion=out[0], turn=turn, context=p.context() if turn > 1 else None)
-                for t, p, out in zip(due, prompts, texts, strict=True)]
-
-
-class ReplayTurns:
-    """Attempts from a completions file whose rows carry ``turn``: the row for each due trajectory and turn."""
-
-    def __init__(self, pending: list[Pending]):
-        self.rows = {p.key: p for p in pending}
-
-    def attempts(self, turn: int, due: list[Trajectory]) -> list[Pending]:
-        return [self.rows[(*t.key, turn)] for t in due if (*t.key, turn) in self.rows]
-
-
-def refine(source: ModelTurns | ReplayTurns, trajectories: list[Trajectory], turns: int, refine_for_speed: bool,
-           verify: VerifyConfig | None, out_dir: str | Path, meta: dict[str, Any], resume: bool = False,
-           verifier: Any = None) -> dict[str, Any]:
-    """Up to ``turns`` attempts per trajectory: each turn, the due trajectories' attempts (``source``) are
-    verified in one streaming batch and appended to ``results.jsonl``; then the report (``write_report``).
-
-    ``resume`` keeps the rows already written and continues each trajectory from its last judged turn. Ctrl-C
-    behaves as in ``verify_and_report``."""
-    from tritonrl.verify.result import VerifyResult
-
-    verify = verify or VerifyConfig()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / RESULTS_JSONL
-    rows = sorted(finished_rows(path), key=lambda r: r.get("turn", 1)) if resume else []
-    _write_rows(path, rows)
-    by_key = {t.key: t for t in trajectories}
-    info = {"device": verify.device, "timeout_s": verify.timeout_s, "turns": turns,
-            "refine_for_speed": refine_for_speed, **meta}
-
-    def record(new_rows: list[dict[str, Any]]) -> None:
-        from tritonrl.prompts import Attempt
-
-        for row in sorted(new_rows, key=lambda r: r.get("turn", 1)):
-            trajectory = by_key.get(row_key(row)[:3])
-            if trajectory is not None and len(trajectory.attempts) == row.get("turn", 1) - 1:
-                trajectory.attempts.append(Attempt(row.get("code"), VerifyResult.from_dict(row["result"])))
-
-    record(rows)
-    owned = None
-    if verifier is None:
-        from tritonrl.verify.backends import make_verifier
-
-        verifier = owned = make_verifier(verify)  # one verifier (warm workers) for every turn
-    try:
-        for turn in range(1, turns + 1):
-            due = [t for t in trajectories if t.wants_turn(turn, refine_for_speed)]
-            pending = source.attempts(turn, due) if due else []
-            new_rows: list[dict[str, Any]] = []
-            info["device"] = _judge(pending, verify, verifier, path, new_rows)
-            rows += new_rows
-            record(new_rows)
-    except KeyboardInterrupt:
-        print(f"tritonrl: interrupted: {len(rows)} attempts are in {path}; the same command with --resume "
-              "continues each trajectory from its last judged turn", file=sys.stderr)
-        if rows:
-            write_report(_by_trajectory(rows, trajectories), out, {**info, "interrupted": True})
-        raise
-    finally:
-        if owned is not None:
-            owned.close()
-    rows = _by_trajectory(rows, trajectories)
-    _write_rows(path, rows)
-    report = write_report(rows, out, info)
-    print_warnings(report)
-    return report
-
-
-def _by_trajectory(rows: list[dict[str, Any]], trajectories: list[Trajectory]) -> list[dict[str, Any]]:
-    order = {t.key: i for i, t in enumerate(trajectories)}
-    return sorted(rows, key=lambda r: (order.get(row_key(r)[:3], len(order)), r.get("turn", 1)))
-
-
 # ---------------------------------------------------------------- verify, record, report
 def verify_and_report(pending: list[Pending], verify: VerifyConfig | None, out_dir: str | Path,
                       meta: dict[str, Any] | None = None, verifier: Any = None,
@@ -540,121 +232,21 @@ def verify_and_report(pending: list[Pending], verify: VerifyConfig | None, out_d
     rows = finished_rows(path) if resume else []
     done = {row_key(row) for row in rows}
     todo = [p for p in pending if p.key not in done]
-    _write_rows(path, rows)  # rewritten whole: a line cut short by a kill is dropped, not kept
+    write_rows(path, rows)  # rewritten whole: a line cut short by a kill is dropped, not kept
     info = {"device": verify.device, "timeout_s": verify.timeout_s, **(meta or {})}
     if resume and rows:
         info["resumed_rows"] = len(rows)
     total = len(rows) + len(todo)
     try:
-        info["device"] = _judge(todo, verify, verifier, path, rows)
+        info["device"] = judge(todo, verify, verifier, path, rows)
     except KeyboardInterrupt:
         print(f"tritonrl: interrupted: {len(rows)} of {total} samples are in {path}; the same command with "
               "--resume judges only the rest", file=sys.stderr)
         if rows:
-            write_report(_ordered(rows, pending), out, {**info, "interrupted": True})
+            write_report(ordered(rows, pending), out, {**info, "interrupted": True})
         raise
-    rows = _ordered(rows, pending)
-    _write_rows(path, rows)  # finished in any order; kept in the order of the samples
+    rows = ordered(rows, pending)
+    write_rows(path, rows)  # finished in any order; kept in the order of the samples
     report = write_report(rows, out, info)
     print_warnings(report)
     return report
-
-
-def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, rows: list[dict]) -> str:
-    """Verify ``todo``, appending each row to ``path`` (and ``rows``) as it finishes; the device used."""
-    from tritonrl.verify import VerifyItem
-    from tritonrl.verify.result import Stage, VerifyResult
-
-    for p in todo:
-        if p.error is not None:
-            rows.append(_append(path, _row(p, VerifyResult(Stage.EXTRACT, error=p.error, reward=0.0))))
-    todo = [p for p in todo if p.error is None]
-    items = [VerifyItem(p.task, completion=p.completion, code=p.code) for p in todo]
-    owned = None
-    if verifier is None:
-        from tritonrl.verify.backends import make_verifier
-
-        verifier = owned = make_verifier(verify)  # verify.backend: local or ray
-    try:
-        device = getattr(verifier, "device", None) or verify.device
-        for index, result in _stream(verifier, items):
-            rows.append(_append(path, _row(todo[index], _size_limited(result, todo[index].task, verify, device))))
-    finally:
-        if owned is not None:
-            owned.close()  # on Ctrl-C too: kills the running candidates' process groups
-    return device
-
-
-def _stream(verifier: Any, items: list) -> Any:
-    """(index, result) as each finishes where the verifier can (``verify_iter``), else all at the end."""
-    if not items:
-        return iter(())
-    if hasattr(verifier, "verify_iter"):
-        return verifier.verify_iter(items)
-    results = verifier.verify_many(items)
-    if len(results) != len(items):
-        raise RuntimeError(f"verifier returned {len(results)} results for {len(items)} samples")
-    return enumerate(results)
-
-
-def _size_limited(result: Any, task: KernelTask, verify: VerifyConfig, device: str) -> Any:
-    from tritonrl.verify.plan import cpu_oversize, mark_cpu_size_limit
-
-    return mark_cpu_size_limit(result, device == "cpu" and cpu_oversize(task, verify, device))
-
-
-def _write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    tmp.replace(path)
-
-
-def _append(path: Path, row: dict[str, Any]) -> dict[str, Any]:
-    with open(path, "a") as fh:
-        fh.write(json.dumps(row) + "\n")
-    return row
-
-
-def finished_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of an interrupted run's ``results.jsonl`` (none if absent); a malformed line (cut short by a
-    kill) is dropped, so its sample is judged again."""
-    if not path.is_file():
-        return []
-    rows = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(row, dict) and {"task", "level", "result"} <= set(row):
-            rows.append(row)
-    return rows
-
-
-def row_key(row: dict[str, Any]) -> tuple:
-    return (row["task"], row.get("task_path"), row.get("sample", 0), row.get("turn", 1))
-
-
-def _ordered(rows: list[dict[str, Any]], pending: list[Pending]) -> list[dict[str, Any]]:
-    """Rows in the order of ``pending`` (the order they finished in is not meaningful); others after."""
-    order = {p.key: i for i, p in enumerate(pending)}
-    return sorted(rows, key=lambda row: order.get(row_key(row), len(order)))
-
-
-def _row(p: Pending, result) -> dict[str, Any]:
-    code = result.code if result.code is not None else p.code
-    if code is None and p.completion is not None:
-        from tritonrl.extract import extract_code
-
-        code = extract_code(p.completion)
-    if result.reward is None:  # verdicts come without rewards: the same pure function training uses
-        from tritonrl.reward import compute_reward
-
-        result.reward = compute_reward(result)
-    row = {"task": p.task.name, "level": p.task.level, "sample": p.index, "task_path": p.task.path,
-           "completion": p.completion, "code": code, "result": result.to_dict()}
-    if p.turn is not None:
-        row["turn"] = p.turn
-    if p.context is not None:
-        row["prompt_context"] = p.context
-    return row

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from tritonrl.config import PipelineConfig
 from tritonrl.errors import ConfigError, UserError
+from tritonrl.train.stages import stage_name
 
 STAGES = ("data", "sft", "rl", "eval", "report")
 EVAL_MODELS = ("base", "sft", "rl")
@@ -49,7 +50,7 @@ def run_pipeline(config: PipelineConfig, log: Callable[[str], None] = print) -> 
         _once(manifest, "data", log, lambda: prepare_data(config, run_dir))
     if "sft" in stages:
         _train(manifest, "sft", config, log)
-    rl_stage = config.rl.algo.replace("-", "_")
+    rl_stage = stage_name(config.rl.algo)
     if "rl" in stages:
         _train(manifest, rl_stage, config, log)
     if "eval" in stages:

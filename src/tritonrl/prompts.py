@@ -3,7 +3,7 @@
     from tritonrl.prompts import build_messages, build_prompt_text, build_refinement_messages, Attempt
     messages = build_messages(task)                    # [{"role": "system", ...}, {"role": "user", ...}]
     text = build_prompt_text(task, tokenizer)          # the tokenizer's chat template, ready for generation
-    template = PromptTemplate.from_file("configs/prompts/short.yaml")
+    template = load_template("configs/prompts/short.yaml")   # a config's prompt_template (None: the default)
     nxt = build_refinement_messages(messages, [Attempt(code, verdict)], max_prompt_tokens=8192)  # turn 2
 
 Refinement turns (``tritonrl eval --turns``, ``rl.turns``): the next prompt is the task's messages, then each
@@ -171,6 +171,14 @@ def _yaml_fields(text: str, path: Path) -> dict[str, Any]:
     return data
 
 
+def load_template(path: str | Path | None) -> PromptTemplate | None:
+    """The template a config names (``data.prompt_template``, ``eval.prompt_template``), or None for the default.
+
+    The one place a template path becomes a ``PromptTemplate``: training, Best-of-N and evaluation all load
+    theirs here, so one path cannot mean two prompts."""
+    return PromptTemplate.from_file(path) if path else None
+
+
 def build_messages(task: KernelTask | str, template: PromptTemplate | None = None) -> list[dict[str, str]]:
     """System and user messages asking for ``ModelNew`` for a task (a ``KernelTask`` or its source text)."""
     template = template or PromptTemplate()
@@ -219,8 +227,9 @@ _STAGE_PROBLEM = {  # keyed by Stage values
     "full": "it failed on the full-size inputs",
     "timing": "it was correct, but its runtime could not be measured",
 }
-MAX_ERROR_CHARS = 2000     # of the verifier's error text in one feedback message
-MAX_FEEDBACK_CHARS = 3500  # of a whole feedback message (flags, error, instructions)
+# The verdict's own error is capped at verify.result.MAX_ERROR_CHARS; feedback shortens it further, to
+MAX_FEEDBACK_ERROR_CHARS = 2000  # characters of that error in one feedback message, and to
+MAX_FEEDBACK_CHARS = 3500        # characters of a whole feedback message (flags, error, instructions)
 REDACTED = "<redacted>"
 _QUIET_FLAGS = ("timing_unavailable", "reduced_shapes")  # facts of the machine, not the kernel's faults
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:inf|nan)\b"
@@ -259,8 +268,8 @@ def format_feedback(result: VerifyResult) -> str:
     lines += [f"- {flag}{_rationale(flag)}" for flag in result.flags if flag not in _QUIET_FLAGS]
     if result.error:
         error = redact_reference_values(result.error.strip())
-        if len(error) > MAX_ERROR_CHARS:
-            error = error[:MAX_ERROR_CHARS] + "\n... (truncated)"
+        if len(error) > MAX_FEEDBACK_ERROR_CHARS:
+            error = error[:MAX_FEEDBACK_ERROR_CHARS] + "\n... (truncated)"
         fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", error)), default=0))
         lines.append(f"Error:\n{fence}\n{error}\n{fence}")
     text = "\n".join(lines)

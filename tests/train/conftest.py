@@ -7,8 +7,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import pytest
 
+from tests.helpers.fake_verifier import FakeVerifier, names_model_new
 from tritonrl.config import TrainingConfig, load_config
-from tritonrl.verify.result import Stage, VerifyResult
 
 
 @pytest.fixture(scope="session")
@@ -46,23 +46,6 @@ def make_config(tiny_model_dir, short_template, tmp_path):
     return make
 
 
-class FakeVerifier:
-    """Marks a completion correct when it contains 'ModelNew'; counts verify_many calls."""
-
-    def __init__(self):
-        self.calls = []
-
-    def verify_many(self, items):
-        self.calls.append(len(items))
-        results = []
-        for item in items:
-            text = item.completion if isinstance(item.completion, str) else str(item.completion)
-            ok = "ModelNew" in text
-            results.append(VerifyResult(stage=Stage.DONE if ok else Stage.EXTRACT, valid=ok, compiled=ok,
-                                        tiny_correct=ok, correct=ok))
-        return results
-
-
 @pytest.fixture()
 def fake_verifier():
-    return FakeVerifier()
+    return FakeVerifier(names_model_new)

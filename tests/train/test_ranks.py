@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tritonrl.train import ranks
-from tritonrl.train.best_of_n import Sample, merge_shards
+from tritonrl.train.best_of_n import ScoredSample, merge_shards
 from tritonrl.train.checkpoints import MARKER
 from tritonrl.train.manifest import RunManifest
 
@@ -95,7 +95,7 @@ def test_shards_are_disjoint_and_merge_back_in_task_order():
             self.key = key
 
     tasks = [Task(f"t{i}") for i in range(5)]
-    samples = [Sample(t.key, [], f"{t.key}-{j}") for t in tasks for j in range(2)]
+    samples = [ScoredSample(t.key, [], f"{t.key}-{j}") for t in tasks for j in range(2)]
     shards = [[s for s in samples if s.task_key in {t.key for t in ranks.shard(tasks, r, 3)}] for r in range(3)]
     assert sorted(len(ranks.shard(tasks, r, 3)) for r in range(3)) == [1, 2, 2]
     assert merge_shards(shards, tasks) == samples

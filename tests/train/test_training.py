@@ -92,16 +92,10 @@ def test_best_of_n_real_verifier_keeps_only_verified_samples(make_config):
 
 
 def test_best_of_n_round_with_fake_verifier(make_config, tiny_model_dir):
+    from tests.helpers.fake_verifier import FakeVerifier, faster_by_text
     from tritonrl.train import best_of_n
 
-    class AlwaysRight:
-        def verify_many(self, items):
-            from tritonrl.verify.result import Stage, VerifyResult
-
-            return [VerifyResult(Stage.DONE, valid=True, compiled=True, tiny_correct=True, correct=True)
-                    for _ in items]
-
-    result = best_of_n.run_best_of_n(make_config("rl.algo=best-of-n", "data.max_tasks=1"), verifier=AlwaysRight())
+    result = best_of_n.run_best_of_n(make_config("rl.algo=best-of-n", "data.max_tasks=1"), verifier=FakeVerifier(faster_by_text))
     assert result.status == "done" and result.global_step == 1
     manifest = RunManifest(result.run_dir)
     assert manifest.output("best_of_n", "model").endswith("round-0/model")

@@ -34,10 +34,11 @@ def add_config_arguments(parser: argparse.ArgumentParser, flags: dict[str, str],
         add_field_flag(parser, flag, key)
 
 
-def add_field_flag(parser: argparse.ArgumentParser, flag: str, key: str) -> None:
-    """A flag for config key ``key``: choices from a Literal, store_true for a bool, help from the metadata."""
+def add_field_flag(parser: argparse.ArgumentParser, flag: str, key: str, note: str = "") -> None:
+    """A flag for config key ``key``: choices from a Literal, store_true for a bool, help from the metadata
+    (then ``note``, for what the flag does beyond the key)."""
     f, hint = config_field(PipelineConfig, key)
-    help_text = f"{f.metadata.get('help', '')} (config key {key})".strip()
+    help_text = f"{f.metadata.get('help', '')}{note} (config key {key})".strip()
     dest = _dest(key)
     if hint is bool:
         parser.add_argument(flag, dest=dest, action="store_true", default=None, help=help_text)
@@ -59,6 +60,11 @@ def config_from_args(args: argparse.Namespace, flags: dict[str, str], schema: ty
         if value is not None:
             overrides.append(f"{key}={json.dumps(value)}")  # JSON is YAML: "runs/x" stays a string
     return load_config(args.config, overrides, schema=schema)
+
+
+def flag_value(args: argparse.Namespace, key: str):
+    """The value given on the command line for config key ``key``'s flag, or None when it was not given."""
+    return getattr(args, _dest(key), None)
 
 
 def _dest(key: str) -> str:

@@ -11,7 +11,8 @@
     tritonrl compare out/base out/sft out/rl --out out/compare
 
 Defaults come from ``EvalConfig`` / ``VerifyConfig`` (or the ``eval``/``verify`` sections of ``--config``);
-flags given on the command line override them.
+flags given on the command line override them. Each flag that sets a config key is generated from its field
+(type, choices, help), as ``tritonrl sft``/``rl``'s are.
 """
 
 from __future__ import annotations
@@ -20,8 +21,22 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-from tritonrl.config import EvalConfig, PipelineConfig, VerifyConfig, load_config
+from tritonrl.cli.config import add_field_flag, config_from_args, flag_value
+from tritonrl.config import EvalConfig, PipelineConfig, VerifyConfig
 from tritonrl.errors import UserError
+
+FLAGS = {  # flag -> config key; typed and documented from the field (tritonrl.config)
+    "--tasks": "eval.tasks", "--level": "eval.level", "--max-tasks": "eval.max_tasks", "--k": "eval.k",
+    "--temperature": "eval.temperature", "--max-new-tokens": "eval.max_new_tokens", "--backend": "eval.backend",
+    "--device": "eval.device", "--timeout": "verify.timeout_s", "--workers": "verify.workers",
+    "--turns": "eval.turns", "--refine-for-speed": "eval.refine_for_speed",
+}
+NOTES = {
+    "--tasks": "; with --model, or with --solutions to match files to problems (12.py, level2_12.py)",
+    "--level": " (with --model, or --solutions --tasks)",
+    "--max-tasks": " (with --model)",
+    "--device": "; the verifier's too (verify.device)",
+}
 
 
 def register(subparsers) -> None:
@@ -33,25 +48,12 @@ def register(subparsers) -> None:
     source.add_argument("--solutions", help="directory of hand-written kernels: file stem = task name, or with "
                                             "--tasks DIR the problem number (12.py, level2_12.py)")
     p.add_argument("--config", help="YAML whose eval: and verify: sections give the defaults")
-    p.add_argument("--tasks", help="bundled | a KernelBench dir or task file | name,name (with --model or "
-                                   "--solutions)")
-    p.add_argument("--level", type=int, help="only tasks of this level (with --model or --solutions --tasks)")
-    p.add_argument("--max-tasks", type=int, help="only the first N tasks (with --model)")
-    p.add_argument("--k", type=int, help="samples per task")
-    p.add_argument("--temperature", type=float)
-    p.add_argument("--max-new-tokens", type=int)
-    p.add_argument("--backend", choices=["hf", "vllm", "auto"])
-    p.add_argument("--device", help="auto | cpu | cuda (generation and verification)")
-    p.add_argument("--timeout", type=float, help="seconds per candidate (verifier timeout_s)")
-    p.add_argument("--workers", type=int, help="parallel verifier processes (0: one per core)")
-    p.add_argument("--turns", type=int, help="refinement turns per sample (eval.turns): after a failed attempt the "
-                                             "model sees its code and the verifier's feedback and tries again")
-    p.add_argument("--refine-for-speed", action="store_true", default=None,
-                   help="with --turns: keep refining correct kernels for speed (eval.refine_for_speed)")
+    for flag, key in FLAGS.items():
+        add_field_flag(p, flag, key, NOTES.get(flag, ""))
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--resume", action="store_true",
                    help="keep the samples already in OUT/results.jsonl and judge only the rest")
-    p.set_defaults(func=run_eval)
+    p.set_defaults(func=run_eval, overrides=[])
 
     p = subparsers.add_parser("report", help="rebuild report.json/report.md/plots from results.jsonl")
     p.add_argument("results", help="results.jsonl (or the directory holding it)")
@@ -65,15 +67,12 @@ def register(subparsers) -> None:
 
 
 def configs_from_args(args) -> tuple[EvalConfig, VerifyConfig]:
-    """Dataclass defaults, then ``--config``'s sections, then the flags that were given."""
-    base = load_config(args.config, schema=PipelineConfig) if args.config else PipelineConfig()
-    gen_flags = {"tasks": args.tasks, "level": args.level, "max_tasks": args.max_tasks, "k": args.k,
-                 "temperature": args.temperature, "max_new_tokens": args.max_new_tokens, "backend": args.backend,
-                 "device": args.device, "turns": args.turns, "refine_for_speed": args.refine_for_speed}
-    verify_flags = {"device": args.device, "timeout_s": args.timeout, "workers": args.workers}
-    gen = dataclasses.replace(base.eval, **{k: v for k, v in gen_flags.items() if v is not None})
-    verify = dataclasses.replace(base.verify, **{k: v for k, v in verify_flags.items() if v is not None})
-    return gen, verify
+    """Dataclass defaults, then ``--config``'s sections, then the flags that were given (checked as the config
+    is: a bad value is a one-line error naming the key)."""
+    config = config_from_args(args, FLAGS, schema=PipelineConfig)
+    device = flag_value(args, "eval.device")
+    verify = dataclasses.replace(config.verify, device=device) if device is not None else config.verify
+    return config.eval, verify
 
 
 def run_eval(args) -> int:
@@ -88,7 +87,8 @@ def run_eval(args) -> int:
         if gen.turns > 1:
             raise UserError(f"--turns {gen.turns}: a solutions directory holds one attempt per sample; refinement "
                             "needs a model (--model) or a completions file with 'turn' fields")
-        tasks = evaluate.select_tasks(args.tasks, gen.level) if args.tasks else None
+        given = flag_value(args, "eval.tasks")
+        tasks = evaluate.select_tasks(given, gen.level) if given else None
         report = evaluate.evaluate_solutions(args.solutions, verify, args.out, tasks=tasks, resume=args.resume)
     else:
         tasks = evaluate.select_tasks(gen.tasks, gen.level, gen.max_tasks)

@@ -3,7 +3,7 @@
     tritonrl rl --algo best-of-n --config configs/smoke.yaml --set best_of_n.rounds=2
 
 Each round r (``best_of_n``):
-  1. generate ``n`` completions per task with ``model.generate`` (sampling at ``rl.temperature``);
+  1. generate ``n`` completions per task (``tritonrl.generation.HFGenerator``, sampling at ``rl.temperature``);
   2. verify them all in one ``verify_many`` call (the same reward as GRPO);
   3. keep per task the ``top_k`` best with reward >= ``min_reward`` (``reward_weighted``: every sample with
      reward > 0, repeated ``round(reward * copies_per_reward)`` times, so better kernels weigh more);
@@ -25,26 +25,29 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import torch
-
 from tritonrl.config import TrainingConfig
 from tritonrl.errors import ConfigError
+from tritonrl.generation import HFGenerator, Sampling
+from tritonrl.prompts import build_messages, load_template
 from tritonrl.tasks.model import KernelTask
 from tritonrl.train import ranks
 from tritonrl.train.checkpoints import latest_complete_checkpoint
-from tritonrl.train.data import load_training_tasks, prompt_messages, to_dataset
+from tritonrl.train.data import load_training_tasks, to_dataset
 from tritonrl.train.manifest import atomic_write_text
 from tritonrl.train.models import load_model
 from tritonrl.train.ranks import rank_verifier
 from tritonrl.train.rewards import VerifierReward
 from tritonrl.train.session import StageSession, peft_config, save_merged
-from tritonrl.train.sft import StageResult, sft_trainer_args
+from tritonrl.train.sft import sft_trainer_args
+from tritonrl.train.stages import StageResult, init_model_path, stage_name
 
-STAGE = "best_of_n"
+STAGE = stage_name("best-of-n")
 
 
 @dataclass
-class Sample:
+class ScoredSample:
+    """One sampled completion of a task with its reward (``tritonrl.metrics.Sample`` is a verdict for the metrics)."""
+
     task_key: str
     prompt: list[dict]
     completion: str
@@ -62,29 +65,13 @@ class RoundRecord:
     correct_rate: float
 
 
-def generate(model, tokenizer, prompts: list[list[dict]], n: int, max_new_tokens: int,
-             temperature: float) -> list[list[str]]:
-    """``n`` sampled completions (decoded text) for each chat prompt."""
-    model.eval()
-    outputs = []
-    for messages in prompts:
-        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        encoded = tokenizer(text, return_tensors="pt", add_special_tokens=False).to(model.device)
-        with torch.no_grad():
-            tokens = model.generate(**encoded, do_sample=True, temperature=temperature, num_return_sequences=n,
-                                    max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id)
-        new = tokens[:, encoded["input_ids"].shape[1]:]
-        outputs.append(tokenizer.batch_decode(new, skip_special_tokens=True))
-    return outputs
-
-
-def select(samples: list[Sample], top_k: int, min_reward: float, reward_weighted: bool = False,
-           copies_per_reward: float = 2.0) -> list[Sample]:
+def select(samples: list[ScoredSample], top_k: int, min_reward: float, reward_weighted: bool = False,
+           copies_per_reward: float = 2.0) -> list[ScoredSample]:
     """The training set of one round (see the module docstring for the rule)."""
-    by_task: dict[str, list[Sample]] = {}
+    by_task: dict[str, list[ScoredSample]] = {}
     for s in samples:
         by_task.setdefault(s.task_key, []).append(s)
-    kept: list[Sample] = []
+    kept: list[ScoredSample] = []
     for group in by_task.values():
         ranked = sorted(group, key=lambda s: s.reward, reverse=True)
         if reward_weighted:
@@ -96,24 +83,27 @@ def select(samples: list[Sample], top_k: int, min_reward: float, reward_weighted
 
 
 def sample_round(model, tokenizer, tasks: list[KernelTask], config: TrainingConfig,
-                 reward: VerifierReward) -> list[Sample]:
-    prompts = [prompt_messages(t, config.data.prompt_template) for t in tasks]
-    texts = generate(model, tokenizer, prompts, config.best_of_n.n, config.rl.max_completion_length,
-                     config.rl.temperature)
-    samples = [Sample(t.key, p, c) for t, p, group in zip(tasks, prompts, texts, strict=True) for c in group]
+                 reward: VerifierReward) -> list[ScoredSample]:
+    template = load_template(config.data.prompt_template)
+    prompts = [build_messages(t, template) for t in tasks]
+    # batch_size 1: n samples of one prompt are a batch already; no seed: the run's RNG (the trainer seeded it);
+    # no top_p: the model's own generation config.
+    sampling = Sampling(temperature=config.rl.temperature, max_new_tokens=config.rl.max_completion_length)
+    texts = HFGenerator(model, tokenizer, sampling).generate(prompts, config.best_of_n.n)
+    samples = [ScoredSample(t.key, p, c) for t, p, group in zip(tasks, prompts, texts, strict=True) for c in group]
     rewards, results = reward.score([s.completion for s in samples], [s.task_key for s in samples])
     for s, r, res in zip(samples, rewards, results, strict=True):
         s.reward, s.correct = float(r), bool(res.correct)
     return samples
 
 
-def _load_samples(path: Path) -> list[Sample] | None:
+def _load_samples(path: Path) -> list[ScoredSample] | None:
     if not path.exists():
         return None
-    return [Sample(**json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+    return [ScoredSample(**json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _save_samples(path: Path, samples: list[Sample]) -> None:
+def _save_samples(path: Path, samples: list[ScoredSample]) -> None:
     atomic_write_text(path, "".join(json.dumps(asdict(s)) + "\n" for s in samples))
 
 
@@ -126,7 +116,7 @@ def shard_path(round_dir: Path, index: int, count: int) -> Path:
     return round_dir / f"samples.rank-{index}-of-{count}.jsonl"
 
 
-def merge_shards(shards: list[list[Sample]], tasks: list[KernelTask]) -> list[Sample]:
+def merge_shards(shards: list[list[ScoredSample]], tasks: list[KernelTask]) -> list[ScoredSample]:
     """The ranks' samples as one list in task order (each task's samples in the order they were drawn)."""
     order = {t.key: i for i, t in enumerate(tasks)}
     merged = [s for shard in shards for s in shard]
@@ -134,7 +124,7 @@ def merge_shards(shards: list[list[Sample]], tasks: list[KernelTask]) -> list[Sa
 
 
 def sample_shards(model, tokenizer, tasks: list[KernelTask], config: TrainingConfig, reward: VerifierReward,
-                  round_dir: Path) -> list[Sample]:
+                  round_dir: Path) -> list[ScoredSample]:
     """This rank samples its share of ``tasks`` into its own shard; the main process merges every shard into
     ``samples.jsonl``; every rank returns the merged samples. A finished merge (a resume) is reused as is."""
     merged_path = round_dir / "samples.jsonl"
@@ -153,7 +143,7 @@ def sample_shards(model, tokenizer, tasks: list[KernelTask], config: TrainingCon
 
 
 def finetune_round(config: TrainingConfig, session: StageSession, round_dir: Path, args, model, tokenizer,
-                   kept: list[Sample]):
+                   kept: list[ScoredSample]):
     """SFT on the kept samples; returns the trainer (``session.stopped`` tells whether it finished)."""
     from trl import SFTTrainer
 
@@ -180,8 +170,6 @@ def save_round_model(trainer, tokenizer, out_dir: Path) -> None:
 
 
 def run_best_of_n(config: TrainingConfig, verifier=None) -> StageResult:
-    from tritonrl.train.rl import init_model_path
-
     if ranks.sharded_launch():
         raise ConfigError(f"best-of-n samples with the whole model on every rank; {ranks.sharded_launch()} shards "
                           "it: launch with configs/accelerate/ddp.yaml or zero2.yaml")

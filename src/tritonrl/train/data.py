@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from tritonrl.config import DataConfig
 from tritonrl.errors import ConfigError
+from tritonrl.prompts import build_messages, load_template
 from tritonrl.tasks import KernelTask, load_tasks
 
 
@@ -38,25 +39,18 @@ def solution_message(solution: str) -> dict[str, str]:
     return {"role": "assistant", "content": f"```python\n{solution.strip()}\n```"}
 
 
-def prompt_messages(task: KernelTask, template_path: str | None = None) -> list[dict[str, str]]:
-    """The chat prompt for ``task``: the default template, or a template file (``data.prompt_template``)."""
-    from tritonrl.prompts import PromptTemplate, build_messages
-
-    template = PromptTemplate.from_file(template_path) if template_path else None
-    return build_messages(task, template)
-
-
 def sft_rows(tasks: list[KernelTask], template_path: str | None = None) -> list[dict]:
     """(prompt, completion) pairs for every task that has a known-good solution."""
+    template = load_template(template_path)
     return [
-        {"prompt": prompt_messages(t, template_path), "completion": [solution_message(t.solution)],
-         "task_key": t.key}
+        {"prompt": build_messages(t, template), "completion": [solution_message(t.solution)], "task_key": t.key}
         for t in tasks if t.solution
     ]
 
 
 def rl_rows(tasks: list[KernelTask], template_path: str | None = None) -> list[dict]:
-    return [{"prompt": prompt_messages(t, template_path), "task_key": t.key, "level": t.level} for t in tasks]
+    template = load_template(template_path)
+    return [{"prompt": build_messages(t, template), "task_key": t.key, "level": t.level} for t in tasks]
 
 
 def to_dataset(rows: list[dict]):

@@ -2,9 +2,12 @@
 
     tritonrl rl --algo grpo --config configs/smoke.yaml [--set rl.steps=4] [--resume]
 
-The starting model is ``model.name_or_path``, or with ``rl.init_from: sft`` exactly the model the run's SFT
-stage recorded in the manifest. Prompts are sampled by the adaptive curriculum (``rl.curriculum``), whose
-state is saved with every checkpoint and restored on resume.
+``run_rl`` finds ``rl.algo`` in the registry (``tritonrl.train.stages``). The online algorithms (GRPO, RLOO) share
+what is here: ``online_args`` (the TRL arguments both configs take) and ``run_online`` (dataset, reward,
+curriculum, trainer, session); ``tritonrl.train.grpo`` and ``tritonrl.train.rloo`` add their own arguments and
+trainer class. The starting model is ``model.name_or_path``, or with ``rl.init_from: sft`` exactly the model the
+run's SFT stage recorded in the manifest. Prompts are sampled by the adaptive curriculum (``rl.curriculum``),
+whose state is saved with every checkpoint and restored on resume.
 
 Every online run ends by writing its learning-signal health (``<run_dir>/<stage>/signal_health.{md,json,png}``:
 per-step reward mean and std, share of zero-variance groups, KL, completion length, verification time) and
@@ -18,35 +21,49 @@ import importlib.util
 from tritonrl.config import RLRunConfig, TrainingConfig
 from tritonrl.curriculum import Curriculum, CurriculumSampler
 from tritonrl.errors import ConfigError
-from tritonrl.train import ranks
+from tritonrl.train import ranks, stages
 from tritonrl.train.data import load_training_tasks, rl_rows, to_dataset
-from tritonrl.train.manifest import RunManifest
-from tritonrl.train.models import load_model, resolve_model_path
+from tritonrl.train.models import load_model
 from tritonrl.train.ranks import rank_verifier
 from tritonrl.train.rewards import AsyncVerifierReward, VerifierReward
-from tritonrl.train.session import StageSession, peft_config
-from tritonrl.train.sft import StageResult, last_logged
-
-ALGOS = ("grpo", "rloo", "best-of-n")
-
-
-def stage_name(algo: str) -> str:
-    return algo.replace("-", "_")
+from tritonrl.train.session import StageSession, gradient_checkpointing, peft_config, trl_args
+from tritonrl.train.stages import StageResult, init_model_path, last_logged, stage_name
 
 
 def check_rl_config(rl: RLRunConfig) -> None:
-    if rl.algo not in ALGOS:
-        raise ConfigError(f"unknown rl.algo {rl.algo!r}; choose one of {', '.join(ALGOS)}")
+    stages.algorithm(rl.algo)  # a one-line error for an unknown name
     if rl.use_vllm and importlib.util.find_spec("vllm") is None:
         raise ConfigError("rl.use_vllm=true needs vLLM installed (pip install vllm); "
                           "set rl.use_vllm=false to generate with transformers")
 
 
-def init_model_path(config: TrainingConfig, manifest: RunManifest) -> str:
-    """The model this stage starts from: a previous stage's recorded output, or the configured model."""
-    if config.rl.init_from:
-        return manifest.output(config.rl.init_from, "model")
-    return resolve_model_path(config.model.name_or_path)
+def online_args(config_cls, config: TrainingConfig, session: StageSession, curriculum_on: bool, **extra):
+    """Arguments GRPOConfig and RLOOConfig share, then ``extra``, then the ``rl.trl`` pass-through."""
+    rl = config.rl
+    kwargs = dict(
+        **session.trainer_kwargs(),
+        learning_rate=rl.learning_rate, max_steps=rl.steps,
+        per_device_train_batch_size=rl.per_device_batch_size,
+        gradient_accumulation_steps=rl.gradient_accumulation_steps,
+        num_generations=rl.num_generations, max_completion_length=rl.max_completion_length,
+        temperature=rl.temperature, top_p=rl.top_p, beta=rl.beta,
+        num_iterations=rl.num_iterations, mask_truncated_completions=rl.mask_truncated_completions,
+        use_vllm=rl.use_vllm, vllm_mode=rl.vllm_mode, vllm_server_base_url=rl.vllm_server_base_url,
+        vllm_gpu_memory_utilization=rl.vllm_gpu_memory_utilization,
+        vllm_enable_sleep_mode=rl.vllm_enable_sleep_mode,
+        bf16=rl.bf16, use_cpu=rl.use_cpu,
+        **gradient_checkpointing(config),
+        # The curriculum sampler's state is restored from the checkpoint; replaying skipped batches would
+        # advance it twice.
+        ignore_data_skip=curriculum_on,
+    )
+    if rl.epsilon_high is not None:  # None: TRL's own default (symmetric clipping)
+        kwargs["epsilon_high"] = rl.epsilon_high
+    if rl.vllm_max_model_length is not None:
+        kwargs["vllm_max_model_length"] = rl.vllm_max_model_length
+    kwargs.update(extra)
+    kwargs.update(rl.trl)
+    return trl_args(config_cls, **kwargs)
 
 
 def with_curriculum(trainer_cls):
@@ -72,13 +89,7 @@ def with_curriculum(trainer_cls):
 def run_rl(config: TrainingConfig, verifier=None) -> StageResult:
     """Run ``config.rl.algo``; ``verifier`` replaces the real one (tests)."""
     check_rl_config(config.rl)
-    if config.rl.algo == "best-of-n":
-        from tritonrl.train.best_of_n import run_best_of_n
-
-        return run_best_of_n(config, verifier=verifier)
-    from tritonrl.train import grpo, rloo
-
-    return run_online(config, grpo if config.rl.algo == "grpo" else rloo, verifier)
+    return stages.algorithm(config.rl.algo).run(config, verifier=verifier)
 
 
 def make_reward(config: TrainingConfig, tasks: list, rows: list[dict], verifier=None, curriculum=None):
@@ -95,21 +106,22 @@ def make_reward(config: TrainingConfig, tasks: list, rows: list[dict], verifier=
                       cache=config.rl.verify_cache, shuffle=config.rl.shuffle_rewards, seed=config.run.seed), {}
 
 
-def run_online(config: TrainingConfig, algo_module, verifier=None) -> StageResult:
+def run_online(config: TrainingConfig, trainer_cls, trainer_args, verifier=None) -> StageResult:
+    """One GRPO/RLOO stage: ``trainer_cls`` (TRL's trainer) with ``trainer_args(config, session, curriculum_on)``."""
     stage = stage_name(config.rl.algo)
     tasks = load_training_tasks(config.data)
     rows = rl_rows(tasks, config.data.prompt_template)
     dataset = to_dataset(rows)
     curriculum = Curriculum(config.curriculum) if config.rl.curriculum else None
     session = StageSession(config, stage)
-    args = algo_module.trainer_args(config, session, curriculum is not None)  # first: ranks, ZeRO-3 model load
+    args = trainer_args(config, session, curriculum is not None)  # first: ranks, ZeRO-3 model load
     reward, rollout = make_reward(config, tasks, rows, verifier or rank_verifier(config.verify), curriculum)
     with session:
         init = init_model_path(config, session.manifest)
         if ranks.is_main():
             session.manifest.record(stage, init_model=init)
         model, tokenizer = load_model(config.model, init)
-        trainer = with_curriculum(algo_module.trainer_class())(
+        trainer = with_curriculum(trainer_cls)(
             model=model, reward_funcs=[reward], train_dataset=dataset, processing_class=tokenizer,
             args=args, peft_config=peft_config(config),
             callbacks=session.callbacks({"curriculum": curriculum} if curriculum else {}),

@@ -4,7 +4,7 @@ In this TRL release ``RLOOTrainer`` takes reward functions exactly like ``GRPOTr
 ``reward_funcs``, dataset columns passed to them, ``num_generations`` samples per prompt). The mapping to
 REINFORCE-with-baseline: each completion's advantage is its reward minus the mean reward of the *other*
 ``num_generations - 1`` completions of the same prompt (the leave-one-out baseline), so ``num_generations``
-must be at least 2. Settings come from ``RLRunConfig`` as for GRPO (``tritonrl.train.grpo.online_args``);
+must be at least 2. Settings come from ``RLRunConfig`` as for GRPO (``tritonrl.train.rl.online_args``);
 ``rl.scale_rewards`` maps to RLOO's ``normalize_advantages`` (``batch``: on, ``none``: off; ``group`` has no RLOO
 form and is refused at load), and ``rl.loss_type`` (a GRPO option) is not used.
 """
@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from tritonrl.config import TrainingConfig
 from tritonrl.errors import ConfigError
-from tritonrl.train.grpo import online_args
+from tritonrl.train.rl import online_args, run_online
 from tritonrl.train.session import StageSession
+from tritonrl.train.stages import StageResult
 
 
 def trainer_class():
@@ -30,3 +31,8 @@ def trainer_args(config: TrainingConfig, session: StageSession, curriculum_on: b
         raise ConfigError("rloo needs rl.num_generations >= 2 (the baseline is the other samples' mean)")
     return online_args(RLOOConfig, config, session, curriculum_on,
                        normalize_advantages=config.rl.scale_rewards == "batch")
+
+
+def run_rloo(config: TrainingConfig, verifier=None) -> StageResult:
+    """``rl.algo: rloo`` (registered in ``tritonrl.train.stages``); ``verifier`` replaces the real one (tests)."""
+    return run_online(config, trainer_class(), trainer_args, verifier)

@@ -9,40 +9,13 @@ every weight. Output: stage ``sft`` of the run manifest (``model`` = the adapter
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tritonrl.config import TrainingConfig
 from tritonrl.train.data import load_training_tasks, sft_rows, to_dataset
 from tritonrl.train.models import load_model, resolve_model_path
 from tritonrl.train.session import StageSession, gradient_checkpointing, peft_config, trl_args
+from tritonrl.train.stages import SFT_STAGE, StageResult, last_logged, warmup
 
-STAGE = "sft"
-
-
-@dataclass
-class StageResult:
-    """What a stage did; ``status`` is done, interrupted or failed (see the manifest for paths)."""
-
-    stage: str
-    status: str
-    run_dir: str
-    global_step: int
-    final_loss: float | None = None
-    final_reward: float | None = None
-    model_path: str | None = None
-
-
-def last_logged(log_history: list[dict], key: str) -> float | None:
-    values = [entry[key] for entry in log_history if key in entry]
-    return float(values[-1]) if values else None
-
-
-def warmup(config_cls, ratio: float) -> dict[str, float]:
-    """transformers 5 folded ``warmup_ratio`` into ``warmup_steps`` (a float < 1 is a ratio)."""
-    import dataclasses
-
-    names = {f.name for f in dataclasses.fields(config_cls)}
-    return {"warmup_ratio": ratio} if "warmup_ratio" in names else {"warmup_steps": ratio}
+STAGE = SFT_STAGE
 
 
 def sft_trainer_args(config: TrainingConfig, session: StageSession, max_steps: int | None = None):
