@@ -223,3 +223,17 @@ def test_eval_flags_are_config_fields(tmp_path, capsys):
     assert (gen.k, gen.device, gen.refine_for_speed, verify.device, verify.timeout_s) == (3, "cpu", True, "cpu", 5.0)
     assert main(["eval", "--model", "m", "--out", str(tmp_path), "--k", "0"]) == 2  # checked as the config is
     assert "eval.k" in capsys.readouterr().err
+
+
+def test_eval_prompt_template_reaches_the_model(tmp_path):
+    """``eval.prompt_template`` is a file path; evaluation loads it (once) and every prompt uses it."""
+    template = tmp_path / "template.yaml"
+    template.write_text("system: You write Triton. TEMPLATE-MARK\nuser: 'Kernel for:\n{task_source}'\n"
+                        "include_example: false\n")
+    gen = FakeGenerator(["class ModelNew: GOOD"])
+    config = evaluate.EvalConfig(prompt_template=str(template))
+    evaluate.evaluate(gen, evaluate.select_tasks("l1_relu"), k=1, out_dir=tmp_path / "out", gen=config,
+                      verifier=FakeVerifier())
+    system, user = gen.prompts[0][0], gen.prompts[0][-1]
+    assert system["role"] == "system" and "TEMPLATE-MARK" in system["content"]
+    assert user["content"].startswith("Kernel for:") and "class Model" in user["content"]
