@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.fake_verifier import FakeVerifier
 from tritonrl import evaluate, pipeline
 from tritonrl.config import PipelineConfig, load_config
 from tritonrl.errors import ConfigError
@@ -127,15 +128,40 @@ def _local_sources(sources: list[str]) -> list[str]:
     return [s for s in sources if s == "bundled" or Path(s).exists()]
 
 
+def _generated_splits(config, tmp_path: Path) -> dict[str, str]:
+    """The learning demo's task directories (made by ``benchmarks/learning_demo.py`` at run time), generated here
+    for real (a few tasks, references accepted without running them), so its split is checked like the others."""
+    from tritonrl.tasks.generate import generate_tasks
+
+    accept_all = FakeVerifier(lambda text: VerifyResult(stage=Stage.DONE, valid=True, compiled=True,
+                                                        tiny_correct=True, correct=True))
+    made = {}
+    for path in [config.data.source, *config.data.sft_sources, config.eval.tasks]:
+        name = Path(str(path)).name
+        if not Path(str(path)).exists() and name in ("train", "sft", "heldout"):
+            out = tmp_path / name
+            if not out.exists():
+                generate_tasks(n=3, seed=config.run.seed, split="heldout" if name == "heldout" else "train",
+                               out=out, verifier=accept_all)
+            made[str(path)] = str(out)
+    return made
+
+
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
-def test_every_shipped_config_holds_its_eval_tasks_out_or_says_in_distribution(path):
+def test_every_shipped_config_holds_its_eval_tasks_out_or_says_in_distribution(path, tmp_path):
     import dataclasses
 
     config = load_config(str(path), schema=PipelineConfig)
     assert config.eval.tasks, "every recipe names its evaluation tasks"
-    data = dataclasses.replace(config.data, sft_sources=_local_sources(config.data.sft_sources) or ["bundled"],
-                               source=config.data.source if _local_sources([config.data.source]) else "bundled")
-    split = pipeline.task_split(dataclasses.replace(config, data=data))
+    made = _generated_splits(config, tmp_path)
+    source = made.get(config.data.source, config.data.source)
+    sft = [made.get(s, s) for s in config.data.sft_sources]
+    data = dataclasses.replace(config.data, sft_sources=_local_sources(sft) or ["bundled"],
+                               source=source if _local_sources([source]) else "bundled")
+    config = dataclasses.replace(config, data=data,
+                                 eval=dataclasses.replace(config.eval, tasks=made.get(config.eval.tasks,
+                                                                                      config.eval.tasks)))
+    split = pipeline.task_split(config)
     assert split.train and split.eval
     assert not split.overlap or config.pipeline.in_distribution, (path.name, split.overlap)
     if path.name == "grpo_7b.yaml":

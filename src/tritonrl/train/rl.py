@@ -134,7 +134,8 @@ def run_online(config: TrainingConfig, trainer_cls, trainer_args, verifier=None)
             extra = {"curriculum": curriculum.state_dict()} if curriculum else {}
             final = session.save_final(trainer, tokenizer, base_model=init, metrics=extra)
     history = trainer.state.log_history
-    _report_signal_health(history, session.stage_dir)
+    if ranks.is_main():  # one report per run (every rank logs the same, gathered, history)
+        _report_signal_health(history, session.stage_dir)
     return StageResult(stage, session.status, str(session.run_dir), trainer.state.global_step,
                        final_loss=last_logged(history, "loss"), final_reward=last_logged(history, "reward"),
                        model_path=str(final) if final else None)
