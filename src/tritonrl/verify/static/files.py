@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from tritonrl.verify.static.names import excerpt
+from tritonrl.verify.static.names import excerpt, names_something
 from tritonrl.verify.static.safety import EXIT_NAMES, PROCESS_CALLS
 
 # fmt: off
@@ -58,7 +58,7 @@ def file_route(scope, node: ast.AST) -> str | None:
             return f"`import {name}` reaches the file system"
     if isinstance(node, ast.Name) and node.id == "open" and node.id not in scope.aliases:
         return "`open` reads or writes files"
-    if isinstance(node, (ast.Name, ast.Attribute)):
+    if names_something(node):
         q = scope.qualname(node) or ""
         top = q.split(".")[0]
         if top in FILE_MODULES and top in scope.imported:

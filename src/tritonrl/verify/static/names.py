@@ -15,6 +15,15 @@ def dotted(node: ast.AST) -> str | None:
     return None
 
 
+def names_something(node: ast.AST) -> bool:
+    """A node that names an object: ``a``, ``a.b``, or ``getattr(a, "b")`` with a constant name (the same
+    thing spelled as a call; ``Scope.qualname`` resolves all three alike, so name-based checks look at all three)."""
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return True
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) >= 2 and const_str(node.args[1]) is not None)
+
+
 def const_str(node: ast.AST | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 

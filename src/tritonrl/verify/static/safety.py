@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from tritonrl.verify.static.names import names_something
 from tritonrl.verify.static.scope import Scope, const_str, dotted, excerpt, import_only, is_dunder
 
 # fmt: off
@@ -209,7 +210,7 @@ def check_threads(scope: Scope):
         for name in _imported_modules(node):
             if any(name == m or name.startswith(m + ".") for m in THREAD_MODULES):
                 yield node, f"`import {name}`: threads and processes are not allowed"
-        if isinstance(node, (ast.Name, ast.Attribute)) and (scope.qualname(node) or "").startswith(
+        if names_something(node) and (scope.qualname(node) or "").startswith(
             PROCESS_CALLS
         ):
             yield node, f"`{excerpt(node)}` starts a process"
@@ -218,7 +219,7 @@ def check_threads(scope: Scope):
 def check_side_streams(scope: Scope):
     """Work on another CUDA stream can escape the timer (strict mode; the runtime also syncs device-wide)."""
     for node in scope.nodes:
-        if isinstance(node, (ast.Name, ast.Attribute)) and scope.qualname(node) in SIDE_STREAMS:
+        if names_something(node) and scope.qualname(node) in SIDE_STREAMS:
             yield node, f"`{excerpt(node)}`: launch on the current stream; side streams can escape the timer"
 
 
@@ -228,7 +229,7 @@ def check_process_exit(scope: Scope):
         for name in _imported_modules(node):
             if name.split(".")[0] in EXIT_MODULES:
                 yield node, f"`import {name}`: signals and exit hooks are not allowed"
-        if isinstance(node, (ast.Name, ast.Attribute)) and scope.qualname(node) in EXIT_NAMES:
+        if names_something(node) and scope.qualname(node) in EXIT_NAMES:
             yield node, f"`{excerpt(node)}` exits the process"
 
 
@@ -267,7 +268,7 @@ def check_forbidden_imports(scope: Scope):
         for name in names:
             if name.startswith(FOREIGN_CODE):
                 yield node, f"`{name}`: CUDA/C++ source instead of Triton is not allowed"
-        if isinstance(node, (ast.Name, ast.Attribute)):
+        if names_something(node):
             q = scope.qualname(node) or ""
             if q.startswith(FOREIGN_CODE) or q.endswith(".load_inline") or q == "load_inline":
                 yield node, f"`{excerpt(node)}`: CUDA/C++ source instead of Triton is not allowed"
@@ -279,7 +280,7 @@ def check_torch_compile(scope: Scope):
     """torch.compile / Inductor / TorchScript write the kernels for you (their launches pass the launch check)."""
     for node in scope.nodes:
         names = _imported_modules(node)
-        if isinstance(node, (ast.Name, ast.Attribute)):
+        if names_something(node):
             names = [scope.qualname(node) or ""]
         for name in names:
             if name.startswith(COMPILERS):
