@@ -48,3 +48,21 @@ def test_timing_cheats_are_caught_on_their_timed_outputs(timed_results, name):
     assert not result.correct
     assert "timing_mismatch" in result.flags, (result.flags, result.error)
     assert "timed call" in result.error
+
+
+RAISES_WHEN_TIMED = (FIXTURES / "runtime" / "good_relu.py").read_text().replace(
+    "    def forward(self, x):\n",
+    "    def forward(self, x):\n        if not torch.are_deterministic_algorithms_enabled():  # timing mode\n"
+    "            raise RuntimeError('not now')\n", 1)
+
+
+def test_failing_once_timed_is_not_correct(tmp_path, monkeypatch):
+    """A candidate right on every trial that fails in its timed calls keeps no verdict: they were never checked."""
+    assert RAISES_WHEN_TIMED.count("not now") == 1
+    monkeypatch.setenv("TRITONRL_TIMING_ON_CPU", "1")
+    config = VerifyConfig(device="cpu", timeout_s=60, workers=1, static_checks=False, timed_trials=12, warmup=2,
+                          cache_dir=str(tmp_path))
+    with Verifier(config) as verifier:
+        result = verifier.verify(TASKS["relu"], code=RAISES_WHEN_TIMED)
+    assert result.stage.value == "timing" and not result.correct, (result.stage, result.flags, result.error)
+    assert "not now" in result.error

@@ -24,7 +24,7 @@ class Stage(str, Enum):
     COMPILE = "compile"   # the module failed to import, or ModelNew failed to construct
     TINY = "tiny"         # wrong, crashed or hung on the tiny shape variant
     FULL = "full"         # wrong, crashed or hung on the full multi-input trials
-    TIMING = "timing"     # correct, but timing failed (only on a GPU)
+    TIMING = "timing"     # right on every trial, but the timed calls failed or did other work: not correct
     DONE = "done"         # every enabled stage passed
 
     @property

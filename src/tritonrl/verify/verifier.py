@@ -293,6 +293,8 @@ class Verifier:
                 mark = time.monotonic()
             if passed:
                 self._timing_step(result, child, trials, refs, deadline, ref_timing, cached is not None, lease)
+                if result.stage is Stage.TIMING:  # timed calls that hung, raised or died were never checked:
+                    result.correct = False  # a candidate must not keep its verdict by failing once it is timed
                 stages["timing"] = round(time.monotonic() - mark, 4)
             self.sandbox_info = child.read_json("sandbox.json") or self.sandbox_info
             if self.sandbox_info.get("fs_isolated") is False and self.config.fs_isolation:

@@ -57,7 +57,8 @@ def run_child(job: dict, proto_fds: list[int]) -> None:
             os.dup2(out, fd)
         os.environ.update(job.get("env", {}))
         # Caches and temp files in the child's own directory, reached through its cwd (hidden paths stay hidden)
-        os.environ.update({"TRITON_CACHE_DIR": "/proc/self/cwd/.triton", "TMPDIR": "/proc/self/cwd"})
+        os.environ.update({"TRITON_CACHE_DIR": "/proc/self/cwd/.triton", "TORCHINDUCTOR_CACHE_DIR":
+                           "/proc/self/cwd/.inductor", "TMPDIR": "/proc/self/cwd"})
         tempfile.tempdir = None
         limits = job.get("limits", {})
         spec = job["spec"]
