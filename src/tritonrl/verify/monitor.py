@@ -30,10 +30,13 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-FACTORY_OPS = frozenset({
-    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "resize_", "set_",
+ALLOC_OPS = frozenset({  # allocate or read, write no values (an empty buffer is poisoned, never "written")
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "resize_", "set_", "lift_fresh",
+    "_local_scalar_dense",
+})
+FILL_OPS = frozenset({  # write values that are not a kernel's: constants, ranges
     "zeros", "zeros_like", "new_zeros", "ones", "ones_like", "new_ones", "full", "full_like", "new_full",
-    "arange", "scalar_tensor", "lift_fresh", "lift_fresh_copy", "fill_", "zero_", "_local_scalar_dense",
+    "arange", "scalar_tensor", "lift_fresh_copy", "fill_", "zero_",
 })
 COPY_OPS = frozenset({"clone", "copy_", "_to_copy", "_copy_from", "_copy_from_and_resize", "contiguous"})
 META_OPS = frozenset({"sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_contiguous", "size",
@@ -193,23 +196,22 @@ class Monitor:
         record = self.record
         if name in META_OPS or _is_view(func):
             return
-        outs = _tensors(out)
-        if name in COPY_OPS:
-            sources = [t for t in _tensors(args)[1 if name == "copy_" else 0:]][:1]
-            kernel_made = bool(sources) and record.writers.get(storage_key(sources[0])) == TRITON
-            targets = _tensors(args)[:1] if name == "copy_" else outs
-            for t in targets:
+        if name in ALLOC_OPS:
+            return
+        outs, inputs = _tensors(out), _tensors(args)
+        if name in COPY_OPS:  # a copy keeps its source's provenance: copy_(dst, src), clone/_to_copy(src)
+            source = inputs[1:2] if name == "copy_" else inputs[:1]
+            kernel_made = bool(source) and record.writers.get(storage_key(source[0])) == TRITON
+            for t in inputs[:1] if name == "copy_" else outs:
                 record.writers[storage_key(t)] = TRITON if kernel_made else TORCH
             return
-        if name in FACTORY_OPS:
-            if name not in ("empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "resize_",
-                            "set_", "lift_fresh", "_local_scalar_dense"):
-                for t in outs + (_tensors(args)[:1] if name.endswith("_") else []):
-                    record.writers[storage_key(t)] = TORCH
+        if name in FILL_OPS:
+            for t in outs + (inputs[:1] if name.endswith("_") else []):
+                record.writers[storage_key(t)] = TORCH
             return
         if name not in record.torch_ops:
             record.torch_ops.append(name)
-        for t in outs + (_tensors(args)[:1] if func._schema.is_mutable else []):
+        for t in outs + (inputs[:1] if func._schema.is_mutable else []):
             record.writers[storage_key(t)] = TORCH
 
     def _protected(self, t: torch.Tensor) -> bool:

@@ -173,17 +173,20 @@ class ReferenceStore:
         protocol.write_atomic(path, os.urandom(32))  # mode 0600, like every file the writer makes
         return self._secret(create=False)
 
+    def _mac(self, data: bytes, create: bool) -> str | None:
+        """HMAC-SHA256 of ``data`` under the cache's key (None when there is no key and none is to be made)."""
+        secret = self._secret(create)
+        return None if secret is None else hmac.new(secret, data, hashlib.sha256).hexdigest()
+
     def _write_signed(self, key: str, payload: bytes) -> None:
-        secret = self._secret(create=True)
-        if secret is None:
+        mac = self._mac(payload, create=True)
+        if mac is None:
             return
-        mac = hmac.new(secret, payload, hashlib.sha256).hexdigest()
         protocol.write_atomic(os.path.join(self.dir, f"{key}.ref.pt"), payload)
         protocol.write_atomic(os.path.join(self.dir, f"{key}.ref.sig"), mac)
 
     def _read_signed(self, key: str) -> bytes | None:
-        secret = self._secret(create=False)
-        if secret is None:
+        if self._secret(create=False) is None:  # no key: nothing on disk is trusted
             return None
         try:
             with open(os.path.join(self.dir, f"{key}.ref.pt"), "rb") as fh:
@@ -192,7 +195,7 @@ class ReferenceStore:
                 mac = fh.read().strip()
         except OSError:
             return None
-        if not hmac.compare_digest(mac, hmac.new(secret, payload, hashlib.sha256).hexdigest()):
+        if not hmac.compare_digest(mac, self._mac(payload, create=False) or ""):
             self.stats["disk_rejected"] += 1
             return None
         return payload
@@ -213,15 +216,14 @@ class ReferenceStore:
             return self._timings[key]
         if not self.trust_disk():
             return None
-        secret = self._secret(create=False)
         try:
             with open(self.timing_path(key)) as fh:
                 wrapper = json.load(fh)
             body, mac = wrapper["body"], wrapper["mac"]
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if secret is None or not hmac.compare_digest(str(mac), hmac.new(secret, str(body).encode(),
-                                                                          hashlib.sha256).hexdigest()):
+        expected = self._mac(str(body).encode(), create=False)
+        if expected is None or not hmac.compare_digest(str(mac), expected):
             return None
         data = json.loads(body)
         return data if isinstance(data, dict) and data.get("ok") else None
@@ -230,9 +232,8 @@ class ReferenceStore:
         self._timings[key] = report
         if not self.trust_disk():
             return
-        secret = self._secret(create=True)
         body = json.dumps(report)
-        mac = hmac.new(secret, body.encode(), hashlib.sha256).hexdigest()
+        mac = self._mac(body.encode(), create=True)
         protocol.write_atomic(self.timing_path(key), json.dumps({"body": body, "mac": mac}))
 
 
