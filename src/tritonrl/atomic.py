@@ -14,15 +14,17 @@ import secrets
 from pathlib import Path
 
 
-def write_atomic(path: str | os.PathLike, data: bytes | str, durable: bool = False) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename; the parent directory is created."""
+def write_atomic(path: str | os.PathLike, data: bytes | str | list | tuple, durable: bool = False) -> None:
+    """Write ``data`` (text, bytes, or a list of bytes-like parts written in order) to ``path`` through a temporary
+    file and a rename; the parent directory is created."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode() if isinstance(data, str) else data)
+            for part in data if isinstance(data, (list, tuple)) else [data]:
+                fh.write(part.encode() if isinstance(part, str) else part)
             if durable:
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -98,6 +98,8 @@ class VerifyConfig(Section):
         "help": "at most this many untimed runs (adaptive: until two agree); docs/timing.md", "ge": 1})
     timed_trials: int = field(default=100, metadata={
         "help": "at most this many timed runs (adaptive: until the median's CI is narrow)", "ge": 1})
+    timing_warmup_ms: float = field(default=25.0, metadata={
+        "help": "warm up for at least this much timed GPU work first (clocks settle); docs/timing.md", "ge": 0})
     timing_rel_ci: float = field(default=0.01, metadata={
         "help": "stop timing once the median's 95% interval is within this share of it", "gt": 0})
     timing_budget_ms: float = field(default=1000.0, metadata={
@@ -125,6 +127,8 @@ class VerifyConfig(Section):
         "help": "candidates in their own PID/mount namespaces, job dirs and caches hidden (docs/verifier.md)"})
     reference_memory_gb: float = field(default=4.0, metadata={
         "help": "references held in the parent's memory (least recently used go first)", "gt": 0})
+    reference_disk_gb: float = field(default=20.0, metadata={
+        "help": "the signed reference cache on disk is pruned to this size (least recently used first)", "ge": 0})
     scaled_input_factor: float = field(default=3.0, metadata={
         "help": "one multi-input trial multiplies the float inputs by this", "gt": 0})
     # where candidates run (tritonrl.verify.backends; docs/scaling.md)

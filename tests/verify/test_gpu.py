@@ -16,6 +16,7 @@ from tritonrl.config import VerifyConfig
 from tritonrl.reward import compute_reward
 from tritonrl.tasks.variants import find_constants, rewrite_constants
 from tritonrl.verify import Flag, Stage, Verifier, VerifyItem
+from tritonrl.verify.timing_stats import RUN_TO_RUN_REL
 
 pytestmark = pytest.mark.gpu
 
@@ -23,7 +24,7 @@ RUNTIME = Path(__file__).parent / "fixtures" / "runtime"
 GOOD = (RUNTIME / "good_relu.py").read_text()
 GPU_CONFIG = {"device": "cuda", "timeout_s": 30.0, "warmup": 5, "timed_trials": 30}
 SLOWER = 0.5          # a fixture with ~1 ms of hidden work must not reach this speedup over torch.relu (~0.02 ms)
-STABLE_REL = 0.05     # the same kernel timed twice: medians within 5%
+STABLE_REL = 2 * RUN_TO_RUN_REL  # the same kernel timed in two runs: medians within twice the run-to-run term
 DO_BENCH_REL = 0.10   # our median vs triton.testing.do_bench's median, same kernel (benchmark target: 5%)
 
 
@@ -89,7 +90,11 @@ def test_timing_report_is_complete(gpu_results):
 
 
 def test_same_kernel_timed_twice_agrees(tmp_path):
-    """Two verifications of one kernel on a 256 MiB ReLU: medians within a few percent, reference cached."""
+    """Two verifications of one kernel on a 256 MiB ReLU: medians within a few percent, reference cached.
+
+    A run's own interval is narrow (1%) but the median moves between runs (new allocations: CV ~2% for this
+    Triton kernel on an H100); the speedup interval's systematic term ``RUN_TO_RUN_REL`` covers that, and each
+    run's interval must contain the other run's speedup (same cached reference samples)."""
     task = resized(TASKS["relu"], batch_size=8192, dim=8192)
     config = VerifyConfig(cache_dir=str(tmp_path), multi_input=False, staged=False, **GPU_CONFIG)
     with Verifier(config) as verifier:
@@ -98,6 +103,9 @@ def test_same_kernel_timed_twice_agrees(tmp_path):
     assert not first.timing["ref_cached"] and second.timing["ref_cached"]
     assert abs(first.runtime_ms - second.runtime_ms) <= STABLE_REL * first.runtime_ms, (first.runtime_ms,
                                                                                        second.runtime_ms)
+    for one, other in ((first, second), (second, first)):
+        low, high = one.timing["speedup_ci95"]
+        assert low <= other.speedup <= high, (one.timing["speedup_ci95"], other.speedup)
 
 
 def test_time_forward_agrees_with_do_bench():
@@ -134,7 +142,8 @@ def test_all_bundled_solutions_accepted_and_timed(tmp_path):
     from tritonrl.tasks import load_tasks
 
     tasks = [t for t in load_tasks("bundled") if t.solution]
-    config = VerifyConfig(cache_dir=str(tmp_path), device="cuda", timeout_s=120.0, warmup=3, timed_trials=20)
+    config = VerifyConfig(cache_dir=str(tmp_path), device="cuda", timeout_s=120.0, warmup=3, timed_trials=20,
+                          workers_per_gpu=4)  # import, compile and correctness overlap; timing stays exclusive
     with Verifier(config) as verifier:
         results = verifier.verify_many([VerifyItem(t, code=t.solution) for t in tasks])
     bad = {t.name: (r.stage.value, r.flags, r.error) for t, r in zip(tasks, results)

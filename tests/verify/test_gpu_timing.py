@@ -115,9 +115,11 @@ def test_speedup_interval_of_a_kernel_against_itself_contains_one():
     assert 0.5 < point < 2.0 and low <= point <= high
 
 
-def test_isolate_start_counts_side_stream_work_that_skips_the_wait():
-    """A side-stream kernel that does not wait for the current stream may overlap the (untimed) L2 flush; with
-    isolate_start it cannot. Reports both; requires isolate_start to count at least what the default counts."""
+def test_side_stream_work_that_skips_the_wait_is_counted():
+    """A slow kernel on a side stream that never waits for the current stream, returned from early: the region's
+    device-wide sync counts it (the same kernel on the current stream is the yardstick). The flush before the
+    start event is not waited for, so such work could overlap it; for a ~2 ms kernel nothing measurable is
+    hidden (benchmarks/timing_policy.py)."""
     import torch
 
     from tritonrl.verify import timing
@@ -128,19 +130,21 @@ def test_isolate_start_counts_side_stream_work_that_skips_the_wait():
     out = torch.empty_like(x)
     grid = (x.numel() // 1024,)
 
-    def call():
-        with torch.cuda.stream(side):  # no wait_stream
-            module.slow_relu_kernel[grid](x, out, x.numel(), REPEAT=2000, BLOCK=1024)
+    def launch():
+        module.slow_relu_kernel[grid](x, out, x.numel(), REPEAT=2000, BLOCK=1024)
 
-    call()
+    def on_side():
+        with torch.cuda.stream(side):  # no wait_stream
+            launch()
+
+    launch()
     torch.cuda.synchronize()
-    medians = {}
-    for isolate in (False, True):
-        timer = timing.CudaTimer(isolate_start=isolate)
-        medians[isolate] = statistics.median(timer(call)[0] for _ in range(30))
-        timer.close()
-    print("side-stream no-wait kernel, median ms (default, isolate_start):", medians[False], medians[True])
-    assert medians[True] >= 0.97 * medians[False], medians
+    timer = timing.CudaTimer()
+    medians = {name: statistics.median(timer(fn)[0] for _ in range(30)) for name, fn in
+               (("current", launch), ("side", on_side))}
+    timer.close()
+    print("slow kernel, median ms on the current stream and on a side stream without wait:", medians)
+    assert medians["side"] >= 0.95 * medians["current"], medians
 
 
 # ------------------------------------------------------------------ through the Verifier (after the wiring)

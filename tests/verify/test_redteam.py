@@ -98,20 +98,32 @@ def _verify(verifier: Verifier, task_key: str, code: str):
         return exc
 
 
+def _selected(items: list) -> set[tuple[str, str]]:
+    """(fixture name, mode) of the collected cases that will run (``-k`` and node ids narrow the batch)."""
+    chosen = set()
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "fixture" in params and "mode" in params:
+            chosen.add((params["fixture"].name, params["mode"]))
+    return chosen
+
+
 @pytest.fixture(scope="module")
-def verdicts(verifiers):
-    """{(fixture name, mode): result or escaped exception}, plus {(name, mode): honest result after the attack}."""
+def verdicts(verifiers, request):
+    """{(fixture name, mode): result or escaped exception}, plus {(name, mode): honest result after the attack}.
+
+    Only the selected cases are verified (on a GPU the whole suite takes many minutes)."""
+    chosen = _selected(request.session.items)
     out, after = {}, {}
     for mode, (verifier, cache) in verifiers.items():
-        batch = [p for p, m in CASES if m == mode and runnable(p) is None
-                 and header(p, "class") not in ISOLATED_CLASSES]
+        cases = [(p, m) for p, m in CASES if m == mode and runnable(p) is None and (p.name, m) in chosen]
+        batch = [p for p, _ in cases if header(p, "class") not in ISOLATED_CLASSES]
         try:
             results = verifier.verify_many([VerifyItem(TASKS[header(p, "task")], code=p.read_text()) for p in batch])
         except Exception as exc:  # noqa: BLE001 - the batch is lost; every item records why
             results = [exc] * len(batch)
         out.update({(p.name, mode): r for p, r in zip(batch, results)})
-        for path in [p for p, m in CASES if m == mode and runnable(p) is None
-                     and header(p, "class") in ISOLATED_CLASSES]:
+        for path in [p for p, _ in cases if header(p, "class") in ISOLATED_CLASSES]:
             _clear(cache)
             task = header(path, "task")
             out[(path.name, mode)] = _verify(verifier, task, path.read_text())

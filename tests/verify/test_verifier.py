@@ -9,7 +9,7 @@ import torch
 from tests.verify.tasks import TASKS
 from tritonrl.cli import main
 from tritonrl.reward import compute_reward
-from tritonrl.verify import Flag, Stage, VerifyItem
+from tritonrl.verify import Flag, Stage, VerifyItem, protocol
 from tritonrl.verify.compare import compare_trial
 from tritonrl.verify.trial import build_model
 
@@ -82,7 +82,7 @@ def test_reference_computed_once_per_task(runtime_verifier, monkeypatch):
 # ---------------------------------------------------------------- parent-side comparison
 def _ref(out, inputs=None):
     inputs = inputs if inputs is not None else [torch.ones(3)]
-    return {"outputs": [out], "devices": ["cpu"], "inputs_after": inputs}
+    return {"outputs": [out], "devices": ["cpu"], "inputs_after": [protocol.tensor_digest(x) for x in inputs]}
 
 
 def _got(out, inputs=None, device="cpu"):
@@ -172,3 +172,47 @@ def test_gpu_candidate_is_timed(tmp_path):
     assert result.runtime_ms and result.runtime_ms > 0 and result.speedup and result.speedup > 0
     assert Flag.TIMING_UNAVAILABLE.value not in result.flags
     assert not stale.correct
+
+
+def test_compare_accepts_reordered_fp32_sums_near_zero():
+    """A matvec summed block by block in fp32 (as a Triton kernel does) against the exact one: its errors scale with
+    the output's RMS, and where a value cancels to ~0 they exceed ``atol + rtol*|e|``; honest, so accepted."""
+    gen = torch.Generator().manual_seed(0)
+    a, x = torch.randn(4096, 8192, generator=gen) * 3, torch.randn(8192, generator=gen) * 3
+    expected = (a.double() @ x.double()).float()
+    blocked = torch.zeros(4096)
+    for k in range(0, 8192, 128):
+        blocked = blocked + (a[:, k:k + 128] * x[k:k + 128]).sum(1)
+    old_band = ATOL["float32"] + RTOL["float32"] * expected.abs()
+    assert ((blocked - expected).abs() > old_band).any()  # what rejected the honest GPU solutions
+    assert compare_trial(_ref(expected), _got(blocked), ATOL, RTOL, "full") is None
+
+
+def test_compare_rejects_a_wrong_value_above_the_scale_band():
+    e = torch.randn(10000, generator=torch.Generator().manual_seed(1))
+    wrong = e.clone()
+    wrong[123] += 1e-2  # one value off by 1% of the output's RMS: far beyond rounding
+    mismatch = compare_trial(_ref(e), _got(wrong), ATOL, RTOL, "full")
+    assert mismatch is not None and mismatch.flag == Flag.OUTPUT_MISMATCH and "1/10000" in mismatch.message
+
+
+def test_a_verifier_failure_is_that_items_verdict(runtime_verifier, monkeypatch, caplog):
+    """A failure of the verifier itself on one item (here a full disk) is that item's verdict; the batch goes on."""
+    import errno
+
+    original = runtime_verifier._run_candidate
+
+    def flaky(result, code, *args, **kwargs):
+        if code.startswith("# the disk fills up"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return original(result, code, *args, **kwargs)
+
+    monkeypatch.setattr(runtime_verifier, "_run_candidate", flaky)
+    good = (RUNTIME / "good_relu.py").read_text()
+    items = [VerifyItem(TASKS["relu"], code="# the disk fills up\n" + good), VerifyItem(TASKS["relu"], code=good)]
+    with caplog.at_level("ERROR"):
+        first, second = runtime_verifier.verify_many(items)
+    assert not first.correct and first.flags == [Flag.VERIFIER_ERROR.value] and "No space left" in first.error
+    assert compute_reward(first) == 0.0
+    assert second.correct, second.error
+    assert any("verifier error" in r.getMessage() for r in caplog.records)

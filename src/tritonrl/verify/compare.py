@@ -1,17 +1,25 @@
 """Compare a candidate's outputs with the reference's, in the trusted parent, with plain torch.
 
 The parent never imported candidate code, so nothing here can have been patched. Files written by the child
-are loaded with ``torch.load(weights_only=True)`` (no pickled code runs) and every value must be a plain
-``torch.Tensor``. Checks, in order, each with its flag:
+are decoded by ``protocol.tensors_from_bytes`` (a JSON header and raw bytes: no pickle, nothing runs) and every
+value must be a plain ``torch.Tensor``; inputs after the forward arrive as digests (``protocol.tensor_digest``).
+Checks, in order, each with its flag:
 
   inputs unchanged (INPUT_MUTATION), output count / plain tensors (NOT_PLAIN_TENSOR), device, shape, dtype,
   NaN/Inf where the reference is finite (NONFINITE_OUTPUT), constant output where the reference varies
-  (DEGENERATE_OUTPUT), elementwise ``|a-e| <= atol + rtol*|e|`` (OUTPUT_MISMATCH, TINY_MISMATCH on the tiny
-  stage), for tiny-magnitude references (max|e| < 10*atol) a normalized error
+  (DEGENERATE_OUTPUT), elementwise ``|a-e| <= atol + rtol*max(|e|, rms(e))`` (OUTPUT_MISMATCH, TINY_MISMATCH
+  on the tiny stage), for tiny-magnitude references (max|e| < 10*atol) a normalized error
   ``max|a-e| / max|e| <= 10*rtol``, so an all-zero answer cannot pass on atol alone, and on every output a
   norm-based relative error ``||a-e||_2 <= rtol * ||e||_2`` (``NORM_RTOL_FACTOR`` x the dtype's rtol): an error
   spread evenly over many small values (fp16 arithmetic in an fp32 task, dropped small terms) stays inside the
   elementwise band but not inside the norm.
+
+Why ``max(|e|, rms(e))``: a value that is a long sum (a matmul's or a row reduction's) carries a rounding error
+that scales with its terms, not with the value itself; where terms cancel to near zero, an honest fp32 kernel
+that sums in another order is off by ~1e-6 of the output's scale, far above ``rtol * |e|``. On an H100 the
+bundled matmul (K=4096) and matvec (K=8192) solutions failed ``atol + rtol*|e|`` on 857 of 6.4M and 6 of 16K
+values (errors ~1e-3 on outputs of RMS ~100). Measuring against the output's RMS keeps the band for values at
+or above it and accepts reordering there; a systematic error still fails the L2 check.
 """
 
 from __future__ import annotations
@@ -55,21 +63,14 @@ def compare_trial(ref: dict, got: dict | None, atol: dict[str, float], rtol: dic
 
 
 def _check_inputs(before: list, after: Any) -> Mismatch | None:
+    """Each tensor input's digest after the forward (``protocol.tensor_digest``: dtype, shape, bytes) must equal
+    the reference's: the same inputs, made from the same seed, unchanged by the reference's forward."""
     if not isinstance(after, list) or len(after) != len(before):
         return Mismatch(Flag.INPUT_MUTATION, "inputs after the forward pass could not be checked")
     for i, (b, a) in enumerate(zip(before, after)):
-        if not isinstance(b, torch.Tensor):
-            continue
-        if type(a) is not torch.Tensor or a.shape != b.shape or a.dtype != b.dtype or not _same(a, b):
+        if b is not None and a != b:
             return Mismatch(Flag.INPUT_MUTATION, f"input {i} was modified by the forward pass")
     return None
-
-
-def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.is_floating_point() or a.is_complex():
-        return bool(torch.equal(torch.nan_to_num(a), torch.nan_to_num(b))) and bool(
-            torch.equal(torch.isnan(a), torch.isnan(b)))
-    return bool(torch.equal(a, b))
 
 
 def _check_output(i: int, e: torch.Tensor, a: Any, a_device: str | None, e_device: str,
@@ -86,7 +87,7 @@ def _check_output(i: int, e: torch.Tensor, a: Any, a_device: str | None, e_devic
     if not e.is_floating_point():
         ok = torch.equal(a, e)
         return None if ok else Mismatch(Flag.OUTPUT_MISMATCH, f"output {i} differs (exact comparison)")
-    return _check_values(i, e.double(), a.double(), _tol(atol, e.dtype), _tol(rtol, e.dtype), stage)
+    return _check_values(i, e, a, _tol(atol, e.dtype), _tol(rtol, e.dtype), stage)
 
 
 def _tol(table: dict[str, float], dtype: torch.dtype) -> float:
@@ -94,37 +95,112 @@ def _tol(table: dict[str, float], dtype: torch.dtype) -> float:
     return table.get(name, max(table.values()))
 
 
+CHUNK = 1 << 16  # elements compared at a time: cache-sized float32 temporaries (~25x faster than whole-tensor float64)
+
+
+class _Stats:
+    """What ``_check_values`` needs of a whole output, gathered chunk by chunk in one pass (float64)."""
+
+    def __init__(self) -> None:
+        self.nonfinite = 0             # finite in the reference, NaN/Inf in the candidate
+        self.special_differ = False    # the reference's NaN/Inf positions not matched exactly
+        self.n = 0                     # positions where the reference is finite
+        self.e_min = self.e_max = None
+        self.a_first = None            # the candidate's value at the first such position
+        self.a_constant = True
+        self.bad = 0
+        self.worst = (-1.0, 0.0, 0.0)  # (|a-e|, e, a) at the largest difference
+        self.diff_sq = 0.0
+
+    def add(self, e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float, scale: float) -> None:
+        """One chunk, in float32 (or the outputs' wider dtype): its rounding is far below any tolerance used.
+
+        A value is off when ``|a - e| > atol + rtol * max(|e|, scale)``, ``scale`` being the reference's RMS."""
+        e, a = _work(e), _work(a)
+        if not _finite(torch.aminmax(e)):  # NaN/Inf in the reference: they must be matched exactly
+            e_finite = torch.isfinite(e)
+            special = ~e_finite
+            same = (e[special] == a[special]) | (e[special].isnan() & a[special].isnan())
+            self.special_differ |= not bool(same.all())
+            e, a = e[e_finite], a[e_finite]
+            if e.numel() == 0:
+                return
+        a_range = torch.aminmax(a)
+        if not _finite(a_range):
+            self.nonfinite += int((~torch.isfinite(a)).sum())
+        if self.nonfinite:
+            return  # the verdict is decided; the rest is not needed
+        low, high = (float(v) for v in torch.aminmax(e))
+        self.e_min = low if self.e_min is None else min(self.e_min, low)
+        self.e_max = high if self.e_max is None else max(self.e_max, high)
+        if self.a_first is None:
+            self.a_first = float(a[0])
+        self.a_constant = self.a_constant and float(a_range.min) == float(a_range.max) == self.a_first
+        self.n += e.numel()
+        diff = (a - e).abs_()
+        self.bad += int((diff > e.abs().clamp_min_(scale).mul_(rtol).add_(atol)).sum())
+        top, j = torch.max(diff, dim=0)
+        if float(top) > self.worst[0]:
+            self.worst = (float(top), float(e[j]), float(a[j]))
+        self.diff_sq += float(torch.dot(diff, diff))
+
+    @property
+    def e_absmax(self) -> float:
+        return max(abs(self.e_min), abs(self.e_max))
+
+
+def _work(t: torch.Tensor) -> torch.Tensor:
+    return t.to(torch.promote_types(t.dtype, torch.float32))
+
+
+def _square_sum(e: torch.Tensor) -> tuple[float, int]:
+    """(sum of squares, count) of the reference's finite values, chunk by chunk."""
+    total, count = 0.0, 0
+    for start in range(0, e.numel(), CHUNK):
+        chunk = _work(e[start:start + CHUNK])
+        if not _finite(torch.aminmax(chunk)):
+            chunk = chunk[torch.isfinite(chunk)]
+        total += float(torch.dot(chunk, chunk))
+        count += chunk.numel()
+    return total, count
+
+
+def _finite(extremes: Any) -> bool:
+    return bool(torch.isfinite(extremes.min)) and bool(torch.isfinite(extremes.max))
+
+
 def _check_values(i: int, e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float,
                   stage: str) -> Mismatch | None:
-    e_finite, a_finite = torch.isfinite(e), torch.isfinite(a)
-    if bool((e_finite & ~a_finite).any()):
-        count = int((e_finite & ~a_finite).sum())
-        return Mismatch(Flag.NONFINITE_OUTPUT, f"output {i} has {count} NaN/Inf values where the reference is finite")
-    if not bool(torch.equal(e.isnan(), a.isnan())) or not bool(torch.equal(e[~e_finite], a[~e_finite])):
+    stats = _Stats()
+    e, a = e.reshape(-1), a.reshape(-1)
+    e_sq, count = _square_sum(e)
+    scale = (e_sq / count) ** 0.5 if count else 0.0  # the output's RMS: what a summation's rounding scales with
+    for start in range(0, e.numel(), CHUNK):
+        stats.add(e[start:start + CHUNK], a[start:start + CHUNK], atol, rtol, scale)
+    if stats.nonfinite:
+        return Mismatch(Flag.NONFINITE_OUTPUT, f"output {i} has {stats.nonfinite} NaN/Inf values where the "
+                                               "reference is finite")
+    if stats.special_differ:
         return Mismatch(Flag.OUTPUT_MISMATCH, f"output {i}: NaN/Inf values differ from the reference")
-    e, a = e[e_finite], a[e_finite]
-    if e.numel() == 0:
+    if stats.n == 0:
         return None
-    e_max = float(e.abs().max())
-    if e.numel() > 1 and float(e.max() - e.min()) > 1e-6 * max(e_max, 1e-30) and bool((a == a[0]).all()):
-        return Mismatch(Flag.DEGENERATE_OUTPUT, f"output {i} is constant ({float(a[0]):.4g}) but the reference "
-                                                f"varies (range {float(e.min()):.4g} to {float(e.max()):.4g})")
-    diff = (a - e).abs()
-    bad = diff > atol + rtol * e.abs()
+    e_max = stats.e_absmax
+    if stats.n > 1 and stats.e_max - stats.e_min > 1e-6 * max(e_max, 1e-30) and stats.a_constant:
+        return Mismatch(Flag.DEGENERATE_OUTPUT, f"output {i} is constant ({stats.a_first:.4g}) but the reference "
+                                                f"varies (range {stats.e_min:.4g} to {stats.e_max:.4g})")
+    worst, expected, got = stats.worst
     flag = Flag.TINY_MISMATCH if stage == "tiny" else Flag.OUTPUT_MISMATCH
-    if bool(bad.any()):
-        j = int(diff.argmax())
-        return Mismatch(flag, f"output {i}: {int(bad.sum())}/{bad.numel()} values off, max abs error "
-                              f"{float(diff[j]):.3g} (expected {float(e[j]):.6g}, got {float(a[j]):.6g}; "
-                              f"atol={atol:g} rtol={rtol:g})")
+    if stats.bad:
+        return Mismatch(flag, f"output {i}: {stats.bad}/{stats.n} values off, max abs error "
+                              f"{worst:.3g} (expected {expected:.6g}, got {got:.6g}; "
+                              f"atol={atol:g} rtol={rtol:g} x max(|expected|, RMS {scale:.3g}))")
     if 0 < e_max < SMALL_SCALE_FACTOR * atol:
-        normalized = float(diff.max()) / e_max
+        normalized = worst / e_max
         if normalized > NORMALIZED_RTOL_FACTOR * rtol:
             return Mismatch(flag, f"output {i}: small-magnitude output (max |ref| {e_max:.3g}) with normalized "
                                   f"error {normalized:.3g} > {NORMALIZED_RTOL_FACTOR * rtol:g}")
-    e_norm = float(torch.linalg.vector_norm(e))
-    if e_norm > 0:
-        relative = float(torch.linalg.vector_norm(diff)) / e_norm
+    if e_sq > 0:
+        relative = (stats.diff_sq / e_sq) ** 0.5
         if relative > NORM_RTOL_FACTOR * rtol:
             return Mismatch(flag, f"output {i}: relative L2 error {relative:.3g} > {NORM_RTOL_FACTOR * rtol:g} "
                                   "(every value is close, but the error is systematic: lower precision?)")

@@ -46,6 +46,7 @@ class Flag(str, Enum):
     OUTPUT_NOT_WRITTEN = "output_not_written"
     # the task or the machine, not the candidate
     REFERENCE_ERROR = "reference_error"
+    VERIFIER_ERROR = "verifier_error"
     CPU_UNSUPPORTED = "cpu_unsupported"
     REDUCED_SHAPES = "reduced_shapes"
     CPU_SIZE_LIMIT = "cpu_size_limit"
@@ -87,6 +88,7 @@ RATIONALE: dict[Flag, str] = {
     Flag.OUTPUT_ALIASES_INPUT: "An output sharing memory with an input (a view such as x.t()) was not computed by a kernel.",
     Flag.OUTPUT_NOT_WRITTEN: "Every output must be written by a Triton kernel launched in that forward pass.",
     Flag.REFERENCE_ERROR: "The task's reference Model failed (the task's fault, not the candidate's).",
+    Flag.VERIFIER_ERROR: "The verifier itself failed on this item (a bug, or the machine: disk, memory); logged with its traceback.",
     Flag.CPU_UNSUPPORTED: "Triton's CPU interpreter cannot run this construct; judge it on a GPU (not counted as wrong).",
     Flag.REDUCED_SHAPES: "Judged at shapes reduced to fit the CPU budget (informational).",
     Flag.CPU_SIZE_LIMIT: "The trial's shapes are too large for the CPU interpreter within the limits.",

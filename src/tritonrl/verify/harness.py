@@ -87,9 +87,7 @@ class _Steps:
     def write(self, name: str, ok: bool, tensors: dict | None = None, **info: Any) -> None:
         base = protocol.step_name(self.index, name)
         if tensors is not None:
-            payload = protocol.tensors_to_bytes(tensors)
-            protocol.write_atomic(base + ".pt", payload)
-            info["digest"] = protocol.digest(payload)
+            info["digest"] = protocol.write_payload(base + ".pt", tensors)
         self._signer.write(".", base + ".json", {"ok": ok, **info})
         self.index += 1
 
@@ -199,7 +197,8 @@ def _run_trial(module: Any, trial: TrialSpec, data: tuple[list, list], spec: dic
 
 
 def _pack(output: Any, inputs: list) -> dict[str, list]:
-    """Plain tensors copied to the CPU; anything else becomes its type name (never pickled)."""
+    """Plain tensors copied to the CPU; anything else becomes its type name (never pickled). The inputs after the
+    forward pass go as digests (``protocol.tensor_digest``): the parent only asks whether they changed."""
     outputs, devices = [], []
     for value in as_tuple(output):
         if type(value) is torch.Tensor:
@@ -208,7 +207,7 @@ def _pack(output: Any, inputs: list) -> dict[str, list]:
         else:
             outputs.append(f"{type(value).__module__}.{type(value).__qualname__}")
             devices.append(None)
-    after = [x.detach().to("cpu", copy=True) if type(x) is torch.Tensor else None for x in inputs]
+    after = [protocol.tensor_digest(x) if type(x) is torch.Tensor else None for x in inputs]
     return {"outputs": outputs, "devices": devices, "inputs_after": after}
 
 

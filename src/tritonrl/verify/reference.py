@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import os
 import tempfile
 import threading
@@ -64,19 +65,18 @@ def run_reference(spec: dict[str, Any]) -> None:
             ref = {
                 "outputs": [o.detach().to("cpu", copy=True).contiguous() for o in outputs],
                 "devices": [o.device.type for o in outputs],
-                "inputs_after": [x.detach().to("cpu", copy=True) if isinstance(x, torch.Tensor) else None
-                                 for x in inputs],
+                "inputs_after": [protocol.tensor_digest(x) for x in inputs],
             }
-            payload = protocol.tensors_to_bytes(ref)
+            payload_digest = protocol.write_payload(f"ref_{index:02d}.pt", ref)
         except BaseException as exc:  # noqa: BLE001 - the task's failure, reported with its trial
             signer.write(".", f"ref_{index:02d}.json", {"ok": False, "trial": trial.name,
                                                         "error": f"{type(exc).__name__}: {exc}"[:400]})
             return
-        protocol.write_atomic(f"ref_{index:02d}.pt", payload)
-        signer.write(".", f"ref_{index:02d}.json", {"ok": True, "trial": trial.name,
-                                                    "digest": protocol.digest(payload)})
+        signer.write(".", f"ref_{index:02d}.json", {"ok": True, "trial": trial.name, "digest": payload_digest})
         del model, outputs, inputs, ref
 
+
+log = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------- parent side
 @dataclass
@@ -91,21 +91,24 @@ class ReferenceStore:
     """References by trial, in memory (LRU, ``max_bytes``), backed by a signed disk cache when trusted.
 
     ``run_job(trials) -> JobOutcome`` computes missing references in a sandboxed fork (the Verifier's).
-    ``trust_disk()`` says whether candidates are isolated from the cache directory.
+    ``trust_disk()`` says whether candidates are isolated from the cache directory. The disk cache is an
+    optimization for restarts: it is pruned to ``max_disk_bytes`` (least recently used first), and a write that
+    fails (a full disk) leaves that entry in memory only, with a warning; a verdict never depends on it.
     """
 
     def __init__(self, cache_dir: str | None, device: str, randomize: bool,
                  run_job: Callable[[list[TrialSpec]], JobOutcome], trust_disk: Callable[[], bool],
-                 max_bytes: int = 4 << 30) -> None:
+                 max_bytes: int = 4 << 30, max_disk_bytes: int = 20 << 30) -> None:
         self.dir = cache_dir or default_cache_dir()
         os.makedirs(self.dir, mode=0o700, exist_ok=True)
         self.device, self.randomize, self.run_job = device, randomize, run_job
-        self.trust_disk, self.max_bytes = trust_disk, max_bytes
+        self.trust_disk, self.max_bytes, self.max_disk_bytes = trust_disk, max_bytes, max_disk_bytes
         self._memory: OrderedDict[str, tuple[dict, int]] = OrderedDict()
         self._bytes = 0
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
-        self.stats = {"computed": 0, "disk_hits": 0, "disk_rejected": 0, "memory_hits": 0}
+        self.stats = {"computed": 0, "disk_hits": 0, "disk_rejected": 0, "memory_hits": 0, "disk_write_errors": 0,
+                      "disk_pruned": 0}
         self._timings: dict[str, dict] = {}
 
     def key(self, trial: TrialSpec) -> str:
@@ -141,8 +144,13 @@ class ReferenceStore:
         payload = self._read_signed(key)
         if payload is None:
             return None
+        try:
+            ref = self._remember(trial, payload, to_disk=False)
+        except (TaskError, ValueError, TypeError, KeyError):  # an entry of another format: computed again
+            self.stats["disk_rejected"] += 1
+            return None
         self.stats["disk_hits"] += 1
-        return self._remember(trial, payload, to_disk=False)
+        return ref
 
     def _remember(self, trial: TrialSpec, payload: bytes, to_disk: bool) -> dict:
         ref = protocol.tensors_from_bytes(payload)
@@ -179,11 +187,48 @@ class ReferenceStore:
         return None if secret is None else hmac.new(secret, data, hashlib.sha256).hexdigest()
 
     def _write_signed(self, key: str, payload: bytes) -> None:
-        mac = self._mac(payload, create=True)
-        if mac is None:
+        if len(payload) > self.max_disk_bytes:
             return
-        protocol.write_atomic(os.path.join(self.dir, f"{key}.ref.pt"), payload)
-        protocol.write_atomic(os.path.join(self.dir, f"{key}.ref.sig"), mac)
+        try:
+            self._prune(self.max_disk_bytes - len(payload))
+            mac = self._mac(payload, create=True)
+            if mac is None:
+                return
+            protocol.write_atomic(os.path.join(self.dir, f"{key}.ref.pt"), payload)
+            protocol.write_atomic(os.path.join(self.dir, f"{key}.ref.sig"), mac)
+        except OSError as exc:
+            self._write_failed(exc)
+
+    def _write_failed(self, exc: OSError) -> None:
+        with self._guard:
+            self.stats["disk_write_errors"] += 1
+            first = self.stats["disk_write_errors"] == 1
+        if first:
+            log.warning("reference disk cache %s: %s; references stay in memory only (verdicts are unaffected)",
+                        self.dir, exc)
+
+    def _prune(self, budget: int) -> None:
+        """Remove the least recently used entries (by mtime: reads touch it) until the cache holds <= budget."""
+        with self._guard:
+            entries = []
+            for name in os.listdir(self.dir):
+                if name.endswith(".ref.pt"):
+                    try:
+                        info = os.stat(os.path.join(self.dir, name))
+                    except OSError:
+                        continue
+                    entries.append((info.st_mtime, info.st_size, name))
+            total = sum(size for _, size, _ in entries)
+            for _, size, name in sorted(entries):
+                if total <= budget:
+                    break
+                for path in (name, name.removesuffix(".pt") + ".sig"):
+                    try:
+                        os.unlink(os.path.join(self.dir, path))
+                    except OSError:
+                        pass
+                total -= size
+                self.stats["disk_pruned"] += 1
 
     def _read_signed(self, key: str) -> bytes | None:
         if self._secret(create=False) is None:  # no key: nothing on disk is trusted
@@ -198,6 +243,10 @@ class ReferenceStore:
         if not hmac.compare_digest(mac, self._mac(payload, create=False) or ""):
             self.stats["disk_rejected"] += 1
             return None
+        try:
+            os.utime(os.path.join(self.dir, f"{key}.ref.pt"))  # recently used: pruned last
+        except OSError:
+            pass
         return payload
 
     def withdraw_key(self) -> None:
@@ -233,11 +282,16 @@ class ReferenceStore:
         if not self.trust_disk():
             return
         body = json.dumps(report)
-        mac = self._mac(body.encode(), create=True)
-        protocol.write_atomic(self.timing_path(key), json.dumps({"body": body, "mac": mac}))
+        try:
+            mac = self._mac(body.encode(), create=True)
+            protocol.write_atomic(self.timing_path(key), json.dumps({"body": body, "mac": mac}))
+        except OSError as exc:
+            self._write_failed(exc)
 
 
 def _well_formed(ref: Any) -> bool:
     return (isinstance(ref, dict) and isinstance(ref.get("outputs"), list)
             and all(type(t) is torch.Tensor for t in ref["outputs"])
-            and isinstance(ref.get("inputs_after"), list) and isinstance(ref.get("devices"), list))
+            and isinstance(ref.get("inputs_after"), list)
+            and all(d is None or isinstance(d, str) for d in ref["inputs_after"])
+            and isinstance(ref.get("devices"), list))

@@ -150,14 +150,19 @@ class Child:
         """A file named like a record exists but is not signed with this child's secret."""
         return os.path.exists(self.path(name)) and self.read_json(name) is None
 
-    def read_payload(self, name: str, expected_digest: object) -> bytes | None:
-        """The bytes of a payload file, only if they are the ones its signed record names."""
+    def read_payload(self, name: str, expected_digest: object) -> bytearray | None:
+        """The bytes of a payload file, only if they are the ones its signed record names (a ``bytearray``: the
+        tensors decoded from it share its memory, ``protocol.tensors_from_bytes``)."""
+        if not isinstance(expected_digest, str):
+            return None
         try:
             with open(self.path(name), "rb") as fh:
-                data = fh.read()
+                data = bytearray(os.fstat(fh.fileno()).st_size)
+                if fh.readinto(data) != len(data) or fh.read(1):
+                    return None  # changed while read
         except OSError:
             return None
-        return data if isinstance(expected_digest, str) and digest(data) == expected_digest else None
+        return data if digest(data) == expected_digest else None
 
     def exit(self) -> Exit | None:
         return self.zygote.exit_of(self.job_id)

@@ -46,7 +46,7 @@ class TrialSpec:
     def cache_key(self, device: str, randomize: bool) -> str:
         """Identity of the reference result: (task.key, variant, seed, scale, dtype, device, torch version)."""
         text = "|".join(map(str, (self.task_key, self.seed, self.scale, self.dtype, device, randomize,
-                                   self.input_seed, torch.__version__, "v2")))
+                                   self.input_seed, torch.__version__, "v3")))  # v3: payload format
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     def to_dict(self) -> dict[str, Any]:

@@ -16,6 +16,7 @@ timing run has the GPU to itself (``tritonrl.verify.gpu_lock``; docs/timing.md, 
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -36,6 +37,8 @@ from tritonrl.verify.reference import JobOutcome, ReferenceStore
 from tritonrl.verify.result import MAX_ERROR_CHARS, Stage, VerifyResult
 from tritonrl.verify.sandbox import Child, Zygote, jobs_root, make_workdir
 from tritonrl.verify.trial import TrialSpec
+
+log = logging.getLogger(__name__)
 
 FSIZE_LIMIT_BYTES = 4 << 30
 
@@ -80,7 +83,8 @@ class Verifier:
         self._gpu_names: dict[str, str] = {}  # GPU id -> GPU name, learned from trusted reference timings
         self._refs = ReferenceStore(self.config.cache_dir, self.device, self.config.randomize_params,
                                     self._run_reference_job, self._disk_trusted,
-                                    max_bytes=int(self.config.reference_memory_gb * (1 << 30)))
+                                    max_bytes=int(self.config.reference_memory_gb * (1 << 30)),
+                                    max_disk_bytes=int(self.config.reference_disk_gb * (1 << 30)))
         self.sandbox_info: dict = {}
         self._isolation: dict | None = None
 
@@ -96,8 +100,18 @@ class Verifier:
 
     # ------------------------------------------------------------ public API
     def verify(self, task: KernelTask, code: str | None = None, completion: str | None = None) -> VerifyResult:
+        """The candidate's verdict. Never raises for one item's sake: a failure of the verifier itself (a bug, a
+        full disk, memory) is that item's ``verifier_error`` verdict, logged with its traceback, and a batch goes
+        on (``verify_many``, ``verify_iter``)."""
         start = time.monotonic()
-        result = self._verify(task, code, completion)
+        try:
+            result = self._verify(task, code, completion)
+        except ConfigError:
+            raise  # the user's configuration: every item would fail the same way
+        except Exception as exc:  # noqa: BLE001 - reported as the item's verdict and logged, never swallowed
+            log.exception("verifier error on task %s", getattr(task, "name", "?"))
+            result = VerifyResult(Stage.COMPILE, flags=[Flag.VERIFIER_ERROR.value],
+                                  error=_clip(f"verifier error ({type(exc).__name__}): {exc}"), code=code)
         result.elapsed_s = round(time.monotonic() - start, 3)
         return result
 
@@ -421,7 +435,8 @@ class Verifier:
     def _policy(self):
         from tritonrl.verify.timing import TimingPolicy
 
-        return TimingPolicy(max_warmup=max(1, self.config.warmup), max_trials=max(1, self.config.timed_trials),
+        return TimingPolicy(max_warmup=max(1, self.config.warmup), warmup_ms=self.config.timing_warmup_ms,
+                            max_trials=max(1, self.config.timed_trials),
                             min_trials=min(10, max(1, self.config.timed_trials)), rel_ci=self.config.timing_rel_ci,
                             budget_ms=self.config.timing_budget_ms)
 
@@ -474,14 +489,14 @@ def timing_sets(trials: list[TrialSpec], count: int) -> list[TrialSpec]:
 
 def speedup_ci(ref_timing: dict, status: dict) -> list[float] | None:
     """95% interval of the speedup from both sides' timed samples (``timing_stats.speedup_interval``)."""
-    from tritonrl.verify.timing_stats import speedup_interval
+    from tritonrl.verify.timing_stats import RUN_TO_RUN_REL, speedup_interval
 
     ref = (ref_timing.get("reference") or {}).get("samples_ms")
     cand = (status.get("timing") or {}).get("samples_ms")
     if not ref or not cand:
         return None
-    _, low, high = speedup_interval(ref, cand, seed=0, systematic_rel=0.01)
-    return [round(low, 4), round(high, 4)]
+    _, low, high = speedup_interval(ref, cand, seed=0, systematic_rel=RUN_TO_RUN_REL)  # timed in other runs
+    return [low, high]  # unrounded: a rounded end could exclude the point estimate (a 0.0005x speedup)
 
 
 def reference_timing_key(trial: TrialSpec, gpu: str, config: VerifyConfig) -> str:
