@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-minutes", type=float, default=9.0, help="stop taking results after this long")
     parser.add_argument("--workers-per-gpu", type=int, default=4)
     parser.add_argument("--timeout", type=float, default=120.0, help="verifier timeout per candidate (s)")
+    parser.add_argument("--reference-memory-gb", type=float, default=16.0,
+                        help="references kept in memory (a task's are ~2 GB at these shapes; the default 4 would "
+                             "send concurrent tasks' references through the disk cache)")
     parser.add_argument("--first", default="", help="comma-separated tasks to judge first (again, if judged)")
     args = parser.parse_args(argv)
     done = set()
@@ -44,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     tasks = sorted((t for t in every if t.name in first or t.name not in done), key=lambda t: t.name not in first)
     print(f"{len(done)} tasks already judged; {len(tasks)} to run", flush=True)
     config = VerifyConfig(device="cuda", timeout_s=args.timeout, warmup=3, timed_trials=20,
-                          workers_per_gpu=args.workers_per_gpu)
+                          workers_per_gpu=args.workers_per_gpu, reference_memory_gb=args.reference_memory_gb)
     deadline = time.monotonic() + 60 * args.max_minutes
     rejected = 0
     with Verifier(config) as verifier, open(args.jsonl, "a") as out:

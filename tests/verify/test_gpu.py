@@ -143,7 +143,8 @@ def test_all_bundled_solutions_accepted_and_timed(tmp_path):
 
     tasks = [t for t in load_tasks("bundled") if t.solution]
     config = VerifyConfig(cache_dir=str(tmp_path), device="cuda", timeout_s=120.0, warmup=3, timed_trials=20,
-                          workers_per_gpu=4)  # import, compile and correctness overlap; timing stays exclusive
+                          workers_per_gpu=4,  # import, compile and correctness overlap; timing stays exclusive
+                          reference_memory_gb=16.0)  # ~2 GB of references per task at the timing shapes
     with Verifier(config) as verifier:
         results = verifier.verify_many([VerifyItem(t, code=t.solution) for t in tasks])
     bad = {t.name: (r.stage.value, r.flags, r.error) for t, r in zip(tasks, results)
