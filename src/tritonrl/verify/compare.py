@@ -102,7 +102,8 @@ CHUNK = 1 << 16  # elements compared at a time: cache-sized float32 temporaries 
 
 
 class _Stats:
-    """What ``_check_values`` needs of a whole output, gathered chunk by chunk in one pass (float64)."""
+    """What ``_check_values`` needs of a whole output, gathered chunk by chunk in one pass (sums in Python
+    floats; each chunk in float32 or the outputs' wider dtype)."""
 
     def __init__(self) -> None:
         self.nonfinite = 0             # finite in the reference, NaN/Inf in the candidate

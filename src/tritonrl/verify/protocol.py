@@ -78,7 +78,8 @@ def write_payload(path: str, obj: Any) -> str:
 
 
 def payload_parts(obj: Any) -> list:
-    """``obj`` (dicts with str keys, lists, tuples, str, int, float, bool, None and CPU tensors) as one buffer.
+    """``obj`` (dicts with str keys, lists, tuples, str, int, float, bool, None and tensors) as the buffers that,
+    written in order, make its payload (the tensors' own memory, not copied when already contiguous on the CPU).
 
     Layout: ``PAYLOAD_MAGIC``, the header's length (8 bytes, little-endian), the header (JSON: the structure, each
     tensor replaced by ``{"t": i}``, and a table of dtype, shape and offset per tensor), then the tensors' raw
@@ -145,8 +146,7 @@ def tensors_from_bytes(data: bytes | bytearray) -> Any:
         count = 1
         for d in shape:
             count *= d
-        itemsize = torch.empty((), dtype=dtype).element_size()
-        if nbytes != count * itemsize or offset < 0 or base + offset + nbytes > view.nbytes:
+        if nbytes != count * dtype.itemsize or offset < 0 or base + offset + nbytes > view.nbytes:
             raise ValueError("tensor bytes out of range")
         flat = (torch.frombuffer(view, dtype=torch.uint8, count=nbytes, offset=base + offset) if nbytes
                 else torch.empty(0, dtype=torch.uint8))
