@@ -226,3 +226,14 @@ def test_compare_band_stays_tight_on_the_bulk_of_a_heavy_tailed_output():
     mismatch = compare_trial(_ref(e), _got(sloppy), ATOL, RTOL, "full")
     assert mismatch is not None and mismatch.flag == Flag.OUTPUT_MISMATCH
     assert compare_trial(_ref(e), _got(e * (1 + 1e-6)), ATOL, RTOL, "full") is None
+
+
+def test_compare_scale_is_not_taken_from_a_few_columns():
+    """Every 64th column 1000x larger: a sample strided by the row length's divisor would see only those columns
+    and open the band for the rest (to ~1e-2); 0.2% errors on ordinary columns must fail."""
+    e = torch.randn(1024, 4096, generator=torch.Generator().manual_seed(2))
+    e[:, ::64] *= 1000
+    sloppy = e.clone()
+    sloppy[:, 1::64] *= 1.002
+    mismatch = compare_trial(_ref(e), _got(sloppy), ATOL, RTOL, "full")
+    assert mismatch is not None and mismatch.flag == Flag.OUTPUT_MISMATCH

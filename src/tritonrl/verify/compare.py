@@ -158,7 +158,7 @@ def _work(t: torch.Tensor) -> torch.Tensor:
     return t.to(torch.promote_types(t.dtype, torch.float32))
 
 
-SCALE_SAMPLES = 1 << 16  # values of the reference sampled (evenly strided) for a quantile of its magnitudes
+SCALE_SAMPLES = 1 << 16  # values of the reference sampled (uniformly, fixed seed) for a quantile of its magnitudes
 SCALE_QUANTILE = 0.9     # the scale is the RMS, at most this quantile of the magnitudes
 
 
@@ -171,8 +171,10 @@ def _typical_scale(e: torch.Tensor, e_sq: float, count: int) -> float:
     median would not do: after a ReLU it is 0.)"""
     if count == 0:
         return 0.0
-    step = max(1, e.numel() // SCALE_SAMPLES)
-    sample = _work(e[::step]).abs()
+    # Not a strided sample: with rows of a multiple of the stride it would see a few columns only.
+    sample = e if e.numel() <= SCALE_SAMPLES else e[torch.randint(
+        e.numel(), (SCALE_SAMPLES,), generator=torch.Generator().manual_seed(0))]
+    sample = _work(sample).abs()
     sample = sample[torch.isfinite(sample)]
     rms = (e_sq / count) ** 0.5
     return min(rms, float(torch.quantile(sample.double(), SCALE_QUANTILE))) if sample.numel() else rms
