@@ -237,3 +237,14 @@ def test_compare_scale_is_not_taken_from_a_few_columns():
     sloppy[:, 1::64] *= 1.002
     mismatch = compare_trial(_ref(e), _got(sloppy), ATOL, RTOL, "full")
     assert mismatch is not None and mismatch.flag == Flag.OUTPUT_MISMATCH
+
+
+def test_compare_band_stays_tight_beside_a_minority_of_large_channels():
+    """A fifth of the columns 1000x larger: the RMS (~450) and the 90% quantile are theirs; 0.5% errors on the
+    ordinary columns must fail (the L2 check, dominated by the large columns, cannot see them)."""
+    e = torch.randn(512, 1000, generator=torch.Generator().manual_seed(3))
+    e[:, :200] *= 1000
+    sloppy = e.clone()
+    sloppy[:, 200:] *= 1.005
+    mismatch = compare_trial(_ref(e), _got(sloppy), ATOL, RTOL, "full")
+    assert mismatch is not None and mismatch.flag == Flag.OUTPUT_MISMATCH
