@@ -16,7 +16,7 @@ from tritonrl.config import VerifyConfig
 from tritonrl.reward import compute_reward
 from tritonrl.tasks.variants import find_constants, rewrite_constants
 from tritonrl.verify import Flag, Stage, Verifier, VerifyItem
-from tritonrl.verify.timing_stats import RUN_TO_RUN_REL
+from tritonrl.verify.timing_stats import estimates_agree, widen
 
 pytestmark = pytest.mark.gpu
 
@@ -24,7 +24,6 @@ RUNTIME = Path(__file__).parent / "fixtures" / "runtime"
 GOOD = (RUNTIME / "good_relu.py").read_text()
 GPU_CONFIG = {"device": "cuda", "timeout_s": 30.0, "warmup": 5, "timed_trials": 30}
 SLOWER = 0.5          # a fixture with ~1 ms of hidden work must not reach this speedup over torch.relu (~0.02 ms)
-STABLE_REL = 2 * RUN_TO_RUN_REL  # the same kernel timed in two runs: medians within twice the run-to-run term
 DO_BENCH_REL = 0.10   # our median vs triton.testing.do_bench's median, same kernel (benchmark target: 5%)
 
 
@@ -90,22 +89,22 @@ def test_timing_report_is_complete(gpu_results):
 
 
 def test_same_kernel_timed_twice_agrees(tmp_path):
-    """Two verifications of one kernel on a 256 MiB ReLU: medians within a few percent, reference cached.
+    """Two verifications of one kernel on a 256 MiB ReLU agree within their intervals, reference cached.
 
-    A run's own interval is narrow (1%) but the median moves between runs (new allocations: CV ~2% for this
-    Triton kernel on an H100); the speedup interval's systematic term ``RUN_TO_RUN_REL`` covers that, and each
-    run's interval must contain the other run's speedup (same cached reference samples)."""
+    A run's own interval is narrow (1%) but the median moves between runs (allocations, clocks: up to ~15% for
+    memory-bound kernels on H100s); the run-to-run term ``RUN_TO_RUN_REL`` covers that. Both the candidate's
+    medians (each run's interval widened by that term) and the speedups (whose intervals include it) must agree
+    as two estimates of one quantity (``estimates_agree``)."""
     task = resized(TASKS["relu"], batch_size=8192, dim=8192)
     config = VerifyConfig(cache_dir=str(tmp_path), multi_input=False, staged=False, **GPU_CONFIG)
     with Verifier(config) as verifier:
         first, second = (verifier.verify(task, code=GOOD) for _ in range(2))
     assert first.correct and second.correct, (first.error, second.error)
     assert not first.timing["ref_cached"] and second.timing["ref_cached"]
-    assert abs(first.runtime_ms - second.runtime_ms) <= STABLE_REL * first.runtime_ms, (first.runtime_ms,
-                                                                                       second.runtime_ms)
-    for one, other in ((first, second), (second, first)):
-        low, high = one.timing["speedup_ci95"]
-        assert low <= other.speedup <= high, (one.timing["speedup_ci95"], other.speedup)
+    medians = [(r.runtime_ms, widen(*r.timing["candidate"]["median_ci_ms"])) for r in (first, second)]
+    assert estimates_agree(*medians[0], *medians[1]), medians
+    speedups = [(r.speedup, r.timing["speedup_ci95"]) for r in (first, second)]
+    assert estimates_agree(*speedups[0], *speedups[1]), speedups
 
 
 def test_time_forward_agrees_with_do_bench():
@@ -154,7 +153,7 @@ def test_all_bundled_solutions_accepted_and_timed(tmp_path):
 
 @pytest.mark.xfail(strict=False, reason=(
     "known gap, docs/benchmarks.md 'Verifier throughput (GPU)': on an H200 this passed once and failed once "
-    "(5 of 6 medians within 2.7%, one 7.5% high) with 3 children per GPU; exact timing under GPU sharing is "
+    "(5 of 6 medians within 2.7%, one 7.5% high; judged then by a fixed 10% band) with 3 children per GPU; exact timing under GPU sharing is "
     "not established, so workers_per_gpu stays 1 by default"))
 def test_timing_exact_with_three_children_per_gpu(tmp_path):
     """workers_per_gpu=3: six copies of one kernel checked concurrently, each timed alone; medians agree."""
@@ -165,6 +164,6 @@ def test_timing_exact_with_three_children_per_gpu(tmp_path):
         results = verifier.verify_many([VerifyItem(task, code=f"# copy {k}\n{GOOD}") for k in range(6)])
         assert all(lock.idle() for lock in verifier._gpus.locks.values())
     assert all(r.correct for r in results), [r.error for r in results]
-    runtimes = sorted(r.runtime_ms for r in results)
-    median = runtimes[len(runtimes) // 2]
-    assert all(abs(t - median) <= STABLE_REL * median for t in runtimes), runtimes
+    medians = sorted((r.runtime_ms, widen(*r.timing["candidate"]["median_ci_ms"])) for r in results)
+    middle = medians[len(medians) // 2]
+    assert all(estimates_agree(*one, *middle) for one in medians), medians

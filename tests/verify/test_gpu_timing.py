@@ -29,7 +29,6 @@ HERE = Path(__file__).parent / "fixtures"
 FIXTURES = sorted((HERE / "gpu_timing").glob("*.py"))
 GOOD = HERE / "runtime" / "good_relu.py"
 BIG = {"batch_size": 8192, "dim": 8192}   # 256 MiB of fp32: memory-bound, far above launch overhead
-AGREE_REL = 0.05                           # adaptive median vs fixed-count median, same kernel
 
 
 def _load(path: Path):
@@ -39,15 +38,23 @@ def _load(path: Path):
     return module
 
 
-def _checked(model, shape=(8192, 8192), n_sets=3, seed=0, policy=None):
+def _harness_tensors(shape=(8192, 8192), n_sets=3, seed=0):
+    """K input sets and the input tensors they are refreshed into."""
+    import torch
+
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    sets = [[torch.randn(*shape, device="cuda", generator=gen)] for _ in range(n_sets)]
+    return sets, [torch.empty(*shape, device="cuda")]
+
+
+def _checked(model, shape=(8192, 8192), n_sets=3, seed=0, policy=None, tensors=None):
     """What the harness does: K input sets, refreshed in place, checked against torch.relu of each set."""
     import torch
 
     from tritonrl.verify import timing
 
-    gen = torch.Generator(device="cuda").manual_seed(seed)
-    sets = [[torch.randn(*shape, device="cuda", generator=gen)] for _ in range(n_sets)]
-    inputs = [torch.empty(*shape, device="cuda")]
+    sets, inputs = tensors or _harness_tensors(shape, n_sets, seed)
+    n_sets = len(sets)
     refresh = timing.make_refresh(inputs, sets)
     timer = timing.CudaTimer()
 
@@ -84,19 +91,34 @@ def test_fixture_caught_by_timing_functions(path):
 
 
 def test_honest_kernel_clean_and_adaptive_stop_agrees_with_fixed_count():
-    import torch
+    """The adaptive stop does not bias the median: where it stops early (1% interval), the median agrees with 100
+    fixed trials on the same tensors, each figure's interval widened by the run-to-run term (``estimates_agree``).
 
+    With the verifier's warm-up, most runs on a 256 MiB ReLU stop early (``benchmarks/timing_policy.py``: 4 of 5
+    runs, the fifth ran to 100 trials); up to 3 runs are tried for one that does."""
+    from tritonrl.config import VerifyConfig
     from tritonrl.verify import timing
+    from tritonrl.verify.timing_stats import estimates_agree, median_ci, widen
 
     model = _load(GOOD).ModelNew()
-    stats, verdict = _checked(model)
-    assert verdict is None, verdict
-    assert stats["trials"] < 100 and stats["stopped"] == "ci", stats  # 256 MiB ReLU: quiet, 1% reached early
+    tensors = _harness_tensors()
+    warmup_ms = VerifyConfig().timing_warmup_ms
+    runs = []
+    for _ in range(3):
+        stats, verdict = _checked(model, tensors=tensors, policy=timing.TimingPolicy(warmup_ms=warmup_ms))
+        assert verdict is None, verdict
+        runs.append((stats["stopped"], stats["trials"], stats["median_ms"]))
+        if stats["stopped"] == "ci":
+            break
+    assert stats["stopped"] == "ci" and stats["trials"] < 100, runs
     low, high = stats["median_ci_ms"]
     assert low <= stats["median_ms"] <= high and stats["ci_rel"] <= 0.01
-    x = torch.randn(8192, 8192, device="cuda")
-    fixed = timing.time_forward(lambda: model(x), warmup=10, trials=100)["median_ms"]
-    assert abs(stats["median_ms"] - fixed) <= AGREE_REL * fixed, (stats["median_ms"], fixed)
+    fixed, verdict = _checked(model, tensors=tensors,
+                              policy=timing.TimingPolicy(warmup_ms=warmup_ms, min_trials=100, max_trials=100))
+    assert verdict is None and fixed["trials"] >= 100, (verdict, fixed["trials"])  # +1 if all checks hit one set
+    adaptive = (stats["median_ms"], widen(low, high))
+    fixed_ci = median_ci(fixed["samples_ms"])[:2]
+    assert estimates_agree(*adaptive, fixed["median_ms"], widen(*fixed_ci)), (adaptive, fixed["median_ms"], fixed_ci)
 
 
 def test_speedup_interval_of_a_kernel_against_itself_contains_one():

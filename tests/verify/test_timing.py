@@ -88,10 +88,13 @@ import random  # noqa: E402
 
 from tritonrl.verify.harness import poison_memory, unpoison_memory  # noqa: E402
 from tritonrl.verify.timing_stats import (  # noqa: E402
+    RUN_TO_RUN_REL,
     ci_converged,
+    estimates_agree,
     median_ci,
     median_ci_ranks,
     speedup_interval,
+    widen,
 )
 
 GPU_TIMING = Path(__file__).parent / "fixtures" / "gpu_timing"
@@ -445,6 +448,23 @@ def test_speedup_interval_is_deterministic_and_widened_by_systematic_error():
     assert speedup_interval([1.0, 1.0], [0.0, 0.0])[0] == math.inf
     with pytest.raises(ValueError):
         speedup_interval([], [1.0])
+
+
+def test_estimates_agree_by_root_sum_square_of_log_half_widths():
+    tight = (0.99, 1.01)
+    assert estimates_agree(1.0, tight, 1.0, tight)
+    assert not estimates_agree(1.0, tight, 1.15, (1.15 * 0.99, 1.15 * 1.01))  # 15% apart, 1% intervals
+    # The same two figures, each interval widened by the run-to-run term: one quantity measured twice.
+    assert estimates_agree(1.0, widen(*tight), 1.12, widen(1.12 * 0.99, 1.12 * 1.01))
+    assert widen(1.0, 2.0, 0.1) == (pytest.approx(1.0 / 1.1), pytest.approx(2.2))
+    assert widen(1.0, 2.0) == widen(1.0, 2.0, RUN_TO_RUN_REL)
+    # Overlapping intervals are not enough: 18% apart with 10% half-widths overlap but do not agree.
+    h = math.log(1.1)
+    assert not estimates_agree(1.0, (1 / 1.1, 1.1), math.exp(0.18), (math.exp(0.18 - h), math.exp(0.18 + h)))
+    # An asymmetric interval counts by its larger side, whichever side the other estimate lies on.
+    assert estimates_agree(1.0, (0.7, 1.01), 1.2, (1.19, 1.21))
+    with pytest.raises(ValueError):
+        estimates_agree(0.0, tight, 1.0, tight)
 
 
 # ---------------------------------------------------------------- GPU-timing fixtures, their CPU side

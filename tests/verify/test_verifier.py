@@ -8,8 +8,9 @@ import torch
 
 from tests.verify.tasks import TASKS
 from tritonrl.cli import main
+from tritonrl.config import VerifyConfig
 from tritonrl.reward import compute_reward
-from tritonrl.verify import Flag, Stage, VerifyItem, protocol
+from tritonrl.verify import Flag, Stage, Verifier, VerifyItem, protocol
 from tritonrl.verify.compare import compare_trial
 from tritonrl.verify.trial import build_model
 
@@ -217,6 +218,51 @@ def test_a_verifier_failure_is_that_items_verdict(runtime_verifier, monkeypatch,
     assert compute_reward(first) == 0.0
     assert second.correct, second.error
     assert any("verifier error" in r.getMessage() for r in caplog.records)
+
+
+def test_an_item_left_when_the_verifier_is_closed_is_not_judged_and_not_an_error(ref_cache_dir, caplog):
+    """A caller that closes the verifier with items in flight (a time box) gets "not judged", logged quietly."""
+    verifier = Verifier(VerifyConfig(static_checks=False, cache_dir=ref_cache_dir, device="cpu", workers=1))
+    verifier.close()
+    with caplog.at_level("INFO"):
+        result = verifier.verify(TASKS["relu"], code=(RUNTIME / "good_relu.py").read_text())
+    assert not result.correct and result.flags == [Flag.VERIFIER_ERROR.value], result
+    assert result.error == "not judged: the verifier was closed"
+    assert compute_reward(result) == 0.0
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.records
+
+
+def test_an_unreadable_zygote_message_restarts_the_zygote_and_hangs_nothing(tmp_path, monkeypatch, caplog):
+    """If the parent cannot read one of the zygote's messages, that zygote is ended (its jobs in flight count as
+    crashed, at once) and the next job starts a new one; before, the reader thread died and every later wait ran
+    to its timeout. Here the unreadable message is the reference job's exit, after its signed result was
+    written: nothing is lost and the candidate is still judged."""
+    import time
+
+    from tritonrl.verify import sandbox
+
+    real, calls = sandbox.Exit, []
+
+    def exit_once_unreadable(code, sig):
+        calls.append(code)
+        if len(calls) == 1:
+            raise ValueError("unreadable")
+        return real(code, sig)
+
+    good = (RUNTIME / "good_relu.py").read_text()
+    with Verifier(VerifyConfig(static_checks=False, cache_dir=str(tmp_path), device="cpu", workers=1,
+                               timeout_s=60.0)) as verifier:
+        monkeypatch.setattr(sandbox, "Exit", exit_once_unreadable)
+        starts, real_start = [], verifier._zygote._start
+        monkeypatch.setattr(verifier._zygote, "_start", lambda: (starts.append(1), real_start())[1])
+        start = time.monotonic()
+        with caplog.at_level("ERROR"):
+            first = verifier.verify(TASKS["relu"], code=good)
+            second = verifier.verify(TASKS["relu"], code=good)
+        assert time.monotonic() - start < 45, "a job waited for an exit that was never going to be read"
+        assert len(starts) == 2, starts  # the first zygote, then its replacement; no more
+    assert any("unreadable message" in r.getMessage() for r in caplog.records)
+    assert first.correct and second.correct, (first.error, second.error)
 
 
 def test_compare_band_stays_tight_on_the_bulk_of_a_heavy_tailed_output():

@@ -10,6 +10,7 @@ private workdir, its step files, the timeout and the kill, which takes the child
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import signal
@@ -25,6 +26,12 @@ from tritonrl.verify.protocol import Signer, digest, new_secret, verdict_name
 
 POLL_S = 0.005
 START_TIMEOUT_S = 300.0
+
+log = logging.getLogger(__name__)
+
+
+class VerifierClosed(RuntimeError):
+    """A job asked of a verifier already closed (a batch cut short by its caller): not a failure to log."""
 
 
 @dataclass
@@ -62,25 +69,31 @@ class Zygote:
         threading.Thread(target=self._read, args=(self._proc,), daemon=True).start()
 
     def _read(self, proc: subprocess.Popen) -> None:
-        for line in proc.stdout:
-            message = json.loads(line)
-            with self._cond:
-                if "pid" in message:
-                    self._pids[message["id"]] = message["pid"]
-                elif "exit" in message:
-                    self._exits[message["id"]] = Exit(message["exit"], message["signal"])
+        try:
+            for line in proc.stdout:
+                message = json.loads(line)
+                with self._cond:
+                    if "pid" in message:
+                        self._pids[message["id"]] = message["pid"]
+                    elif "exit" in message:
+                        self._exits[message["id"]] = Exit(message["exit"], message["signal"])
+                    self._cond.notify_all()
+        except Exception:  # noqa: BLE001 - an unreadable message: no job's exit could be told any more
+            log.exception("the verifier's zygote sent an unreadable message; restarting it")
+            proc.kill()  # the next job starts a new zygote
+            proc.wait()
+        finally:
+            with self._cond:  # the zygote died: every job still running is treated as crashed
+                for job_id in list(self._pids):
+                    self._exits.setdefault(job_id, Exit(-1, signal.SIGKILL))
                 self._cond.notify_all()
-        with self._cond:  # the zygote died: every job still running is treated as crashed
-            for job_id in list(self._pids):
-                self._exits.setdefault(job_id, Exit(-1, signal.SIGKILL))
-            self._cond.notify_all()
 
     def submit(self, kind: str, workdir: str, spec: dict[str, Any], env: dict[str, str], limits: dict) -> Child:
         """Fork a child for this job; ``spec`` travels in the message, with a fresh secret for its records."""
         spec = {**spec, "secret": new_secret()}
         with self._lock:
             if self._closed:  # a worker thread still running after close() must not start a new zygote
-                raise RuntimeError("the verifier was closed")
+                raise VerifierClosed("the verifier was closed")
             if self._proc is None or self._proc.poll() is not None:
                 self._start()
             self._next_id += 1

@@ -35,7 +35,7 @@ from tritonrl.verify.plan import build_trials, mark_cpu_size_limit
 from tritonrl.verify.protocol import CODE_FILE
 from tritonrl.verify.reference import JobOutcome, ReferenceStore
 from tritonrl.verify.result import MAX_ERROR_CHARS, Stage, VerifyResult
-from tritonrl.verify.sandbox import Child, Zygote, jobs_root, make_workdir
+from tritonrl.verify.sandbox import Child, VerifierClosed, Zygote, jobs_root, make_workdir
 from tritonrl.verify.trial import TrialSpec
 
 log = logging.getLogger(__name__)
@@ -108,6 +108,10 @@ class Verifier:
             result = self._verify(task, code, completion)
         except ConfigError:
             raise  # the user's configuration: every item would fail the same way
+        except VerifierClosed as exc:  # the caller closed the verifier with this item in flight: not judged
+            log.info("task %s not judged: %s", getattr(task, "name", "?"), exc)
+            result = VerifyResult(Stage.COMPILE, flags=[Flag.VERIFIER_ERROR.value], error=f"not judged: {exc}",
+                                  code=code)
         except Exception as exc:  # noqa: BLE001 - reported as the item's verdict and logged, never swallowed
             log.exception("verifier error on task %s", getattr(task, "name", "?"))
             result = VerifyResult(Stage.COMPILE, flags=[Flag.VERIFIER_ERROR.value],
