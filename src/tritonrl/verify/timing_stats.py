@@ -102,6 +102,7 @@ def estimates_agree(a: float, a_interval: Sequence[float], b: float, b_interval:
 
     return abs(math.log(a / b)) <= math.hypot(half(a, a_interval), half(b, b_interval))
 
+
 def speedup_interval(ref_samples_ms: Sequence[float], cand_samples_ms: Sequence[float],
                      confidence: float = DEFAULT_CONFIDENCE, seed: int = 0,
                      resamples: int = BOOTSTRAP_RESAMPLES, method: str = "bootstrap",
