@@ -2,7 +2,7 @@
 
     PYTHONPATH=src python benchmarks/timing_jitter.py --out timing_jitter.json      # on a GPU, ~1 min
 
-A 256 MiB ReLU (a Triton kernel as the bundled solution, and ``torch.relu``) timed in ``--rounds`` rounds, each
+A 256 MiB ReLU (the bundled ``l1_relu`` solution, and ``torch.relu``) timed in ``--rounds`` rounds, each
 on a fresh input allocation (``empty_cache`` and a spacer of another size first), ``--trials`` timed calls per
 round, for three timed regions: "overlap" (the region starts right after the asynchronous L2 flush, as
 ``CudaTimer``), "isolated" (a synchronize after the flush: the host's launch latency is inside the region) and
@@ -42,25 +42,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     import torch
-    import triton
-    import triton.language as tl
 
+    from tritonrl.tasks import get_task
     from tritonrl.verify import timing
 
     if not torch.cuda.is_available():
         raise SystemExit("timing_jitter.py needs a CUDA GPU")
-
-    @triton.jit
-    def relu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        x = tl.load(x_ptr + offs, mask=mask)
-        tl.store(out_ptr + offs, tl.where(x > 0, x, 0.0), mask=mask)
-
-    def triton_relu(x):
-        out = torch.empty_like(x)
-        relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
-        return out
+    triton_relu = gpu_bench.load_module(get_task("l1_relu").solution, "timing_jitter_relu").ModelNew().cuda()
 
     flush = torch.empty(timing.L2_FLUSH_BYTES // 4, device="cuda")
 

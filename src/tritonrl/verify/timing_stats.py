@@ -136,7 +136,7 @@ def speedup_interval(ref_samples_ms: Sequence[float], cand_samples_ms: Sequence[
     else:
         raise ValueError(f"unknown method {method!r} (bootstrap, order)")
     low, high = min(low, point), max(high, point)  # a percentile interval can miss a skewed point estimate
-    return point, low / (1 + systematic_rel), high * (1 + systematic_rel)
+    return (point, *widen(low, high, systematic_rel))
 
 
 def _ratio(num: float, den: float) -> float:
