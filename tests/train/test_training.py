@@ -103,29 +103,34 @@ def test_best_of_n_round_with_fake_verifier(make_config, tiny_model_dir):
 
 
 def test_cli_sigterm_mid_run_then_resume(make_config, tmp_path, tiny_model_dir, short_template):
+    """SIGTERM once the first checkpoint is complete: the run saves, stops as interrupted (143), and resumes.
+
+    A step of this tiny run takes ~0.1 s, and only the last 2 checkpoints are kept: with 4 steps the signal could
+    land after the last one (it did, in CI). 20 steps leave seconds of margin; the resume finishes them."""
+    steps = 20
     config = Path(__file__).resolve().parents[2] / "configs" / "smoke.yaml"
     run_dir = tmp_path / "cli-run"
     cmd = [sys.executable, "-m", "tritonrl.cli", "rl", "--algo", "grpo", "--config", str(config),
            "--run-dir", str(run_dir), "--set", f"model.name_or_path={tiny_model_dir}",
            "--set", f"data.prompt_template={short_template}", "--set", "data.max_tasks=2",
-           "--set", "rl.steps=4", "--set", "run.save_steps=1", "--set", "rl.max_completion_length=8"]
+           "--set", f"rl.steps={steps}", "--set", "run.save_steps=1", "--set", "rl.max_completion_length=8"]
     env = {**os.environ, "TRITON_INTERPRET": "1", "HF_HUB_OFFLINE": "1"}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    first_checkpoint = run_dir / "grpo" / "checkpoints" / "checkpoint-1" / MARKER
+    checkpoints = run_dir / "grpo" / "checkpoints"
     deadline = time.time() + 240
-    while not first_checkpoint.exists() and proc.poll() is None and time.time() < deadline:
-        time.sleep(0.2)
+    while not any(checkpoints.glob(f"checkpoint-*/{MARKER}")) and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
     proc.send_signal(signal.SIGTERM)
     out, _ = proc.communicate(timeout=240)
     assert proc.returncode == 143, out[-2000:]
     manifest = RunManifest(run_dir)
     assert manifest.stage("grpo")["status"] == "interrupted"
-    stopped_at = max(int(p.name.split("-")[1]) for p in (run_dir / "grpo" / "checkpoints").glob("checkpoint-*"))
-    assert stopped_at < 4
+    stopped_at = max(int(p.name.split("-")[1]) for p in checkpoints.glob("checkpoint-*"))
+    assert stopped_at < steps
 
     resumed = subprocess.run(cmd + ["--resume"], check=False, env=env, capture_output=True, text=True, timeout=400)
     assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
-    assert "steps=4" in resumed.stdout
+    assert f"steps={steps}" in resumed.stdout
     assert manifest.stage("grpo")["status"] == "done"
-    state = json.loads((run_dir / "grpo" / "checkpoints" / "checkpoint-4" / "tritonrl_state.json").read_text())
-    assert state["curriculum"]["updates"] == 4  # restored count + the resumed steps' updates
+    state = json.loads((checkpoints / f"checkpoint-{steps}" / "tritonrl_state.json").read_text())
+    assert state["curriculum"]["updates"] == steps  # restored count + the resumed steps' updates
