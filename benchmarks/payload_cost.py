@@ -35,7 +35,7 @@ def measure(numel: int, repeats: int) -> dict[str, float]:
     import torch
 
     from tritonrl.verify import protocol
-    from tritonrl.verify.compare import compare_trial
+    from tritonrl.verify.judge.compare import compare_trial
     from tritonrl.verify.harness import _pack
 
     gen = torch.Generator().manual_seed(0)

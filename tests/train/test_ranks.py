@@ -175,7 +175,7 @@ def test_a_final_directory_without_weights_is_refused(tmp_path):
 
 
 def test_gpu_timing_lock_is_exclusive_across_processes(tmp_path):
-    from tritonrl.verify.gpu_lock import CrossProcessGpuLocks, GpuFileLock
+    from tritonrl.verify.judge.gpu_lock import CrossProcessGpuLease, GpuFileLock, RWLock
 
     probe = ("import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR)\n"
              "try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); print('got')\n"
@@ -185,11 +185,14 @@ def test_gpu_timing_lock_is_exclusive_across_processes(tmp_path):
         return subprocess.run([sys.executable, "-c", probe, path], capture_output=True, text=True,
                               timeout=30).stdout.strip() == "got"
 
-    locks = CrossProcessGpuLocks(["3"], per_gpu=2, lock_dir=str(tmp_path))
-    path = locks.file_locks["3"].path
-    with locks.slot() as lease:
-        with lease.exclusive():
-            assert not other_process_can_lock(path)  # timing: no other process may time on GPU 3
-        assert other_process_can_lock(path)  # shared again (compile, check): other processes may time
+    file_lock = GpuFileLock("3", str(tmp_path))
+    path = file_lock.path
+    lease = CrossProcessGpuLease("3", RWLock(), file_lock)
+    lease.share()
+    with lease.exclusive():
+        assert not other_process_can_lock(path)  # timing: no other process may time on GPU 3
+    lease.share()
+    assert other_process_can_lock(path)  # shared again (compile, check): other processes may time
+    lease.release()
     with GpuFileLock("3", str(tmp_path)).hold():  # another Verifier of this process holds the GPU ...
         assert not other_process_can_lock(path)

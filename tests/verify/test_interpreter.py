@@ -1,4 +1,4 @@
-"""CPU-interpreter compatibility (``tritonrl.verify.interpreter``): honest GPU-written kernels run, wrong ones
+"""CPU-interpreter compatibility (``tritonrl.verify.child.interpreter``): honest GPU-written kernels run, wrong ones
 stay wrong, and what cannot run is classified ``cpu_unsupported`` (and nothing else is).
 
 The shims patch triton/torch module state, so candidates run in one subprocess per mode (as in the harness's
@@ -18,7 +18,7 @@ import torch
 import triton
 import triton.language
 
-from tritonrl.verify.interpreter import InterpreterUnsupported, classify_interpreter_error
+from tritonrl.verify.child.interpreter import InterpreterUnsupported, classify_interpreter_error
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 HEADER = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
@@ -211,9 +211,9 @@ import importlib.util, json, sys, traceback
 import torch
 shim = sys.argv[1] == "shim"
 if shim:
-    from tritonrl.verify.interpreter import install_interpreter_compat
+    from tritonrl.verify.child.interpreter import install_interpreter_compat
     print("REPORT " + json.dumps(install_interpreter_compat()), flush=True)
-from tritonrl.verify.interpreter import classify_interpreter_error
+from tritonrl.verify.child.interpreter import classify_interpreter_error
 results = {}
 for name, path in json.loads(sys.argv[2]).items():
     code = open(path).read()
@@ -329,7 +329,7 @@ def _interp_builder():
 
 
 def _unsupported():
-    from tritonrl.verify.interpreter import InterpreterDriver
+    from tritonrl.verify.child.interpreter import InterpreterDriver
     InterpreterDriver().get_device_interface()
 
 

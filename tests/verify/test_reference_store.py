@@ -1,77 +1,65 @@
-"""The parent's reference store: its disk cache is bounded, and a disk that fails never changes a verdict.
+"""The judge's reference store: references computed once per trial and kept with a bound, inputs no candidate
+can make itself (a secret salt), fresh inputs for every timed call, and a task's failure named by its trial."""
 
-Found on an H100 at the bundled suite's timing shapes: each task's references are a few GB, the unbounded disk
-cache filled a 64 GiB disk after a dozen tasks, and the failed write escaped ``verify()`` for the whole batch.
-"""
-
-import errno
-import logging
-import os
-
+import pytest
 import torch
 
-from tritonrl.verify import reference
-from tritonrl.verify.reference import JobOutcome, ReferenceStore
+from tests.verify.tasks import RELU
+from tritonrl.errors import TaskError
+from tritonrl.verify.judge.references import ReferenceStore, input_seed
 from tritonrl.verify.trial import TrialSpec
 
-
-def _trial(k: int) -> TrialSpec:
-    return TrialSpec(f"full{k}", "full", f"task{k}", "source", seed=k)
-
-
-def _payload(k: int, numel: int = 1000) -> bytes:
-    from tritonrl.verify import protocol
-
-    out = torch.full((numel,), float(k))
-    return protocol.tensors_to_bytes({"outputs": [out], "devices": ["cpu"], "inputs_after": [protocol.tensor_digest(out)]})
+MUTATES = RELU.replace("return torch.relu(x)", "x.mul_(2)\n        return torch.relu(x)")
+BROKEN = RELU.replace("return torch.relu(x)", "raise RuntimeError('reference is broken')")
 
 
-def _store(tmp_path, **kwargs) -> tuple[ReferenceStore, list[int]]:
-    jobs: list[int] = []
-
-    def run_job(trials):
-        jobs.append(len(trials))
-        return JobOutcome({i: _payload(int(t.task_key.removeprefix("task"))) for i, t in enumerate(trials)})
-
-    return ReferenceStore(str(tmp_path / "cache"), "cpu", True, run_job, lambda: True, **kwargs), jobs
+def _trial(k: int = 0, source: str = RELU, name: str = "full0") -> TrialSpec:
+    return TrialSpec(name, "full", f"task{k}", source, seed=42 + k)
 
 
-def test_a_failing_disk_leaves_references_in_memory_and_warns(tmp_path, monkeypatch, caplog):
-    store, jobs = _store(tmp_path)
-
-    def full_disk(path, data):
-        raise OSError(errno.ENOSPC, "No space left on device", path)
-
-    monkeypatch.setattr(reference.protocol, "write_atomic", full_disk)
-    with caplog.at_level(logging.WARNING, logger=reference.__name__):
-        refs = store.get([_trial(1), _trial(2)])
-        store.save_timing("key", {"ok": True})
-    assert [float(refs[f"full{k}"]["outputs"][0][0]) for k in (1, 2)] == [1.0, 2.0]
-    assert store.stats["disk_write_errors"] >= 2
-    assert sum("No space left" in r.getMessage() for r in caplog.records) == 1  # once, not per entry
-    assert store.get([_trial(1)])["full1"]["outputs"][0][0] == 1.0 and jobs == [2]  # from memory
+def _store(salt: str = "s", max_bytes: int = 1 << 30) -> ReferenceStore:
+    return ReferenceStore("cpu", True, max_bytes, salt)
 
 
-def test_disk_cache_is_pruned_least_recently_used_first(tmp_path):
-    size = len(_payload(0))
-    store, jobs = _store(tmp_path, max_bytes=1, max_disk_bytes=int(2.5 * size))  # memory keeps one entry
-    cache = tmp_path / "cache"
-    store.get([_trial(2)])
-    store.get([_trial(1)])  # memory now holds 1 only
-    old = os.stat(cache / f"{store.key(_trial(2))}.ref.pt").st_mtime - 100
-    for k in (1, 2):
-        os.utime(cache / f"{store.key(_trial(k))}.ref.pt", (old - k, old - k))  # 2 is older than 1
-    store.get([_trial(2)])  # a disk hit: 2 becomes the most recently used
-    store.get([_trial(3)])  # over the budget: 1 goes
-    kept = sorted(p.name for p in cache.glob("*.ref.pt"))
-    assert kept == sorted(f"{store.key(_trial(k))}.ref.pt" for k in (2, 3))
-    assert not (cache / f"{store.key(_trial(1))}.ref.sig").exists()
-    assert sum(p.stat().st_size for p in cache.glob("*.ref.pt")) <= int(2.5 * size)
-    assert store.stats["disk_pruned"] == 1 and store.stats["disk_hits"] == 1 and jobs == [1, 1, 1]
-    assert store.get([_trial(1)])["full1"]["outputs"][0][0] == 1.0 and jobs == [1, 1, 1, 1]  # recomputed
+def test_each_trial_is_computed_once_and_matches_the_model():
+    store = _store()
+    first = store.get([_trial()])["full0"]
+    again = store.get([_trial()])["full0"]
+    assert again is first and store.stats == {"computed": 1, "memory_hits": 1, "evicted": 0}
+    assert torch.equal(first.outputs[0], torch.relu(first.inputs[0]))
+    assert first.inputs_after[0] is first.inputs[0]  # the reference's forward left them as they were
 
 
-def test_an_entry_larger_than_the_disk_budget_is_not_written(tmp_path):
-    store, _ = _store(tmp_path, max_disk_bytes=10)
-    store.get([_trial(1)])
-    assert not list((tmp_path / "cache").glob("*.ref.pt")) and store.stats["disk_write_errors"] == 0
+def test_inputs_depend_on_the_secret_salt_and_fresh_inputs_are_never_repeated():
+    trial = _trial()
+    a, b = _store("one").get([trial])["full0"], _store("two").get([trial])["full0"]
+    assert not torch.equal(a.inputs[0], b.inputs[0])  # no candidate can seed torch and make these itself
+    assert input_seed("one", trial) != input_seed("one", trial, call=1)
+    store = _store("one")
+    fresh = [store.fresh(trial, k) for k in range(1, 4)]
+    seen = [a.inputs[0], *(f.inputs[0] for f in fresh)]
+    assert all(not torch.equal(x, y) for i, x in enumerate(seen) for y in seen[i + 1:])
+    assert all(torch.equal(f.outputs[0], torch.relu(f.inputs[0])) for f in fresh)
+    assert store.stats["computed"] == 0  # fresh inputs are for one call: never cached
+
+
+def test_a_reference_that_mutates_its_inputs_hands_out_the_originals_and_expects_the_change():
+    ref = _store().get([_trial(source=MUTATES)])["full0"]
+    assert torch.equal(ref.inputs_after[0], ref.inputs[0] * 2)
+    assert torch.equal(ref.outputs[0], torch.relu(ref.inputs_after[0]))
+
+
+def test_least_recently_used_references_go_first_past_the_bound():
+    one = _store().get([_trial(0)])["full0"].nbytes
+    store = _store(max_bytes=int(2.5 * one))
+    for k in range(3):
+        store.get([_trial(k)])
+    assert store.stats["evicted"] == 1
+    store.get([_trial(2)])  # kept
+    store.get([_trial(0)])  # evicted: computed again
+    assert store.stats["computed"] == 4 and store.stats["memory_hits"] == 1
+
+
+def test_a_failing_reference_names_its_task_and_trial():
+    with pytest.raises(TaskError, match="task7, trial full0: RuntimeError: reference is broken"):
+        _store().get([_trial(7, source=BROKEN)])

@@ -10,8 +10,8 @@ from tests.verify.tasks import TASKS
 from tritonrl.cli import main
 from tritonrl.config import VerifyConfig
 from tritonrl.reward import compute_reward
-from tritonrl.verify import Flag, Stage, Verifier, VerifyItem, protocol
-from tritonrl.verify.compare import compare_trial
+from tritonrl.verify import Flag, Stage, Verifier, VerifyItem
+from tritonrl.verify.judge.compare import compare_trial, inputs_changed
 from tritonrl.verify.trial import build_model
 
 RUNTIME = Path(__file__).parent / "fixtures" / "runtime"
@@ -69,25 +69,24 @@ def test_verify_many_preserves_order(runtime_verifier):
     assert [r.correct for r in results] == [True, False, True, False]
 
 
-def test_reference_computed_once_per_task(runtime_verifier, monkeypatch):
-    """Candidates of one task share its references: a fresh task costs one reference job, not one per call."""
-    calls = []
-    original = runtime_verifier._refs.run_job
-    monkeypatch.setattr(runtime_verifier._refs, "run_job", lambda spec: calls.append(spec) or original(spec))
+def test_reference_computed_once_per_task(runtime_verifier):
+    """Candidates of one task share its references: a fresh task's trials are computed once, not once per call."""
     task = TASKS["relu"].with_variant("", TASKS["relu"].source + "\n# a distinct task key\n")
+    before = runtime_verifier.stats()
     results = runtime_verifier.verify_many([VerifyItem(task, code=GOOD)] * 3)
+    after = runtime_verifier.stats()
     assert all(r.correct for r in results)
-    assert len(calls) == 1
+    assert after["computed"] - before["computed"] == 6  # tiny + five full trials, once
+    assert after["memory_hits"] - before["memory_hits"] == 12  # the other two candidates
 
 
-# ---------------------------------------------------------------- parent-side comparison
-def _ref(out, inputs=None):
-    inputs = inputs if inputs is not None else [torch.ones(3)]
-    return {"outputs": [out], "devices": ["cpu"], "inputs_after": [protocol.tensor_digest(x) for x in inputs]}
+# ---------------------------------------------------------------- the judge's comparison
+def _ref(out):
+    return {"outputs": [out], "devices": ["cpu"]}
 
 
-def _got(out, inputs=None, device="cpu"):
-    return {**_ref(out, inputs), "devices": [device]}
+def _got(out, device="cpu"):
+    return {**_ref(out), "devices": [device]}
 
 
 def test_compare_accepts_within_tolerance():
@@ -117,8 +116,11 @@ def test_compare_flags(got, flag):
 
 
 def test_compare_detects_input_mutation_and_device():
-    e = torch.randn(4)
-    assert compare_trial(_ref(e), _got(e, inputs=[torch.zeros(3)]), ATOL, RTOL, "full").flag == Flag.INPUT_MUTATION
+    e, x = torch.randn(4), torch.randn(3)
+    assert inputs_changed([x, 2], [x.clone(), 2]) is None
+    changed = x.clone()
+    changed[1] = float(changed[1]) + 1e-7 if float(changed[1]) else 1.0  # one value, one bit is enough
+    assert inputs_changed([x], [changed]).flag == Flag.INPUT_MUTATION
     assert compare_trial(_ref(e), _got(e, device="cuda"), ATOL, RTOL, "full").flag == Flag.DEVICE_MISMATCH
     assert compare_trial(_ref(e), None, ATOL, RTOL, "full").flag == Flag.NOT_PLAIN_TENSOR
 
@@ -202,14 +204,14 @@ def test_a_verifier_failure_is_that_items_verdict(runtime_verifier, monkeypatch,
     """A failure of the verifier itself on one item (here a full disk) is that item's verdict; the batch goes on."""
     import errno
 
-    original = runtime_verifier._run_candidate
+    original = runtime_verifier._judge
 
-    def flaky(result, code, *args, **kwargs):
+    def flaky(gpu, code, *args, **kwargs):
         if code.startswith("# the disk fills up"):
             raise OSError(errno.ENOSPC, "No space left on device")
-        return original(result, code, *args, **kwargs)
+        return original(gpu, code, *args, **kwargs)
 
-    monkeypatch.setattr(runtime_verifier, "_run_candidate", flaky)
+    monkeypatch.setattr(runtime_verifier, "_judge", flaky)
     good = (RUNTIME / "good_relu.py").read_text()
     items = [VerifyItem(TASKS["relu"], code="# the disk fills up\n" + good), VerifyItem(TASKS["relu"], code=good)]
     with caplog.at_level("ERROR"):
@@ -235,8 +237,8 @@ def test_an_item_left_when_the_verifier_is_closed_is_not_judged_and_not_an_error
 def test_an_unreadable_zygote_message_restarts_the_zygote_and_hangs_nothing(tmp_path, monkeypatch, caplog):
     """If the parent cannot read one of the zygote's messages, that zygote is ended (its jobs in flight count as
     crashed, at once) and the next job starts a new one; before, the reader thread died and every later wait ran
-    to its timeout. Here the unreadable message is the reference job's exit, after its signed result was
-    written: nothing is lost and the candidate is still judged."""
+    to its timeout. Here the unreadable message is the first job's exit (the judge's, at the end): the candidate
+    was judged already, and the next one gets a new zygote and a new judge."""
     import time
 
     from tritonrl.verify import sandbox

@@ -6,7 +6,7 @@ Rules every stage follows (docs/scaling.md, "What each rank does"):
   * collective steps (gathering sharded weights, agreeing to stop) run on every rank, at the same point;
   * a stop is decided together (``any_rank``): one rank's SIGTERM stops all ranks at the same step;
   * each rank verifies with its own ``Verifier`` on its own GPU (``rank_verifier``), timing exclusively across
-    processes (``tritonrl.verify.gpu_lock.CrossProcessGpuLocks``).
+    processes (``tritonrl.verify.judge.gpu_lock.CrossProcessGpuLocks``).
 Single process: every helper is a no-op or returns its input. The process group is accelerate's
 (``PartialState``), the one the Trainer uses.
 """

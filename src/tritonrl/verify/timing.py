@@ -1,26 +1,21 @@
 """Calibrated GPU timing of one forward pass: the protocol of ``docs/timing.md``.
 
-    stats, captures = time_checked(call, timer=CudaTimer(), policy=TimingPolicy(),
-                                   refresh=make_refresh(inputs, input_sets), n_sets=len(input_sets))
-    stats["median_ms"], stats["median_ci_ms"], stats["trials"], stats["samples_ms"], ...
-    save_atomic(pack_captures(captures), ...)     # the parent: judge_captures(...) -> timing_mismatch or None
+    stats = time_calls(call, overhead=null_region, policy=TimingPolicy())
+    stats["median_ms"], stats["median_ci_ms"], stats["trials"], stats["samples_ms"], stats["stopped"], ...
 
-``time_checked`` (adaptive, output-checked): the inputs' values are refreshed in place from one of K input
-sets before every call (outside the timed region), the outputs of a few timed calls chosen at random (and of the
-last) are cloned for the parent to compare with the reference's outputs for those sets; warm-up until two
-consecutive runs agree; timed runs until the median's 95% interval is within ``rel_ci`` (or a budget, or a
-maximum). ``time_forward`` is the older fixed-count protocol (``warmup`` + ``trials``).
+``time_calls`` is the adaptive protocol, whoever makes the calls: ``call(warm)`` does one call and returns its
+elapsed milliseconds. The judge (``tritonrl.verify.judge.session``) times the reference ``Model`` in its own
+process, and the candidate through its child: before every timed call it writes inputs the candidate has never
+seen into their arena, flushes the L2 with a buffer of its own, and after the call checks that call's outputs
+against the reference's for those inputs (a failed check ends the timing: ``TimedCallRejected``). Warm-up until
+two consecutive runs agree; timed runs until the median's 95% interval is within ``rel_ci`` (or a budget, or a
+maximum). ``time_forward`` is the older fixed-count protocol (``warmup`` + ``trials``), used by benchmarks.
 
-Per timed call: ``warmup`` untimed runs (JIT compilation and autotuning happen here), then ``trials`` timed runs, each
-preceded by a write of a buffer larger than any GPU's L2 (every trial starts cold); CUDA events around each trial,
-with a device-wide synchronize *inside* the timed region, so work a candidate leaves running on another stream
-is counted. The fixed cost of that synchronize (measured around an empty region in the same call) is subtracted. The candidate's child times the reference ``Model`` with the same
-code, inputs and GPU (``tritonrl.verify.harness``), so the speedup compares like with like.
-
-Every CUDA and timer function used here is bound when this module is imported, which the harness does before it
-imports any candidate code: a candidate that later replaces ``torch.cuda.Event``, ``torch.cuda.synchronize`` or
-``Event.elapsed_time`` (module or class attribute) does not change what is called here. On a CPU nothing is
-timed: callers report ``None`` and the flag ``timing_unavailable`` instead of a number.
+A timed region (``CudaTimer``): CUDA events around the call, with a device-wide synchronize *inside* the region,
+so work left running on another stream is counted; the fixed cost of that synchronize (measured around an empty
+region) is subtracted. Every CUDA and timer function used here is bound when this module is imported, which the
+child does before it imports any candidate code. On a CPU nothing is timed: callers report ``None`` and the flag
+``timing_unavailable`` instead of a number (``WallTimer`` is a test seam).
 """
 
 from __future__ import annotations
@@ -35,7 +30,7 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 import torch
 
@@ -170,7 +165,7 @@ def _nothing() -> None:
     return None
 
 
-# ------------------------------------------------------------------ adaptive, output-checked timing
+# ------------------------------------------------------------------ adaptive timing
 @dataclass(frozen=True)
 class TimingPolicy:
     """The adaptive protocol's knobs (``docs/timing.md``, "Adaptive protocol"); part of the reference cache key.
@@ -180,11 +175,7 @@ class TimingPolicy:
     until two consecutive runs are within ``warmup_rel`` of each other (so at least 2), at most ``max_warmup``
     (once ``warmup_ms`` is reached; at most ``WARMUP_CAP`` runs in all). Timed runs: at least ``min_trials``; then stop as soon as the
     median's ``confidence`` interval (order statistics) is within ``rel_ci`` of the median, or ``budget_ms`` of
-    timed GPU time is spent, or ``max_trials`` are done. Checks: the outputs of at most ``checks`` timed calls
-    are captured: one at a random iteration among the first ``min_trials - 1``, each later one with probability
-    ``check_rate`` (while captures remain), and always the last; if every capture so far ran on one input set,
-    one more timed call (on another set) is made and captured, so there may be ``checks + 1`` captures and
-    ``max_trials + 1`` timed calls.
+    timed GPU time is spent, or ``max_trials`` are done. Every timed call's outputs are checked by the caller.
     """
 
     min_warmup: int = 1
@@ -197,14 +188,11 @@ class TimingPolicy:
     confidence: float = 0.95
     budget_ms: float = 1000.0
     overhead_trials: int = 20
-    checks: int = 4
-    check_rate: float = 0.1
 
     def __post_init__(self) -> None:
         if not (1 <= self.min_warmup <= self.max_warmup and 1 <= self.min_trials <= self.max_trials):
             raise ValueError(f"bad warm-up or trial counts: {self}")
-        if not (0 < self.confidence < 1 and self.rel_ci > 0 and self.budget_ms >= 0 and self.checks >= 1
-                and self.warmup_ms >= 0):
+        if not (0 < self.confidence < 1 and self.rel_ci > 0 and self.budget_ms >= 0 and self.warmup_ms >= 0):
             raise ValueError(f"bad timing policy: {self}")
 
     def as_dict(self) -> dict[str, Any]:
@@ -220,109 +208,54 @@ class TimingPolicy:
         return ",".join(f"{k}={v}" for k, v in sorted(self.as_dict().items()))
 
 
-class Capture(NamedTuple):
-    """The outputs of one timed call, cloned after its device-wide sync, and the input set it ran on."""
-
-    iteration: int          # 0-based index among the timed calls (warm-up not counted)
-    input_set: int | None   # index into the harness's input sets (None: no refresh)
-    outputs: list           # ``capture(result)``; by default ``clone_outputs``: tensors cloned on their device
+class TimedCallRejected(RuntimeError):
+    """A timed call failed its check (its outputs, or the judge's view of it): timing stops, the verdict fails."""
 
 
-def clone_outputs(output: Any) -> list:
-    """A call's outputs, kept: plain tensors detached and cloned on their device; anything else its type name.
+def time_calls(call: Callable[[bool], float], *, policy: TimingPolicy | None = None,
+               overhead: Callable[[], float] | None = None,
+               clock: Callable[[], float] = time.monotonic) -> dict[str, Any]:
+    """Adaptive timing of ``call``: the statistics of its timed calls.
 
-    Uses functions bound before candidate import; a Tensor subclass is not cloned (its methods are the
-    candidate's) but named, so the parent's comparison fails it as not a plain tensor.
-    """
-    values = tuple(output) if isinstance(output, (tuple, list)) else (output,)
-    return [_clone(_detach(v)) if type(v) is torch.Tensor else f"{type(v).__module__}.{type(v).__qualname__}"
-            for v in values]
-
-
-def time_checked(call: Callable[[], Any], *, timer: Timer, policy: TimingPolicy | None = None,
-                 refresh: Callable[[int], None] | None = None, n_sets: int = 0,
-                 capture: Callable[[Any], Any] | None = clone_outputs,
-                 seed: int | None = None, clock: Callable[[], float] = time.monotonic,
-                 ) -> tuple[dict[str, Any], list[Capture]]:
-    """Adaptive timing of ``call()`` with refreshed inputs and captured outputs: (statistics, captures).
-
-    - ``call()``: one forward pass on the harness's input tensors (no_grad is the caller's); returns the outputs.
-    - ``refresh(k)``: copy input set ``k`` (0 <= k < ``n_sets``) into those same tensors, in place (``make_refresh``).
-      Called before every call, warm-up included, outside the timed region, then the device is synchronized; the
-      set is drawn at random and never the previous call's, so an answer remembered for a tensor (its identity or
-      ``data_ptr``) or for the previous call is stale. ``None``: the same inputs every call (no check possible).
-    - ``capture(result)``: what to keep of a call's result (default ``clone_outputs``); ``None`` captures nothing
-      (the reference's timing). Captured after the timed region's sync, then the device is synchronized again.
-    - ``seed``: the capture iterations and set order; default from ``secrets`` (the candidate cannot know it).
-    - ``timer``: ``CudaTimer`` on a GPU; ``clock``: wall time for ``wall_s`` only.
+    - ``call(warm)``: one call, its elapsed milliseconds; ``warm=True`` for the warm-up's untimed runs (the caller
+      may skip checks there), ``False`` for timed ones, each of which the caller checks (raising
+      ``TimedCallRejected`` to stop).
+    - ``overhead()``: the elapsed milliseconds of an empty region timed the same way (the synchronize's fixed
+      cost), measured ``policy.overhead_trials`` times after the warm-up; its median is subtracted from every
+      timed call. None: nothing subtracted.
+    - ``clock``: wall time, for the warm-up's ``warmup_ms`` and ``wall_s`` only.
 
     The statistics are ``summarize``'s of the overhead-corrected trials plus ``raw_median_ms``, ``overhead_ms``,
-    ``warmup`` (runs done), ``l2_flush_bytes``, ``median_ci_ms`` ([low, high]), ``ci_coverage`` (exact, of
-    that interval), ``ci_rel`` (largest distance of an end from the median, relative; None if the median is 0), ``confidence``,
-    ``stopped`` ("ci", "budget" or "max_trials"), ``timed_ms`` (sum of raw trial times), ``wall_s``,
-    ``samples_ms`` (the corrected trials, in order: ``speedup_interval`` reads them), ``n_sets``,
-    ``checked`` ([[iteration, input_set], ...]) and ``policy``. Everything JSON-serializable; the captures
-    are not (the harness saves them with ``pack_captures``).
+    ``warmup`` (runs done), ``median_ci_ms`` ([low, high]), ``ci_coverage`` (exact, of that interval), ``ci_rel``
+    (largest distance of an end from the median, relative; None if the median is 0), ``confidence``, ``stopped``
+    ("ci", "budget" or "max_trials"), ``timed_ms`` (sum of raw trial times), ``wall_s``, ``samples_ms`` (the
+    corrected trials, in order: ``speedup_interval`` reads them) and ``policy``. All JSON-serializable.
     """
     policy = policy or TimingPolicy()
-    if refresh is not None and n_sets < 2:
-        raise ValueError("refreshing needs at least 2 input sets (a call must never see the previous set)")
-    rng = _Random(seed if seed is not None else _randbits(64))
     began = clock()
-    previous: list[int | None] = [None]
-
-    def next_set() -> int | None:
-        if refresh is None:
-            return None
-        k = rng.randrange(n_sets) if previous[0] is None else rng.randrange(n_sets - 1)
-        if previous[0] is not None and k >= previous[0]:
-            k += 1  # uniform over the sets other than the previous call's
-        refresh(k)
-        timer.sync()  # the copy is done before the region starts (and no candidate stream can race it)
-        previous[0] = k
-        return k
-
     warm: list[float] = []
     while not _warm(warm, (clock() - began) * 1000.0, policy):
-        next_set()
-        warm.append(timer(call)[0])
-    overhead_ms = statistics.median(_timed_trials(_nothing, timer, max(1, policy.overhead_trials)))
-
-    first_check = rng.randrange(max(1, policy.min_trials - 1))
+        warm.append(call(True))
+    overhead_ms = statistics.median([overhead() for _ in range(max(1, policy.overhead_trials))]) if overhead else 0.0
     raw: list[float] = []
     corrected: list[float] = []
-    captures: list[Capture] = []
-    stopped = pending = ""
+    stopped = ""
     while not stopped:
-        iteration = len(raw)
-        k = next_set()
-        elapsed, result = timer(call)
+        elapsed = call(False)
         raw.append(elapsed)
         corrected.append(max(elapsed - overhead_ms, 0.0))
-        stopped = pending or _stop_reason(corrected, sum(raw), policy)
-        sampled = iteration == first_check or (iteration >= policy.min_trials and rng.random() < policy.check_rate)
-        if capture is not None and (stopped or (sampled and len(captures) < policy.checks - 1)):
-            captures.append(Capture(iteration, k, capture(result)))
-            timer.sync()  # the copy is done before the candidate's next call may touch its buffers
-            if stopped and not pending and refresh is not None and len({c.input_set for c in captures}) < 2:
-                # Every capture ran on one set: one more timed call (on another set: never the previous one),
-                # captured too, so an answer replayed for any one set cannot match every capture.
-                pending, stopped = stopped, ""
-        del result
-
+        stopped = _stop_reason(corrected, sum(raw), policy)
     low, high, coverage = median_ci(corrected, policy.confidence)
     stats = summarize(corrected)
     median = stats["median_ms"]
     stats.update({
         "raw_median_ms": statistics.median(raw), "overhead_ms": overhead_ms, "warmup": len(warm),
-        "l2_flush_bytes": getattr(timer, "flush_bytes", None),
         "median_ci_ms": [low, high], "ci_coverage": coverage,
         "ci_rel": max(median - low, high - median) / median if median > 0 else None,
         "confidence": policy.confidence, "stopped": stopped, "timed_ms": sum(raw),
-        "wall_s": clock() - began, "samples_ms": corrected, "n_sets": n_sets if refresh is not None else 0,
-        "checked": [[c.iteration, c.input_set] for c in captures], "policy": policy.as_dict(),
+        "wall_s": clock() - began, "samples_ms": corrected, "policy": policy.as_dict(),
     })
-    return stats, captures
+    return stats
 
 
 WARMUP_CAP = 1000  # warm-up runs at most, whatever ``warmup_ms`` asks
@@ -354,63 +287,6 @@ def _stop_reason(samples: list[float], spent_ms: float, policy: TimingPolicy) ->
     if spent_ms >= policy.budget_ms:
         return "budget"
     return ""
-
-
-def make_refresh(inputs: Sequence[Any], input_sets: Sequence[Sequence[Any]]) -> Callable[[int], None]:
-    """``refresh(k)``: copy ``input_sets[k]`` into ``inputs`` in place (same tensors, same ``data_ptr``).
-
-    Every set must match ``inputs`` in length and, tensor by tensor, in shape, dtype and device; non-tensor
-    arguments must be equal (they are not refreshed).
-    """
-    for k, values in enumerate(input_sets):
-        if len(values) != len(inputs):
-            raise ValueError(f"input set {k} has {len(values)} arguments, the inputs {len(inputs)}")
-        for i, (dst, src) in enumerate(zip(inputs, values)):
-            if type(dst) is torch.Tensor:
-                if type(src) is not torch.Tensor or (src.shape, src.dtype, src.device) != (
-                        dst.shape, dst.dtype, dst.device):
-                    raise ValueError(f"input set {k}, argument {i}: not a tensor like the input")
-            elif src != dst:
-                raise ValueError(f"input set {k}, argument {i}: non-tensor arguments must be equal")
-
-    def refresh(k: int) -> None:
-        with _no_grad():
-            for dst, src in zip(inputs, input_sets[k]):
-                if type(dst) is torch.Tensor:
-                    _copy_(dst, src)
-
-    return refresh
-
-
-def pack_captures(captures: Sequence[Capture]) -> dict[str, list]:
-    """The captures as plain CPU data for a payload: iterations, input sets, outputs (tensors copied to CPU)."""
-    outputs = [[_to(v, "cpu", copy=True) if type(v) is torch.Tensor else v for v in c.outputs] for c in captures]
-    return {"iterations": [c.iteration for c in captures], "input_sets": [c.input_set for c in captures],
-            "outputs": outputs}
-
-
-def judge_captures(packed: dict[str, list], expected: Callable[[int | None], Any],
-                   compare: Callable[[list, Any], str | None]) -> str | None:
-    """The parent's check of a timing run's captures: None when every one matches, else a model-readable reason.
-
-    ``packed``: what ``pack_captures`` saved (decoded by ``protocol.tensors_from_bytes``); ``expected(k)``: the reference
-    outputs of input set ``k``; ``compare(actual, expected)``: the trusted comparison, a message or None. No
-    capture at all is itself a mismatch (the harness always captures the last timed call).
-    """
-    if not isinstance(packed, dict):
-        return "the timed calls' outputs were not captured"
-    iterations, sets, outputs = packed.get("iterations") or [], packed.get("input_sets") or [], packed.get("outputs")
-    if not iterations or outputs is None or not (len(iterations) == len(sets) == len(outputs)):
-        return "the timed calls' outputs were not captured"
-    for iteration, k, actual in zip(iterations, sets, outputs):
-        try:
-            want = expected(k)
-        except (KeyError, IndexError, TypeError, ValueError):
-            return f"timed call {iteration}: unknown input set {k!r}"
-        message = compare(actual, want)
-        if message is not None:
-            return f"timed call {iteration} (input set {k}): {message}"
-    return None
 
 
 def summarize(times_ms: list[float]) -> dict[str, Any]:

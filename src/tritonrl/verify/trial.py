@@ -69,31 +69,60 @@ def torch_dtype(name: str | None) -> torch.dtype | None:
 
 
 def randomize_parameters(model: torch.nn.Module, seed: int) -> None:
-    """Perturb every parameter with noise that depends on the parameter, not on where it was registered.
+    """Perturb every parameter with noise that depends on its values, not on where or how it is stored.
 
     Why: a candidate that skips LayerNorm's weight and bias is right while they are still 1 and 0; after this
-    they are not. Each parameter's noise is drawn from a generator seeded by (seed, shape, dtype, a fingerprint
-    of its initial values, its rank among parameters with the same three): both models get bit-identical
-    weights even when ModelNew registers the same parameters in another order. Drawn on the parameter's own
-    device (no CPU-sized work per trial at real shapes); both sides run on the same device.
+    they are not. Both models must get bit-identical weights, also when ModelNew registers the same parameters
+    in another order or stores one in another layout (a linear layer's weight kept pre-transposed, ``(in,
+    out)``). So a parameter with varied values (any random initialisation) gets, element by element, noise that
+    is a hash of that element's bits and the seed: the same values get the same noise in any layout. A
+    parameter with few distinct values (LayerNorm's ones and zeros, a constant bias) would stay constant under
+    any such rule, so it gets positional noise seeded by (seed, shape, dtype, a fingerprint of its values, its
+    rank among equals), as a vector has only one layout. Drawn on the parameter's own device.
     """
     seen: dict[tuple, int] = {}
     with torch.no_grad():
         for param in model.parameters():
-            ident = (tuple(param.shape), str(param.dtype), _fingerprint(param))
-            rank = seen[ident] = seen.get(ident, -1) + 1
-            noise_seed = int(hashlib.sha256(repr((seed, ident, rank)).encode()).hexdigest()[:15], 16)
-            gen = torch.Generator(device=param.device).manual_seed(noise_seed)
-            size = float(param.detach().abs().mean()) if param.numel() else 0.0
+            if param.numel() == 0:
+                continue
+            size = float(param.detach().abs().mean())
             scale = PERTURB_SCALE * (size if size > 0 else 1.0)
-            noise = torch.randn(param.shape, generator=gen, dtype=torch.float32, device=param.device) * scale
-            param.add_(noise.to(dtype=param.dtype))
+            if _varied(param):
+                noise = value_keyed_noise(param.detach(), seed)
+            else:
+                ident = (tuple(param.shape), str(param.dtype), _fingerprint(param))
+                rank = seen[ident] = seen.get(ident, -1) + 1
+                noise_seed = int(hashlib.sha256(repr((seed, ident, rank)).encode()).hexdigest()[:15], 16)
+                gen = torch.Generator(device=param.device).manual_seed(noise_seed)
+                noise = torch.randn(param.shape, generator=gen, dtype=torch.float32, device=param.device)
+            param.add_((noise * scale).to(dtype=param.dtype))
+
+
+_M31 = 0x7FFFFFFF
+_BITS_AS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def value_keyed_noise(values: torch.Tensor, seed: int) -> torch.Tensor:
+    """Noise of unit variance (uniform), one draw per element, a function of the element's bits and ``seed``
+    only (float32, same shape). Integer arithmetic kept under 2**62, so it is exact on every device."""
+    flat = values.contiguous()
+    bits = flat.view(_BITS_AS[flat.element_size()]).to(torch.int64)
+    h = (bits & _M31) ^ ((bits >> 31) & _M31) ^ ((bits >> 62) & 3)
+    h = h ^ (int(hashlib.sha256(repr(("perturb", seed)).encode()).hexdigest()[:7], 16) & _M31)
+    for mult in (0x5BD1E995, 0x1B873593, 0x2C1B3C6D):
+        h = ((h ^ (h >> 15)) * mult) & _M31
+    uniform = h.to(torch.float64) / float(_M31 + 1)
+    return ((uniform * 2.0 - 1.0) * 3.0 ** 0.5).to(torch.float32)
+
+
+def _varied(param: torch.Tensor) -> bool:
+    """Most values distinct (a random initialisation), not a few repeated ones (ones, zeros, a constant)."""
+    n = param.numel()
+    return n > 1 and torch.unique(param.detach().reshape(-1)).numel() > n // 2
 
 
 def _fingerprint(param: torch.Tensor) -> str:
     """A short summary of a parameter's values: equal for equal tensors on one device."""
-    if param.numel() == 0:
-        return "empty"
     flat = param.detach().reshape(-1).double()
     stats = (flat.sum(), flat.square().sum(), flat[0], flat[-1])
     return ",".join(f"{float(v):.6g}" for v in stats)
@@ -125,18 +154,20 @@ def load_task_module(source: str) -> types.ModuleType:
     return module
 
 
-def make_inputs(module: Any, spec: TrialSpec, device: str = "cpu") -> tuple[list, list]:
-    """(init_args, inputs) from the task module for this trial, made on ``device``.
+def make_inputs(module: Any, spec: TrialSpec, device: str = "cpu", inputs: bool = True) -> tuple[list, list]:
+    """(init_args, inputs) from the task module for this trial, made on ``device`` (``inputs=False``: the
+    constructor's arguments only).
 
-    Both processes of a trial call this with the same task source, seed and device, so the values are
-    bit-identical and never travel: nothing the candidate could read or rewrite on disk holds them.
+    Only the judge calls this (``tritonrl.verify.judge.references``): the candidate is handed the values.
     """
     torch.manual_seed(spec.seed)
     init_args = list(module.get_init_inputs())
+    if not inputs:
+        return init_args, []
     torch.manual_seed(spec.seed + 1 if spec.input_seed is None else spec.input_seed)
     with torch.device(device):
         raw = list(module.get_inputs())
-    inputs = []
+    made = []
     for x in raw:
         if isinstance(x, torch.Tensor):
             x = x.to(device)
@@ -144,8 +175,8 @@ def make_inputs(module: Any, spec: TrialSpec, device: str = "cpu") -> tuple[list
                 x = x * spec.scale if spec.scale != 1.0 else x
                 if spec.dtype:
                     x = x.to(torch_dtype(spec.dtype))
-        inputs.append(x)
-    return init_args, inputs
+        made.append(x)
+    return init_args, made
 
 
 def to_device(values: list, device: str) -> list:

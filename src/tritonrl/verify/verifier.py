@@ -6,41 +6,52 @@
         results = verifier.verify_many([VerifyItem(task, completion=c) for c in completions], progress=True)
 
 Stages: extract -> static checks -> compile (import, construct ModelNew) -> tiny shape -> full multi-input
-trials -> timing (GPU only). Stops at the first failure. Candidate code runs only in a sandboxed child forked
-from a warm zygote (``tritonrl.verify.sandbox``); references come from a process that never imports candidate
-code (``tritonrl.verify.reference``); comparison happens here, in the parent (``tritonrl.verify.compare``).
+trials -> timing (GPU only). Stops at the first failure. This module is the **parent**: it extracts, runs the
+static checks, plans the trials, and never imports candidate code nor holds a tensor of it. Three kinds of
+process do the rest (docs/verifier.md, "Processes and trust"):
 
-On a GPU, up to ``workers_per_gpu`` children share each GPU for import, compilation and correctness; each
-timing run has the GPU to itself (``tritonrl.verify.gpu_lock``; docs/timing.md, "Sharing a GPU").
+- a **judge** per GPU (one on a CPU), trusted (``tritonrl.verify.judge``): references and inputs on its device,
+  the comparison, the timing of the reference and the clock that bounds the candidate's;
+- a **candidate child** per candidate (``tritonrl.verify.child``): isolated, read-only, unprivileged; it imports
+  the candidate and answers its judge's calls through memory the judge maps into it (``tritonrl.verify.arena``);
+- the **zygote** (``tritonrl.verify.zygote``) that forks both, warm.
+
+On a GPU, up to ``workers_per_gpu`` candidates share each GPU (their children import, compile and run trials at
+once); each timing run has the GPU to itself (the judge's lock; docs/timing.md, "Sharing a GPU").
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import queue
+import secrets
+import socket
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from tritonrl.config import VerifyConfig
 from tritonrl.errors import ConfigError, TaskError
 from tritonrl.tasks.model import KernelTask
-from tritonrl.verify import protocol
-from tritonrl.verify.compare import compare_trial
+from tritonrl.verify import wire
+from tritonrl.verify.child.isolation import safe_to_hide
 from tritonrl.verify.flags import Flag
-from tritonrl.verify.gpu_lock import CrossProcessGpuLocks, GpuLease
-from tritonrl.verify.isolation import safe_to_hide
+from tritonrl.verify.judge.timings import default_cache_dir
 from tritonrl.verify.plan import build_trials, mark_cpu_size_limit
-from tritonrl.verify.protocol import CODE_FILE
-from tritonrl.verify.reference import JobOutcome, ReferenceStore
 from tritonrl.verify.result import MAX_ERROR_CHARS, Stage, VerifyResult
-from tritonrl.verify.sandbox import Child, VerifierClosed, Zygote, jobs_root, make_workdir
+from tritonrl.verify.sandbox import Forked, VerifierClosed, Zygote, jobs_root, make_workdir
 from tritonrl.verify.trial import TrialSpec
+from tritonrl.verify.wire import CODE_FILE
 
 log = logging.getLogger(__name__)
 
 FSIZE_LIMIT_BYTES = 4 << 30
+JUDGE_START_S = 300.0    # a judge's start (CUDA, imports) at most
+JUDGE_SLACK_S = 600.0    # beyond the candidate's own time: references, lock waits, the judge's own work
 
 
 @dataclass
@@ -48,6 +59,10 @@ class VerifyItem:
     task: KernelTask
     completion: str | None = None
     code: str | None = None
+
+
+class JudgeDied(RuntimeError):
+    """The judge process ended (or stopped answering) with this session in flight."""
 
 
 def resolve_device(device: str) -> str:
@@ -64,29 +79,100 @@ def resolve_device(device: str) -> str:
     return "cpu"
 
 
+class JudgeClient:
+    """The parent's end of one judge: sessions out, facts back (a reader thread routes them by id)."""
+
+    def __init__(self, zygote: Zygote, gpu: str | None, spec: dict[str, Any], env: dict[str, str]) -> None:
+        mine, theirs = socket.socketpair()
+        self.process = zygote.submit("judge", "", spec, env, {}, theirs)
+        self.sock = mine
+        self.gpu = gpu
+        self._next = 0
+        self._results: dict[int, dict] = {}
+        self._cond = threading.Condition()
+        self._send_lock = threading.Lock()
+        self.alive = True
+        try:
+            ready, _ = wire.recv(mine, timeout_s=JUDGE_START_S)
+        except (wire.Closed, wire.TimedOut, wire.BadMessage) as exc:
+            self.process.finish()
+            raise RuntimeError(f"the verifier's judge failed to start ({type(exc).__name__})") from None
+        self.gpu_name = ready.get("gpu")
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            while True:
+                message, _ = wire.recv(self.sock)
+                with self._cond:
+                    key = message.get("id") if "facts" in message else "stats"
+                    self._results[key] = message.get("facts") if "facts" in message else message.get("stats")
+                    self._cond.notify_all()
+        except (wire.Closed, wire.BadMessage, OSError):
+            pass
+        finally:
+            with self._cond:
+                self.alive = False
+                self._cond.notify_all()
+
+    def session(self, message: dict[str, Any], child_end: socket.socket, wait_s: float) -> dict[str, Any]:
+        """Run one candidate's session; its facts. Raises ``JudgeDied`` if the judge ends or hangs meanwhile."""
+        with self._send_lock:
+            self._next += 1
+            key = self._next
+            try:
+                wire.send(self.sock, {**message, "op": "session", "id": key}, fds=[child_end.fileno()])
+            except OSError as exc:
+                raise JudgeDied(f"the judge is gone ({exc})") from None
+            finally:
+                child_end.close()
+        with self._cond:
+            if not self._cond.wait_for(lambda: key in self._results or not self.alive, timeout=wait_s):
+                self.alive = False
+                raise JudgeDied(f"the judge did not answer within {wait_s:g} s")
+            if key not in self._results:
+                raise JudgeDied("the judge process died")
+            return self._results.pop(key)
+
+    def stats(self, wait_s: float = 30.0) -> dict[str, Any]:
+        with self._send_lock:
+            wire.send(self.sock, {"op": "stats"})
+        with self._cond:
+            self._cond.wait_for(lambda: "stats" in self._results or not self.alive, timeout=wait_s)
+            return self._results.pop("stats", None) or {}
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        self.process.finish(keep=True)
+
+
 class Verifier:
-    """Judges candidates for tasks; one warm zygote and one reference cache shared by all calls."""
+    """Judges candidates for tasks; one warm zygote, one judge per GPU (one on a CPU), shared by all calls."""
 
     def __init__(self, config: VerifyConfig | None = None) -> None:
         self.config = config or VerifyConfig()
         self.device = resolve_device(self.config.device)
-        self.workers = self._count_workers()
-        env = {"TRITON_INTERPRET": "1" if self.device == "cpu" else "0"}
-        self._zygote = Zygote(env)
         if self.config.workers_per_gpu < 1:
             raise ConfigError(f"verify.workers_per_gpu must be at least 1, not {self.config.workers_per_gpu}")
-        # GPU slots and their per-GPU readers-writer locks; None on a CPU (no timing, nothing to share)
-        # GPU slots and per-GPU locks: timing is exclusive among this Verifier's children and, through a file
-        # lock, among every Verifier on the machine (training ranks, an evaluation beside a run)
-        self._gpus = (CrossProcessGpuLocks(self._gpu_ids()[: self.workers], self.config.workers_per_gpu)
-                      if self.device == "cuda" else None)
-        self._gpu_names: dict[str, str] = {}  # GPU id -> GPU name, learned from trusted reference timings
-        self._refs = ReferenceStore(self.config.cache_dir, self.device, self.config.randomize_params,
-                                    self._run_reference_job, self._disk_trusted,
-                                    max_bytes=int(self.config.reference_memory_gb * (1 << 30)),
-                                    max_disk_bytes=int(self.config.reference_disk_gb * (1 << 30)))
+        self.workers = self._count_workers()
+        self._zygote = Zygote({"TRITON_INTERPRET": "1" if self.device == "cpu" else "0"})
+        self.cache_dir = self.config.cache_dir or default_cache_dir()
+        os.makedirs(self.cache_dir, mode=0o700, exist_ok=True)
+        self._salt = secrets.token_hex(16)  # input seeds no candidate can know (tritonrl.verify.judge.references)
+        self._slots: queue.Queue[str] = queue.Queue()
+        per = self.config.workers_per_gpu if self.device == "cuda" else 1
+        self._judge_ids = self._gpu_ids()[: self.workers] if self.device == "cuda" else ["cpu"]
+        count = len(self._judge_ids) * per if self.device == "cuda" else self.workers
+        for k in range(count):
+            self._slots.put(self._judge_ids[k % len(self._judge_ids)])
+        self._capacity = count
+        self._judges: dict[str, JudgeClient] = {}
+        self._judges_lock = threading.Lock()
         self.sandbox_info: dict = {}
-        self._isolation: dict | None = None
+        self.reference_stats: dict[str, Any] = {}
 
     def _gpu_ids(self) -> list[str]:
         """``verify.gpus`` when given (ids as CUDA_VISIBLE_DEVICES names them), else every visible GPU."""
@@ -122,7 +208,7 @@ class Verifier:
     @property
     def concurrency(self) -> int:
         """Candidates in flight at once: one per CPU worker, or ``workers_per_gpu`` per GPU."""
-        return self._gpus.capacity if self._gpus is not None else self.workers
+        return self._capacity
 
     def verify_many(self, items: list[VerifyItem], progress: bool = False) -> list[VerifyResult]:
         """Results in the order of ``items``; ``concurrency`` candidates run at a time."""
@@ -149,10 +235,20 @@ class Verifier:
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
+    def stats(self) -> dict[str, Any]:
+        """Counters of every judge started so far (references computed, memory hits, timings measured ...)."""
+        totals: dict[str, Any] = {}
+        for judge in list(self._judges.values()):
+            for key, value in judge.stats().items():
+                totals[key] = totals.get(key, 0) + value
+        return totals
+
     def close(self) -> None:
+        with self._judges_lock:
+            judges, self._judges = list(self._judges.values()), {}
+        for judge in judges:
+            judge.close()
         self._zygote.close()
-        if self._isolation is not None and not self._disk_trusted():
-            self._refs.withdraw_key()  # what unisolated candidates could have read is never trusted later
 
     def __enter__(self) -> Verifier:  # noqa: PYI034
         return self
@@ -178,34 +274,135 @@ class Verifier:
                 error = "; ".join(f"line {v.line}: {v.message}" if v.line else v.message for v in violations)
                 return VerifyResult(Stage.STATIC, flags=flags, error=error[:MAX_ERROR_CHARS], code=code)
         result = VerifyResult(Stage.COMPILE, valid=True, code=code)
-        start = time.monotonic()
         try:
             trials = build_trials(task, self.config, self.device)
-            result.flags += trials.flags  # reduced_shapes: judged at sizes the CPU can run (tritonrl.verify.plan)
-            sets = timing_sets(trials, self.config.timing_sets) if self._timed() else []
-            refs = self._refs.get(trials + sets)
         except TaskError as exc:  # the task's fault, this item's verdict: a batch goes on
             result.flags.append(Flag.REFERENCE_ERROR.value)
             result.error = _clip(str(exc))
             return result
-        result.timing["stage_s"] = {"reference": round(time.monotonic() - start, 4)}
-        with self._gpu_slot() as lease:
-            self._run_candidate(result, code, trials, sets, refs, lease)
+        result.flags += trials.flags  # reduced_shapes: judged at sizes the CPU can run (tritonrl.verify.plan)
+        with self._slot() as gpu:
+            facts = self._judge(gpu, code, trials)
+        self._apply(result, facts)
         return mark_cpu_size_limit(result, trials.oversize)
 
-    def _gpu_slot(self):
-        """A GPU slot with a shared lease on its GPU (released on exit, whatever happened); None on a CPU."""
-        return self._gpus.slot() if self._gpus is not None else nullcontext(None)
+    @contextmanager
+    def _slot(self):
+        gpu = self._slots.get()
+        try:
+            yield gpu
+        finally:
+            self._slots.put(gpu)
+
+    def _judge(self, gpu: str, code: str, trials: list[TrialSpec], retries: int = 1) -> dict[str, Any]:
+        """One candidate through its child and its GPU's judge: the verdict's facts. A judge that dies with the
+        session in flight is restarted and the candidate judged again, once."""
+        workdir = make_workdir()
+        with open(os.path.join(workdir, CODE_FILE), "w") as fh:
+            fh.write(code)
+        judge_end, child_end = socket.socketpair()
+        child = self._zygote.submit("candidate", workdir, self._child_spec(), self._child_env(gpu),
+                                    self._limits(), child_end)
+        try:
+            judge = self._judge_for(gpu)
+            wait_s = 2 * self.config.timeout_s + JUDGE_SLACK_S
+            facts = judge.session(self._session(trials), judge_end, wait_s)
+        except JudgeDied as exc:
+            child.finish()
+            self._drop_judge(gpu)
+            if retries > 0:
+                log.warning("the judge of GPU %s died (%s): judging the candidate again", gpu, exc)
+                return self._judge(gpu, code, trials, retries - 1)
+            raise
+        finally:
+            judge_end.close()
+        try:
+            if "verifier_error" in facts:
+                log.error("verifier error in the judge: %s\n%s", facts["verifier_error"], facts.get("traceback", ""))
+                raise RuntimeError(facts["verifier_error"])
+            if "crash" in facts.get("flags", []):
+                exit_ = child.wait_exit(5.0)
+                how = exit_.describe() if exit_ else "died"
+                facts["error"] = _clip(f"the process {how} during the {facts.get('stage')} stage. "
+                                       f"{child.stderr_tail()}")
+            if facts.get("isolation"):
+                self.sandbox_info = facts["isolation"]
+        finally:
+            child.finish()
+        return facts
+
+    def _judge_for(self, gpu: str) -> JudgeClient:
+        with self._judges_lock:
+            judge = self._judges.get(gpu)
+            if judge is None or not judge.alive:
+                if judge is not None:
+                    judge.close()
+                env = {"CUDA_VISIBLE_DEVICES": gpu} if self.device == "cuda" else {}
+                spec = {"device": self.device, "salt": self._salt, "randomize": self.config.randomize_params,
+                        "reference_bytes": int(self.config.reference_memory_gb * (1 << 30)),
+                        "cache_dir": self.cache_dir, "gpu": gpu}
+                judge = self._judges[gpu] = JudgeClient(self._zygote, gpu, spec, env)
+            return judge
+
+    def _drop_judge(self, gpu: str) -> None:
+        with self._judges_lock:
+            judge = self._judges.pop(gpu, None)
+        if judge is not None:
+            judge.close()
+
+    def _session(self, trials: list[TrialSpec]) -> dict[str, Any]:
+        return {"trials": [t.to_dict() for t in trials],
+                "config": {"timeout_s": self.config.timeout_s, "atol": self.config.atol, "rtol": self.config.rtol,
+                           "randomize": self.config.randomize_params},
+                "timing": {"enabled": self._timed(), "policy": self._policy().as_dict(),
+                           "compile": self.config.compile_baseline}}
+
+    def _child_spec(self) -> dict[str, Any]:
+        from tritonrl.verify.static.safety import ALLOWED_IMPORTS
+
+        return {"device": self.device, "poison": self.config.poison_memory, "strict": self.config.strict,
+                "allowed_imports": sorted(ALLOWED_IMPORTS)}
+
+    def _child_env(self, gpu: str) -> dict[str, str]:
+        return {"CUDA_VISIBLE_DEVICES": gpu} if self.device == "cuda" else {}
+
+    def _apply(self, result: VerifyResult, facts: dict[str, Any]) -> None:
+        """The judge's facts onto the verdict."""
+        result.stage = Stage(facts.get("stage", "compile"))
+        result.flags += [f for f in facts.get("flags", []) if f not in result.flags]
+        result.error = facts.get("error")
+        result.compiled = bool(facts.get("compiled"))
+        result.tiny_correct = bool(facts.get("tiny_correct"))
+        result.correct = bool(facts.get("correct")) and result.stage is Stage.DONE
+        result.timing.update(facts.get("timing") or {})
+        result.timing["stage_s"] = facts.get("stage_s") or {}
+        if facts.get("gpu_lock_wait_s"):
+            result.timing["stage_s"]["gpu_lock_wait"] = round(facts["gpu_lock_wait_s"], 4)
+        if facts.get("gpu_lease"):
+            result.timing["gpu_lease"] = facts["gpu_lease"]  # [mode, start, end] (monotonic s) of each hold
+        iso = facts.get("isolation") or {}
+        if self.config.fs_isolation and iso and not (iso.get("fs_isolated") and iso.get("readonly")):
+            result.timing["isolation"] = iso
+        if result.correct and self.config.timing and not self._timed():
+            result.flags.append(Flag.TIMING_UNAVAILABLE.value)
+        if facts.get("runtime_ms") is not None:
+            result.runtime_ms = float(facts["runtime_ms"])
+            result.ref_runtime_ms = facts.get("ref_runtime_ms")
+            if result.ref_runtime_ms and result.runtime_ms > 0:
+                result.speedup = result.ref_runtime_ms / result.runtime_ms
+                if result.speedup > self.config.suspicious_speedup:
+                    result.flags.append(Flag.SUSPICIOUS_SPEEDUP.value)
 
     def _timed(self) -> bool:
         """GPU only. ``TRITONRL_TIMING_ON_CPU=1`` is a test seam: the same checked protocol, wall clock, on CPU."""
         return self.config.timing and (self.device == "cuda" or os.environ.get("TRITONRL_TIMING_ON_CPU") == "1")
 
-    def _limits(self, threads: int) -> dict:
+    def _limits(self) -> dict:
         memory = self.config.sandbox_memory_gb
+        threads = 1 if self.device == "cuda" else max(1, (os.cpu_count() or 1) // self.concurrency)
         return {
             "as_bytes": int(memory * (1 << 30)) if memory and self.device == "cpu" else None,
-            "cpu_s": int(self.config.timeout_s * max(1, threads)) + 30,  # backstop; the wall clock rules
+            "cpu_s": int(self.config.timeout_s * 2 * max(1, threads)) + 30,  # backstop; the judge's clock rules
             "fsize_bytes": FSIZE_LIMIT_BYTES,
             "threads": threads,
             "network_isolation": self.config.network_isolation,
@@ -214,227 +411,12 @@ class Verifier:
         }
 
     def _hidden_paths(self) -> list[str]:
-        """What no candidate may see: every job directory, the reference cache, the temp dir where safe."""
-        paths = [jobs_root(), self._refs.dir]
+        """What no candidate may see: every job directory, the timing cache, the temp dir where safe."""
+        paths = [jobs_root(), self.cache_dir]
         temp = os.path.dirname(jobs_root())
         if safe_to_hide(temp):
             paths.append(temp)
         return [p for p in paths if safe_to_hide(p)]
-
-    def _disk_trusted(self) -> bool:
-        """The on-disk reference cache may be read: candidates cannot reach it (probed once)."""
-        if self._isolation is None:
-            self._isolation = self._probe_isolation()
-        return bool(self._isolation.get("fs_isolated"))
-
-    def _probe_isolation(self) -> dict:
-        workdir = make_workdir()
-        child = self._zygote.submit("probe", workdir, {}, {}, self._limits(1))  # no GPU, no slot
-        try:
-            child.wait_for("sandbox.json", time.monotonic() + 60)
-            report = child.read_json("sandbox.json") or {}  # none (a dead probe): nothing isolated, disk untrusted
-        finally:
-            child.finish()
-        self.sandbox_info = report
-        return report
-
-    def _spawn(self, kind: str, spec: dict, workdir: str, lease: GpuLease | None) -> Child:
-        env = {"CUDA_VISIBLE_DEVICES": lease.gpu} if lease is not None else {}
-        threads = 1 if self.device == "cuda" else max(1, (os.cpu_count() or 1) // self.concurrency)
-        return self._zygote.submit(kind, workdir, spec, env, self._limits(threads))
-
-    def _run_reference_job(self, trials: list[TrialSpec]) -> JobOutcome:
-        """Compute these trials' references in one sandboxed fork; each trial has its own time limit."""
-        workdir = make_workdir()
-        spec = {"trials": [t.to_dict() for t in trials], "device": self.device,
-                "randomize": self.config.randomize_params}
-        per_trial_s = max(60.0, 2 * self.config.timeout_s)
-        payloads: dict[int, bytes] = {}
-        error = None
-        with self._gpu_slot() as lease:
-            child = self._spawn("reference", spec, workdir, lease)
-            try:
-                for index, trial in enumerate(trials):
-                    name = f"ref_{index:02d}.json"
-                    outcome = child.wait_for(name, time.monotonic() + per_trial_s)
-                    record = child.read_json(name) if outcome == "ok" else None
-                    if record is None or not record.get("ok"):
-                        error = _reference_failure(child, trial, outcome, record, per_trial_s,
-                                                   self.config.sandbox_memory_gb)
-                        break
-                    payload = child.read_payload(f"ref_{index:02d}.pt", record.get("digest"))
-                    if payload is None:
-                        error = f"trial {trial.name}: the reference's result could not be read"
-                        break
-                    payloads[index] = payload
-            finally:
-                child.finish()  # killed and reaped before its lease goes back
-        return JobOutcome(payloads, error)
-
-    def _run_candidate(self, result: VerifyResult, code: str, trials: list[TrialSpec], sets: list[TrialSpec],
-                       refs: dict[str, dict], lease: GpuLease | None) -> None:
-        """One child, start to end. On a GPU it holds ``lease`` shared until it is killed and reaped, except
-        while it is timed (exclusive); the caller releases the lease afterwards, exceptions included."""
-        workdir = make_workdir()
-        protocol.write_atomic(os.path.join(workdir, CODE_FILE), code)
-        slot = lease.gpu if lease is not None else None
-        ref_key = self._ref_timing_key(trials, slot)
-        cached = self._refs.load_timing(ref_key) if ref_key else None
-        spec = {
-            "device": self.device, "randomize": self.config.randomize_params,
-            "poison": self.config.poison_memory, "strict": self.config.strict,
-            "timing": {"enabled": self._timed(), "policy": self._policy().as_dict(),
-                       "sets": [t.to_dict() for t in sets],
-                       "reference": ({"compile": self.config.compile_baseline}
-                                     if self._timed() and cached is None else None)},
-            "trials": [t.to_dict() for t in trials],
-        }
-        stages = result.timing["stage_s"]
-        start = time.monotonic()
-        child = self._spawn("candidate", spec, workdir, lease)
-        try:
-            ref_timing = cached
-            if spec["timing"]["reference"]:
-                ref_timing = self._ref_timing_step(child, trials, lease)
-                stages["ref_timing"] = round(time.monotonic() - start, 4)
-            deadline = time.monotonic() + self.config.timeout_s  # the reference's timing is not the candidate's
-            mark = time.monotonic()
-            compiled = self._compile_step(result, child, deadline)
-            stages["import"], mark = round(time.monotonic() - mark, 4), time.monotonic()
-            passed = compiled and self._trial_steps(result, child, trials, refs, deadline)
-            if compiled:  # Triton compiles at the first launch: the first trial's forward, as the child timed it
-                first = child.read_json("01_" + trials[0].name + ".json") or {}
-                stages["jit_first_trial"] = round(float(first.get("elapsed_s") or 0.0), 4)
-                stages["correctness"] = round(time.monotonic() - mark, 4)
-                mark = time.monotonic()
-            if passed:
-                self._timing_step(result, child, trials, refs, deadline, ref_timing, cached is not None, lease)
-                if result.stage is Stage.TIMING:  # timed calls that hung, raised or died were never checked:
-                    result.correct = False  # a candidate must not keep its verdict by failing once it is timed
-                stages["timing"] = round(time.monotonic() - mark, 4)
-            self.sandbox_info = child.read_json("sandbox.json") or self.sandbox_info
-            if self.sandbox_info.get("fs_isolated") is False and self.config.fs_isolation:
-                result.timing["isolation"] = self.sandbox_info
-            if lease is not None:  # waiting for this GPU's lock (shared to start, exclusive to be timed)
-                stages["gpu_lock_wait"] = round(lease.waited_s, 4)
-        finally:
-            child.finish()
-
-    # ------------------------------------------------------------ calibrated timing (docs/timing.md)
-    def _ref_timing_key(self, trials: list[TrialSpec], slot: str | None) -> str | None:
-        """Cache key of the reference's timing on this slot's GPU; None until that GPU's name is known."""
-        gpu = self._gpu_names.get(slot) if slot is not None else None
-        if not self._timed() or gpu is None:
-            return None
-        first_full = _first_full(trials)
-        return reference_timing_key(first_full, gpu, self.config)
-
-    def _ref_timing_step(self, child: Child, trials: list[TrialSpec], lease: GpuLease | None) -> dict | None:
-        """Read the reference timing the child made before importing the candidate, cache it, then say go.
-
-        The child times the reference with the GPU to itself (exclusive), then goes on under a shared lease."""
-        deadline = time.monotonic() + max(120.0, 4 * self.config.timeout_s)
-        outcome = run_exclusive(child, lease, "ref", "ref_timing.json", deadline)
-        report = child.read_json("ref_timing.json") if outcome == "ok" else None
-        if lease is not None:
-            lease.share()  # writer-preferring: waits for timing runs already queued on this GPU
-        child.verdict("ref")
-        slot = lease.gpu if lease is not None else None
-        if not report or not report.get("ok"):
-            return {"ok": False, "error": (report or {}).get("error", "the reference was not timed")}
-        gpu = report["device"]["gpu"]
-        if slot is not None:
-            self._gpu_names[slot] = gpu
-        first_full = _first_full(trials)
-        self._refs.save_timing(reference_timing_key(first_full, gpu, self.config), report)
-        return report
-
-    def _wait_step(self, result: VerifyResult, child: Child, name: str, stage: Stage,
-                   deadline: float) -> dict | None:
-        """The child's status for this step, or None after recording a timeout or crash on ``result``."""
-        outcome = child.wait_for(name, deadline)
-        if outcome == "ok":
-            status = child.read_json(name)
-            if status is not None:
-                return status
-            if child.forged(name):
-                result.stage = stage
-                result.flags.append(Flag.TAMPERING.value)
-                result.error = "a step record was written by the candidate, not by the verifier's harness"
-                return None
-            outcome = "exit"
-        result.stage = stage
-        if outcome == "timeout":
-            result.flags.append(Flag.TIMEOUT.value)
-            result.error = f"timed out after {self.config.timeout_s:g} s ({stage.value} stage)"
-        else:
-            child.kill()
-            exit_ = child.exit()
-            how = exit_.describe() if exit_ else "died"
-            result.flags.append(Flag.CRASH.value)
-            result.error = _clip(f"the process {how} during the {stage.value} stage. {_stderr_tail(child)}")
-        return None
-
-    def _compile_step(self, result: VerifyResult, child: Child, deadline: float) -> bool:
-        status = self._wait_step(result, child, "00_compile.json", Stage.COMPILE, deadline)
-        if status is None:
-            return False
-        if not status.get("ok"):
-            result.flags.append(_flag(status.get("flag"), Flag.IMPORT_ERROR))
-            result.error = _clip(str(status.get("error")))
-            return False
-        result.compiled = True
-        return True
-
-    def _trial_steps(self, result: VerifyResult, child: Child, trials: list[TrialSpec], refs: dict[str, dict],
-                     deadline: float) -> bool:
-        for index, trial in enumerate(trials, start=1):
-            stage = Stage.TINY if trial.stage == "tiny" else Stage.FULL
-            base = protocol.step_name(index, trial.name)
-            status = self._wait_step(result, child, base + ".json", stage, deadline)
-            if status is None:
-                return False
-            problem = self._judge(status, child, base + ".pt", refs[trial.name], trial)
-            child.verdict(f"{index:02d}", go=problem is None)
-            if problem is not None:
-                flag, message = problem
-                result.stage = stage
-                result.flags.append(flag)
-                result.error = _clip(f"{trial.describe()}: {message}")
-                return False
-            if stage is Stage.TINY:
-                result.tiny_correct = True
-        result.correct = result.tiny_correct = True
-        result.stage = Stage.DONE
-        return True
-
-    def _judge(self, status: dict, child: Child, payload_name: str, ref: dict,
-               trial: TrialSpec) -> tuple[str, str] | None:
-        if not status.get("ok"):
-            return _flag(status.get("flag"), Flag.RUNTIME_ERROR), str(status.get("error"))
-        if not isinstance(status.get("launches"), int) or status["launches"] < 1:
-            return Flag.NO_TRITON_LAUNCH.value, "the forward pass launched no Triton kernel"
-        payload = child.read_payload(payload_name, status.get("digest"))
-        if payload is None:
-            return Flag.TAMPERING.value, "the trial's outputs were changed after the harness wrote them"
-        mismatch = compare_trial(ref, load_payload(payload), self.config.atol, self.config.rtol, trial.stage)
-        return None if mismatch is None else (mismatch.flag.value, mismatch.message)
-
-    def _judge_timed_outputs(self, child: Child, name: str, status: dict, refs: dict[str, dict]) -> str | None:
-        """None when every captured timed call matches the reference for its input set; else the reason."""
-        from tritonrl.verify.timing import judge_captures
-
-        payload = child.read_payload(name.replace(".json", ".pt"), status.get("digest"))
-        packed = load_payload(payload) if payload is not None else None
-        if packed is None:
-            return "the timed calls' outputs could not be read"
-
-        def compare(actual: list, expected: dict) -> str | None:
-            got = {"outputs": actual, "devices": expected["devices"], "inputs_after": expected["inputs_after"]}
-            mismatch = compare_trial(expected, got, self.config.atol, self.config.rtol, "full")
-            return None if mismatch is None else mismatch.message
-
-        return judge_captures(packed, lambda k: refs[f"time{k}"], compare)
 
     def _policy(self):
         from tritonrl.verify.timing import TimingPolicy
@@ -443,143 +425,6 @@ class Verifier:
                             max_trials=max(1, self.config.timed_trials),
                             min_trials=min(10, max(1, self.config.timed_trials)), rel_ci=self.config.timing_rel_ci,
                             budget_ms=self.config.timing_budget_ms)
-
-    def _timing_step(self, result: VerifyResult, child: Child, trials: list[TrialSpec], refs: dict[str, dict],
-                     deadline: float, ref_timing: dict | None, ref_cached: bool, lease: GpuLease | None) -> None:
-        if not self.config.timing:
-            return
-        if not self._timed():
-            result.flags.append(Flag.TIMING_UNAVAILABLE.value)
-            return
-        name = f"{len(trials) + 1:02d}_timing.json"
-        outcome = run_exclusive(child, lease, "timing", name, deadline)
-        if outcome == "timeout":  # the lock's wait is not counted; the child's own time ran out
-            result.stage, result.flags = Stage.TIMING, [*result.flags, Flag.TIMEOUT.value]
-            result.error = f"timed out after {self.config.timeout_s:g} s (timing stage)"
-            return
-        status = self._wait_step(result, child, name, Stage.TIMING, deadline)  # "exit": records the crash
-        if status is None:
-            return
-        if not status.get("ok"):
-            result.stage, result.error = Stage.TIMING, _clip(str(status.get("error")))
-            return
-        mismatch = self._judge_timed_outputs(child, name, status, refs)
-        if mismatch is not None:  # the timed work was not the checked work: not correct at all
-            result.stage, result.correct = Stage.TIMING, False
-            result.flags.append(Flag.TIMING_MISMATCH.value)
-            result.error = _clip(mismatch)
-            return
-        result.timing.update(timing_summary(status, ref_timing or {}, ref_cached))
-        result.runtime_ms = float(status["timing"]["median_ms"])
-        result.ref_runtime_ms = result.timing.get("ref_median_ms")
-        if result.ref_runtime_ms and result.runtime_ms > 0:
-            result.speedup = result.ref_runtime_ms / result.runtime_ms
-            if result.speedup > self.config.suspicious_speedup:
-                result.flags.append(Flag.SUSPICIOUS_SPEEDUP.value)
-        interval = speedup_ci(ref_timing or {}, status)
-        if interval is not None:
-            result.timing["speedup_ci95"] = interval
-        compile_ms = result.timing.get("ref_compile_ms")
-        if compile_ms and result.runtime_ms > 0:
-            result.timing["speedup_vs_compile"] = compile_ms / result.runtime_ms
-
-
-def timing_sets(trials: list[TrialSpec], count: int) -> list[TrialSpec]:
-    """The input sets timed calls rotate through: the timed trial's shapes and weights, other input values."""
-    base = next(t for t in trials if t.stage == "full")
-    return [TrialSpec(f"time{k}", "timing", base.task_key, base.source, base.seed, base.scale, base.dtype,
-                      input_seed=base.seed + 1000 + k) for k in range(max(2, count))]
-
-
-def speedup_ci(ref_timing: dict, status: dict) -> list[float] | None:
-    """95% interval of the speedup from both sides' timed samples (``timing_stats.speedup_interval``)."""
-    from tritonrl.verify.timing_stats import RUN_TO_RUN_REL, speedup_interval
-
-    ref = (ref_timing.get("reference") or {}).get("samples_ms")
-    cand = (status.get("timing") or {}).get("samples_ms")
-    if not ref or not cand:
-        return None
-    _, low, high = speedup_interval(ref, cand, seed=0, systematic_rel=RUN_TO_RUN_REL)  # timed in other runs
-    return [low, high]  # unrounded: a rounded end could exclude the point estimate (a 0.0005x speedup)
-
-
-def reference_timing_key(trial: TrialSpec, gpu: str, config: VerifyConfig) -> str:
-    """What a cached reference timing depends on: the trial's inputs, the GPU and the timing protocol."""
-    return "|".join(map(str, (trial.cache_key("cuda", config.randomize_params), gpu, config.warmup,
-                              config.timed_trials, config.timing_rel_ci, config.timing_budget_ms,
-                              config.timing_sets, config.compile_baseline, "timing-v3")))
-
-
-def timing_summary(status: dict, ref_timing: dict, ref_cached: bool) -> dict:
-    """``VerifyResult.timing``: both sides' statistics, the GPU and its clocks, the reference's provenance."""
-    device = status.get("device") or {}
-    reference = ref_timing.get("reference") or {}
-    summary = {
-        "candidate": status["timing"], "reference": reference, "device": device,
-        "gpu": device.get("gpu"), "sm_clock_mhz": device.get("sm_clock_mhz"),
-        "mem_clock_mhz": device.get("mem_clock_mhz"),
-        "peak_memory_bytes": device.get("trials_peak_memory_bytes"),
-        "ref_median_ms": reference.get("median_ms"), "ref_cached": ref_cached,
-    }
-    if ref_timing.get("compile"):
-        summary["ref_compile_ms"] = ref_timing["compile"]["median_ms"]
-    if not ref_timing.get("ok", True) or not reference:
-        summary["reference_error"] = ref_timing.get("error", "no reference timing")
-    return summary
-
-
-def load_payload(payload: bytes) -> dict | None:
-    """A child's tensors, or None if they are not a safe, plain structure."""
-    try:
-        data = protocol.tensors_from_bytes(payload)
-    except Exception:  # noqa: BLE001 - anything unloadable is rejected, whatever the reason
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _reference_failure(child: Child, trial: TrialSpec, outcome: str, record: dict | None, limit_s: float,
-                       memory_gb: float | None) -> str:
-    """Why the reference stopped at ``trial``, in words: its exception, the time limit, or how it died."""
-    if record is not None:
-        return f"trial {trial.name}: {record.get('error')}"
-    if outcome == "timeout":
-        return f"trial {trial.name}: timed out after {limit_s:g} s computing the reference"
-    child.kill()
-    exit_ = child.exit()
-    how = exit_.describe() if exit_ else "died"
-    hint = f" (memory cap {memory_gb:g} GB: see --memory-gb)" if memory_gb and "signal 9" in how else ""
-    return f"trial {trial.name}: the reference process {how}{hint}. {_stderr_tail(child)}".strip()
-
-
-def run_exclusive(child: Child, lease: GpuLease | None, gate: str, name: str, deadline: float) -> str:
-    """The parent's side of a timing gate ("ok", "exit" or "timeout", as ``Child.wait_for``).
-
-    Once the child is at ``gate_<gate>`` (its GPU work synced), give up its shared lease, take the GPU's
-    exclusive lock, say go and wait for its step file ``name``; the lock is released on the way out, whatever
-    happened. Time spent waiting for the lock extends the deadline: queueing behind other candidates is not
-    this candidate's time.
-    """
-    outcome = child.wait_for(f"gate_{gate}", deadline)
-    if outcome != "ok":
-        return outcome
-    with lease.exclusive() if lease is not None else nullcontext(0.0) as waited:
-        child.verdict(f"gate_{gate}")
-        outcome = child.wait_for(name, deadline + waited)
-        if outcome != "ok":  # a child past its limit may still run on the GPU: gone before the lock is
-            _kill_and_reap(child)
-        return outcome
-
-
-def _kill_and_reap(child: Child, wait_s: float = 5.0) -> None:
-    child.kill()
-    deadline = time.monotonic() + wait_s
-    while child.exit() is None and time.monotonic() < deadline:
-        time.sleep(0.005)
-
-
-def _first_full(trials: list[TrialSpec]) -> TrialSpec:
-    """The base-seed full trial: its inputs are the ones the reference and the candidate are timed on."""
-    return next(t for t in trials if t.stage == "full")
 
 
 def _visible_gpus() -> list[str]:
@@ -603,16 +448,6 @@ def _flag(value: object, default: Flag) -> str:
 def _clip(text: str) -> str:
     text = text.strip()
     return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."
-
-
-def _stderr_tail(child: Child, chars: int = 240) -> str:
-    try:
-        with open(child.path("stderr.txt"), errors="replace") as fh:
-            text = fh.read()
-    except OSError:
-        return ""
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][-chars:] if lines else ""
 
 
 def progress_bar(total: int, desc: str = "verify"):

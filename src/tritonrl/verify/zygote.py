@@ -1,34 +1,34 @@
-"""The warm fork server: imports torch and Triton once, then forks a fresh, sandboxed child per job.
+"""The warm fork server: imports torch and Triton once, then forks judges and candidate children.
 
-Run by the parent (``tritonrl.verify.sandbox``) as ``python -m tritonrl.verify.zygote`` with
-``TRITON_INTERPRET=1`` already in the environment on a CPU. It never initializes CUDA, so children may (each
-sets ``CUDA_VISIBLE_DEVICES`` first). Protocol, one JSON object per line:
+Run by the parent (``tritonrl.verify.sandbox``) as ``python -m tritonrl.verify.zygote --fd N`` with
+``TRITON_INTERPRET=1`` already in the environment on a CPU; fd ``N`` is one end of a Unix socket pair whose other
+end the parent holds. It never initializes CUDA, so its forks may (each sets ``CUDA_VISIBLE_DEVICES`` first).
+Messages (``tritonrl.verify.wire``), one job each way:
 
-  parent -> zygote  {"id": 7, "kind": "candidate"|"reference"|"probe", "workdir": "...", "spec": {...},
-                     "env": {...}, "limits": {...}}
+  parent -> zygote  {"id": 7, "kind": "judge"|"candidate", "workdir": "...", "spec": {...}, "env": {...},
+                     "limits": {...}}  + the job's socket (judge: to the parent; candidate: to its judge)
+  zygote -> parent  {"id": 7, "pid": 1234}, later {"id": 7, "exit": 0, "signal": 0}
 
-The spec travels in this message, never in a file: it holds the child's secret (``tritonrl.verify.protocol``).
-  zygote -> parent  {"ready": true} once, then {"id": 7, "pid": 1234} and later {"id": 7, "exit": 0, "signal": 0}
-
-A child: new session (so the parent can kill its whole process group), stdio to files in its private
-workdir, its own namespaces and no privileges where the kernel allows them (``tritonrl.verify.isolation``),
-resource limits, then the job, then ``os._exit``.
-On end of input the zygote kills every child's process group and exits.
+A judge (``tritonrl.verify.judge.server``): a new session, nothing else; it is trusted and never imports candidate
+code. A candidate child: a new session (the parent kills its whole process group), stdio to files in its private
+workdir, its own namespaces, read-only mounts and no privileges where the kernel allows them
+(``tritonrl.verify.child.isolation``), resource limits, then its calls (``tritonrl.verify.child.harness``), then
+``os._exit``. At end of input the zygote kills every fork's process group and exits.
 """
 
 from __future__ import annotations
 
-import json
+import argparse
 import os
 import resource
 import select
 import signal
+import socket
 import sys
 import tempfile
 import traceback
 
-from tritonrl.verify.isolation import isolate
-from tritonrl.verify.protocol import Signer
+from tritonrl.verify import wire
 
 
 def apply_limits(limits: dict) -> None:
@@ -42,42 +42,19 @@ def apply_limits(limits: dict) -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits["fsize_bytes"], limits["fsize_bytes"]))
 
 
-def run_child(job: dict, proto_fds: list[int]) -> None:
-    """Everything after fork, in the child. Never returns."""
+def run_fork(job: dict, sock: socket.socket, control: socket.socket) -> None:
+    """Everything after fork, in the judge or the candidate child. Never returns."""
     code = 1
     try:
         os.setsid()
-        for fd in proto_fds:
-            os.close(fd)
-        os.chdir(job["workdir"])
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        for fd, name in ((1, "stdout.txt"), (2, "stderr.txt")):
-            out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            os.dup2(out, fd)
+        control.close()
         os.environ.update(job.get("env", {}))
-        # Caches and temp files in the child's own directory, reached through its cwd (hidden paths stay hidden)
-        os.environ.update({"TRITON_CACHE_DIR": "/proc/self/cwd/.triton", "TORCHINDUCTOR_CACHE_DIR":
-                           "/proc/self/cwd/.inductor", "TMPDIR": "/proc/self/cwd"})
-        tempfile.tempdir = None
-        limits = job.get("limits", {})
-        spec = job["spec"]
-        report = isolate(limits.get("hide", []), bool(limits.get("network_isolation")),
-                         bool(limits.get("fs_isolation")))
-        apply_limits(limits)
-        Signer(spec["secret"]).write(".", "sandbox.json", report.to_dict())
-        if job["kind"] == "probe":
-            code = 0
-            return
-        import torch
+        if job["kind"] == "judge":
+            from tritonrl.verify.judge.server import serve
 
-        torch.set_num_threads(max(1, int(limits.get("threads", 1))))
-        if job["kind"] == "candidate":
-            from tritonrl.verify.harness import run_candidate
-            run_candidate(spec)
+            serve(sock, job["spec"])
         else:
-            from tritonrl.verify.reference import run_reference
-            run_reference(spec)
+            run_candidate_job(job, sock)
         code = 0
     except BaseException:  # noqa: BLE001 - report everything, then exit without running atexit handlers
         traceback.print_exc()
@@ -87,46 +64,71 @@ def run_child(job: dict, proto_fds: list[int]) -> None:
         os._exit(code)
 
 
-def serve() -> None:
-    # Warm imports: what every child needs, loaded once. Nothing here touches CUDA.
-    import numpy  # noqa: F401
+def run_candidate_job(job: dict, sock: socket.socket) -> None:
+    from tritonrl.verify.child.isolation import isolate
+
+    os.chdir(job["workdir"])
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    for fd, name in ((1, "stdout.txt"), (2, "stderr.txt")):
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(out, fd)
+    # Caches, temp files and $HOME in the child's own directory, reached through its cwd (the path is hidden)
+    os.environ.update({"TRITON_CACHE_DIR": "/proc/self/cwd/.triton", "TORCHINDUCTOR_CACHE_DIR":
+                       "/proc/self/cwd/.inductor", "TMPDIR": "/proc/self/cwd", "HOME": "/proc/self/cwd",
+                       "CUDA_CACHE_PATH": "/proc/self/cwd/.nv"})
+    tempfile.tempdir = None
+    limits = job.get("limits", {})
+    report = isolate(limits.get("hide", []), bool(limits.get("network_isolation")),
+                     bool(limits.get("fs_isolation")))
+    apply_limits(limits)
     import torch
+
+    torch.set_num_threads(max(1, int(limits.get("threads", 1))))
+    from tritonrl.verify.child.harness import run_candidate
+
+    run_candidate(sock, job["spec"], report.to_dict())
+
+
+def serve(control: socket.socket) -> None:
+    # Warm imports: what every fork needs, loaded once. Nothing here touches CUDA.
+    import numpy  # noqa: F401
+    import torch  # noqa: F401
     import torch._inductor.config  # noqa: F401 - use_deterministic_algorithms imports it (seconds)
     import triton
-    import triton.language
+    import triton.language  # noqa: F401
 
-    from tritonrl.verify import harness, reference, timing, trial  # noqa: F401
+    from tritonrl.verify import arena, timing, trial  # noqa: F401
+    from tritonrl.verify.child import harness  # noqa: F401
+    from tritonrl.verify.judge import server  # noqa: F401
     try:
         import triton.runtime.interpreter  # noqa: F401
     except ImportError:
         pass
-    proto = os.dup(1)
-    os.dup2(2, 1)  # stray prints (library warnings) must not corrupt the protocol
+    os.dup2(2, 1)  # stray prints (library warnings) must not reach anyone as a message
     children: dict[int, int] = {}  # pid -> job id
-    send = _sender(proto)
-    send({"ready": True})
-    buffer = b""
+    wire.send(control, {"ready": True})
     while True:
-        readable, _, _ = select.select([0], [], [], 0.01)
+        readable, _, _ = select.select([control], [], [], 0.01)
         if readable:
-            chunk = os.read(0, 65536)
-            if not chunk:
+            try:
+                job, fds = wire.recv(control)
+            except wire.Closed:
                 break
-            buffer += chunk
-            while b"\n" in buffer:
-                line, buffer = buffer.split(b"\n", 1)
-                job = json.loads(line)
-                pid = os.fork()
-                if pid == 0:
-                    run_child(job, [proto])
-                children[pid] = job["id"]
-                send({"id": job["id"], "pid": pid})
-        _reap(children, send)
+            sock = socket.socket(fileno=fds[0]) if fds else None
+            pid = os.fork()
+            if pid == 0:
+                run_fork(job, sock, control)
+            if sock is not None:
+                sock.close()  # the fork has it; the zygote keeps no end of a judge's or child's socket
+            children[pid] = job["id"]
+            wire.send(control, {"id": job["id"], "pid": pid})
+        _reap(children, control)
     for pid in children:
         _kill_group(pid)
 
 
-def _reap(children: dict[int, int], send) -> None:
+def _reap(children: dict[int, int], control: socket.socket) -> None:
     while children:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -138,7 +140,7 @@ def _reap(children: dict[int, int], send) -> None:
         if job_id is not None:
             sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
             code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -sig
-            send({"id": job_id, "exit": code, "signal": sig})
+            wire.send(control, {"id": job_id, "exit": code, "signal": sig})
 
 
 def _kill_group(pid: int) -> None:
@@ -148,11 +150,12 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def _sender(fd: int):
-    def send(message: dict) -> None:
-        os.write(fd, (json.dumps(message) + "\n").encode())
-    return send
+def main() -> None:
+    parser = argparse.ArgumentParser(description="the verifier's fork server (started by the Verifier)")
+    parser.add_argument("--fd", type=int, required=True, help="this end of the parent's socket pair")
+    args = parser.parse_args()
+    serve(socket.socket(fileno=args.fd))
 
 
 if __name__ == "__main__":
-    serve()
+    main()

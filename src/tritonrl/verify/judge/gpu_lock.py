@@ -1,35 +1,34 @@
-"""Sharing a GPU between candidates: slots and a per-GPU readers-writer lock, held by the trusted parent.
+"""Sharing a GPU between candidates: a per-GPU readers-writer lock, held by the GPU's judge.
 
-    locks = GpuLocks(["0", "1"], per_gpu=4)     # 8 slots: each GPU id 4 times
-    with locks.slot() as lease:                  # a shared ("busy") lease on lease.gpu, before the child starts
-        child = spawn(..., lease.gpu)            # it imports, compiles and runs its correctness trials
-        with lease.exclusive() as waited:        # the child is at its timing gate: shared given up, then the
-            ...                                  # GPU to ourselves: say go, wait for its timing
-    # everything released on the way out, exceptions included
+    lock = RWLock()
+    lease = CrossProcessGpuLease("0", lock, GpuFileLock("0"))
+    lease.share(); ...; lease.release()      # a child's trial, a reference, a comparison: GPU work side by side
+    with lease.exclusive() as waited:        # a timing run: nobody else's GPU work, in this judge or any other
+        ...
 
-Compilation and correctness trials of several candidates overlap on one GPU; a timing run never overlaps any
-GPU work of our other children on that GPU (docs/timing.md, "Sharing a GPU"). The lock is writer-preferring:
-while a timing run waits, no new shared lease is granted (no new child starts on that GPU), and the children
-already running go on until they finish or reach their own timing gate. A lease is held by one thread and holds
-at most one mode at a time, so nobody waits for the exclusive lock while holding a shared one (no deadlock).
-Children take no locks themselves: they only wait for the parent's go file (``harness._gate``).
+The judge (``tritonrl.verify.judge.session``) takes a shared lease around every unit of GPU work of a candidate
+(its import, each trial's build and forward, the comparison) and the exclusive lease around its timing run, so a
+timing run never overlaps any GPU work of the judge's other candidates (docs/timing.md, "Sharing a GPU"). The lock
+is writer-preferring: while a timing run waits, no new shared lease is granted, and the units already running go on
+until they finish. A lease is held by one thread and holds at most one mode at a time, so nobody waits for the
+exclusive lock while holding a shared one (no deadlock). Children take no locks: they do GPU work only when their
+judge sends them a call.
 
 Across processes: ``RWLock`` only orders the threads of one process. When several processes verify on one
-machine (one ``Verifier`` per training rank, an evaluation beside a training run), ``CrossProcessGpuLocks`` adds a
-per-GPU file lock (``fcntl.flock`` on ``<lock dir>/gpu-<id>.lock``) that the parent takes, after the in-process
+machine (one ``Verifier`` per training rank, an evaluation beside a training run), ``CrossProcessGpuLease`` adds a
+per-GPU file lock (``fcntl.flock`` on ``<lock dir>/gpu-<id>.lock``) that the judge takes, after the in-process
 exclusive lock, around each timing run: no two timing runs on one GPU overlap, whichever process started them.
 The lock dir is ``$TRITONRL_GPU_LOCK_DIR`` or ``<tmp>/tritonrl-gpu-locks`` (one per machine, shared by every
 user); the kernel drops a lock when its holder dies, so a killed process never leaves a GPU locked. GPU ids are
 compared as written (``CUDA_VISIBLE_DEVICES`` entries): processes that name one GPU differently (an index and a
-UUID) do not see each other's lock. Compilation and correctness trials of other processes are not held off
-(a shared cross-process lease would be a lock per candidate; timing is what needs the GPU alone).
+UUID) do not see each other's lock. Correctness work of other processes is not held off (a shared cross-process
+lease would be a lock per call; timing is what needs the GPU alone).
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
-import queue
 import tempfile
 import threading
 import time
@@ -121,35 +120,6 @@ class GpuLease:
         return waited
 
 
-class GpuLocks:
-    """The slots (each GPU id ``per_gpu`` times, interleaved so work spreads over GPUs first) and their locks."""
-
-    def __init__(self, gpus: list[str], per_gpu: int = 1) -> None:
-        self.gpus = list(dict.fromkeys(gpus))
-        self.per_gpu = max(1, per_gpu)
-        self.locks = {gpu: RWLock() for gpu in self.gpus}
-        self._slots: queue.Queue[str] = queue.Queue()
-        for _ in range(self.per_gpu):
-            for gpu in self.gpus:
-                self._slots.put(gpu)
-
-    @property
-    def capacity(self) -> int:
-        return len(self.gpus) * self.per_gpu
-
-    @contextmanager
-    def slot(self) -> Iterator[GpuLease]:
-        """A slot and a shared lease on its GPU; both given back on exit, whatever happened."""
-        gpu = self._slots.get()
-        lease = GpuLease(gpu, self.locks[gpu])
-        try:
-            lease.share()
-            yield lease
-        finally:
-            lease.release()
-            self._slots.put(gpu)
-
-
 # ---------------------------------------------------------------- across processes
 LOCK_DIR_ENV = "TRITONRL_GPU_LOCK_DIR"
 
@@ -207,22 +177,3 @@ class CrossProcessGpuLease(GpuLease):
         with super().exclusive() as waited, self.file_lock.hold() as waited_file:
             self.waited_s += waited_file
             yield waited + waited_file
-
-
-class CrossProcessGpuLocks(GpuLocks):
-    """``GpuLocks`` whose timing runs are exclusive across processes too (``CrossProcessGpuLease``)."""
-
-    def __init__(self, gpus: list[str], per_gpu: int = 1, lock_dir: str | None = None) -> None:
-        super().__init__(gpus, per_gpu)
-        self.file_locks = {gpu: GpuFileLock(gpu, lock_dir) for gpu in self.gpus}
-
-    @contextmanager
-    def slot(self) -> Iterator[GpuLease]:
-        gpu = self._slots.get()
-        lease = CrossProcessGpuLease(gpu, self.locks[gpu], self.file_locks[gpu])
-        try:
-            lease.share()
-            yield lease
-        finally:
-            lease.release()
-            self._slots.put(gpu)

@@ -445,7 +445,7 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
-_LIBRARY_PATHS = ("/triton/", "/torch/", "/tritonrl/verify/interpreter.py")
+_LIBRARY_PATHS = ("/triton/", "/torch/", "/tritonrl/verify/child/interpreter.py")
 
 
 def _raised_by_library(exc: BaseException) -> bool:

@@ -1,9 +1,10 @@
-"""Compare a candidate's outputs with the reference's, in the trusted parent, with plain torch.
+"""Compare a candidate's outputs with the reference's, in the judge, with plain torch, on the judge's device.
 
-The parent never imported candidate code, so nothing here can have been patched. Files written by the child
-are decoded by ``protocol.tensors_from_bytes`` (a JSON header and raw bytes: no pickle, nothing runs) and every
-value must be a plain ``torch.Tensor``; inputs after the forward arrive as digests (``protocol.tensor_digest``).
-Checks, in order, each with its flag:
+The judge never imports candidate code, so nothing here can have been patched. The candidate's outputs are read
+from the arena the judge shares with its child (``tritonrl.verify.arena``), where the child copied them: plain
+tensors of the reference's shapes and dtypes, or a description of what came instead (its type, shape, dtype,
+device), which fails here. Whether the inputs are unchanged is decided from the arena's input slots against the
+judge's own pristine copies (``inputs_changed``). Checks, in order, each with its flag:
 
   inputs unchanged (INPUT_MUTATION), output count / plain tensors (NOT_PLAIN_TENSOR), device, shape, dtype,
   NaN/Inf where the reference is finite (NONFINITE_OUTPUT), constant output where the reference varies
@@ -51,9 +52,10 @@ def compare_trial(ref: dict, got: dict | None, atol: dict[str, float], rtol: dic
     """None when the candidate's trial matches the reference; otherwise the first reason it does not."""
     if got is None:
         return Mismatch(Flag.NOT_PLAIN_TENSOR, "outputs are not plain tensors (could not be loaded safely)")
-    mutated = _check_inputs(ref["inputs_after"], got.get("inputs_after"))
-    if mutated:
-        return mutated
+    if "inputs_after" in ref:
+        mutated = _check_inputs(ref["inputs_after"], got.get("inputs_after"))
+        if mutated:
+            return mutated
     expected, actual, devices = ref["outputs"], got.get("outputs"), got.get("devices")
     if not isinstance(actual, list) or len(actual) != len(expected):
         n = len(actual) if isinstance(actual, list) else "?"
@@ -64,6 +66,36 @@ def compare_trial(ref: dict, got: dict | None, atol: dict[str, float], rtol: dic
         if problem:
             return problem
     return None
+
+
+def compare_outputs(expected: list, actual: list, devices: list, atol: dict[str, float], rtol: dict[str, float],
+                    stage: str) -> Mismatch | None:
+    """None when every output matches; ``actual[i]`` is a tensor on the judge's device, or the name of what came
+    instead; ``devices[i]`` the device type it was on in the child."""
+    if len(actual) != len(expected):
+        return Mismatch(Flag.SHAPE_MISMATCH, f"forward returned {len(actual)} outputs, expected {len(expected)}")
+    for i, (e, a) in enumerate(zip(expected, actual)):
+        problem = _check_output(i, e, a, devices[i] if i < len(devices) else None, e.device.type, atol, rtol, stage)
+        if problem:
+            return problem
+    return None
+
+
+def inputs_changed(pristine: list, seen: list) -> Mismatch | None:
+    """The first input the forward pass changed: ``seen`` (the arena's input slots after the call) against
+    ``pristine`` (the judge's own copies, as the reference's forward left them), byte for byte."""
+    for i, (want, got) in enumerate(zip(pristine, seen)):
+        if isinstance(want, torch.Tensor) and not _same_bytes(want, got):
+            return Mismatch(Flag.INPUT_MUTATION, f"input {i} was modified by the forward pass")
+    return None
+
+
+def _same_bytes(a: torch.Tensor, b: Any) -> bool:
+    if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.numel() == 0:
+        return True
+    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))
 
 
 def _check_inputs(before: list, after: Any) -> Mismatch | None:
@@ -99,7 +131,12 @@ def _tol(table: dict[str, float], dtype: torch.dtype) -> float:
     return table.get(name, max(table.values()))
 
 
-CHUNK = 1 << 16  # elements compared at a time: cache-sized float32 temporaries (~25x faster than whole-tensor float64)
+CHUNK = 1 << 16  # CPU: elements compared at a time: cache-sized float32 temporaries (~25x faster than float64)
+GPU_CHUNK = 1 << 26  # GPU: whole outputs up to 64M elements in one pass (few host syncs; bounded temporaries)
+
+
+def _chunk(t: torch.Tensor) -> int:
+    return GPU_CHUNK if t.device.type == "cuda" else CHUNK
 
 
 class _Stats:
@@ -174,7 +211,7 @@ def _typical_scale(e: torch.Tensor, e_sq: float, count: int) -> float:
         return 0.0
     # Not a strided sample: with rows of a multiple of the stride it would see a few columns only.
     sample = e if e.numel() <= SCALE_SAMPLES else e[torch.randint(
-        e.numel(), (SCALE_SAMPLES,), generator=torch.Generator().manual_seed(0))]
+        e.numel(), (SCALE_SAMPLES,), generator=torch.Generator().manual_seed(0)).to(e.device)]
     sample = _work(sample).abs()
     sample = sample[torch.isfinite(sample) & (sample > 0)]
     rms = (e_sq / count) ** 0.5
@@ -183,9 +220,9 @@ def _typical_scale(e: torch.Tensor, e_sq: float, count: int) -> float:
 
 def _square_sum(e: torch.Tensor) -> tuple[float, int]:
     """(sum of squares, count) of the reference's finite values, chunk by chunk."""
-    total, count = 0.0, 0
-    for start in range(0, e.numel(), CHUNK):
-        chunk = _work(e[start:start + CHUNK])
+    total, count, step = 0.0, 0, _chunk(e)
+    for start in range(0, e.numel(), step):
+        chunk = _work(e[start:start + step])
         if not _finite(torch.aminmax(chunk)):
             chunk = chunk[torch.isfinite(chunk)]
         total += float(torch.dot(chunk, chunk))
@@ -203,8 +240,9 @@ def _check_values(i: int, e: torch.Tensor, a: torch.Tensor, atol: float, rtol: f
     e, a = e.reshape(-1), a.reshape(-1)
     e_sq, count = _square_sum(e)
     scale = _typical_scale(e, e_sq, count)  # what a long sum's rounding scales with
-    for start in range(0, e.numel(), CHUNK):
-        stats.add(e[start:start + CHUNK], a[start:start + CHUNK], atol, rtol, scale)
+    step = _chunk(e)
+    for start in range(0, e.numel(), step):
+        stats.add(e[start:start + step], a[start:start + step], atol, rtol, scale)
     if stats.nonfinite:
         return Mismatch(Flag.NONFINITE_OUTPUT, f"output {i} has {stats.nonfinite} NaN/Inf values where the "
                                                "reference is finite")

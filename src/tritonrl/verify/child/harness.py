@@ -1,0 +1,259 @@
+"""The candidate's child: imports the candidate and answers its judge's calls, one message at a time.
+
+Started by the zygote (``tritonrl.verify.zygote``) in its own namespaces, read-only everywhere but its working
+directory, as an unprivileged user where it can be (``tritonrl.verify.child.isolation``), with one socket to
+its judge (``tritonrl.verify.judge``). Before the candidate is imported everything it must not influence is made
+or bound: the Triton launch hooks and the torch-op watch (``monitor``), the audit hook (``audit``), memory
+poisoning and the timers (``tritonrl.verify.timing``). What the child holds is only what the candidate may see:
+the arena the judge maps into it (a call's inputs, written there just before that call) and the seeds that build
+``ModelNew`` (not secret: both sides build the same weights). No reference, no future input, no timing sample,
+no verdict: the child reports, the judge judges.
+
+The calls (judge -> child, one reply each unless said; ``tritonrl.verify.judge.session`` is the other side):
+  import                 import the candidate                         -> ok | flag, error
+  arena + fd             map the arena                                -> ok
+  build                  seed, build ModelNew(*init), perturb, cast   -> ok | flag, error
+  run                    forward on the arena's inputs, watched       -> ok, launches, outputs | flag, error
+                         (outputs copied into the arena's output slots when shape and dtype fit)
+  time_setup             build the timed ModelNew, unpoisoned         -> ok | error
+  time                   one timed region around the forward          -> ms; then outputs (copied)
+  null                   one timed region around nothing              -> ms
+  bye                    exit
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import sys
+import time
+import traceback
+import warnings
+from typing import Any
+
+import torch
+
+from tritonrl.verify import timing as _timing
+from tritonrl.verify import wire
+from tritonrl.verify.arena import Arena, fingerprint
+from tritonrl.verify.child import audit
+from tritonrl.verify.child.interpreter import classify_interpreter_error, install_interpreter_compat, is_interpreter
+from tritonrl.verify.child.monitor import Monitor, judge_record, output_values
+from tritonrl.verify.result import MAX_ERROR_CHARS
+from tritonrl.verify.trial import build_model, exact_fp32, torch_dtype
+from tritonrl.verify.wire import CODE_FILE, CODE_PATH
+
+_Tensor = torch.Tensor
+
+
+def poison_memory(device: str) -> None:
+    """Make fresh allocations NaN (ints: max value) so a ``torch.empty`` output never written is caught."""
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+    if device.startswith("cuda"):
+        # Also leave NaN in the caching allocator's free blocks, for allocations that bypass the fill.
+        block = torch.full((64 * 1024 * 1024,), float("nan"), device=device)
+        del block
+
+
+def unpoison_memory() -> None:
+    """Timing measures the kernel, not the NaN fill of every torch.empty."""
+    torch.use_deterministic_algorithms(False)
+    torch.utils.deterministic.fill_uninitialized_memory = False
+
+
+def format_error(exc: BaseException, code_path: str = CODE_FILE, limit: int = MAX_ERROR_CHARS) -> str:
+    """Exception type and message, plus the candidate's own lines from the traceback (model-readable)."""
+    head = f"{type(exc).__name__}: {exc}".strip()
+    if len(head) > limit // 2:
+        head = head[: limit // 2] + "..."
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.basename(f.filename) == code_path]
+    lines = [f"  line {f.lineno}: {(f.line or '').strip()}" for f in frames[-3:]]
+    return "\n".join([head, *lines])[:limit]
+
+
+def failure(exc: BaseException, flag: str) -> dict[str, str]:
+    """The step's flag and error: ``cpu_unsupported`` when the CPU interpreter, not the candidate, failed."""
+    if is_interpreter():
+        try:
+            with open(CODE_FILE, errors="replace") as fh:
+                reason = classify_interpreter_error(exc, fh.read())
+        except OSError:
+            reason = None
+        if reason:
+            return {"flag": "cpu_unsupported", "error": reason[:MAX_ERROR_CHARS]}
+    return {"flag": flag, "error": format_error(exc)}
+
+
+class Child:
+    """The candidate's side of one session: its module, its models, the arena, the watch."""
+
+    def __init__(self, sock: socket.socket, spec: dict[str, Any]) -> None:
+        self.sock, self.spec = sock, spec
+        self.device = spec["device"]
+        self.monitor = Monitor(CODE_PATH)
+        self.module: Any = None
+        self.model: torch.nn.Module | None = None
+        self.timed: torch.nn.Module | None = None
+        self.arena: Arena | None = None
+        self.timer: Any = None
+        self.timed_call: tuple[list, list] | None = None
+
+    # ------------------------------------------------------------ before the candidate
+    def prepare(self) -> dict[str, Any]:
+        warnings.simplefilter("ignore")
+        exact_fp32()
+        info: dict[str, Any] = {}
+        if is_interpreter():  # honest constructs the CPU interpreter lacks (autotune, libdevice, driver queries)
+            info["interpreter"] = install_interpreter_compat()
+        self.monitor.install()
+        if self.device.startswith("cuda"):
+            torch.empty(1, device=self.device)  # CUDA initialised here, not by the candidate's import
+        if self.spec.get("poison", True):
+            poison_memory(self.device)
+        if self.device.startswith("cuda"):
+            torch.cuda.reset_peak_memory_stats()
+        audit.install(CODE_PATH, frozenset(self.spec.get("allowed_imports") or ()) or None)
+        return info
+
+    # ------------------------------------------------------------ the calls
+    def serve(self) -> None:
+        handlers = {"import": self.do_import, "arena": self.do_arena, "build": self.do_build, "run": self.do_run,
+                    "time_setup": self.do_time_setup, "time": self.do_time, "null": self.do_null}
+        while True:
+            message, fds = wire.recv(self.sock)
+            op = message.get("op")
+            if op == "bye" or op not in handlers:
+                return
+            reply = handlers[op](message, fds)
+            if reply is not None:
+                wire.send(self.sock, reply)
+
+    def do_import(self, message: dict, fds: list) -> dict:
+        try:
+            spec = importlib.util.spec_from_file_location("candidate", CODE_PATH)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules["candidate"] = module
+            spec.loader.exec_module(module)
+            if not isinstance(getattr(module, "ModelNew", None), type):
+                raise ImportError("the module defines no class ModelNew")  # noqa: TRY004 - reported as import_error
+        except BaseException as exc:  # noqa: BLE001 - any failure of the candidate is reported, not raised
+            return {"ok": False, **failure(exc, "import_error")}
+        self.module = module
+        return {"ok": True}
+
+    def do_arena(self, message: dict, fds: list) -> dict:
+        self.arena = Arena.attach(fds[0], int(message["nbytes"]), self.device)
+        return {"ok": True}
+
+    def values(self, descriptors: list) -> list:
+        """The arguments the judge laid out: tensors over the arena's slots, Python values, dtypes."""
+        out = []
+        for d in descriptors:
+            if "slot" in d:
+                slot = d["slot"]
+                out.append(self.arena.tensor(slot["offset"], torch_dtype(slot["dtype"]), slot["shape"]))
+            elif "dtype" in d:
+                out.append(torch_dtype(d["dtype"]))
+            else:
+                out.append(d.get("value"))
+        return out
+
+    def build(self, message: dict) -> torch.nn.Module:
+        return build_model(self.module.ModelNew, self.values(message["init"]), int(message["seed"]),
+                           bool(message["randomize"]), self.device, message.get("dtype"))
+
+    def do_build(self, message: dict, fds: list) -> dict:
+        self.model = None
+        try:
+            self.model = self.build(message)
+        except BaseException as exc:  # noqa: BLE001
+            return {"ok": False, **failure(exc, "init_error")}
+        return {"ok": True}
+
+    def do_run(self, message: dict, fds: list) -> dict:
+        inputs = self.values(message["inputs"])
+        start = time.monotonic()
+        try:
+            output, record = self.monitor.run_forward(self.model, inputs)
+            self.sync()
+        except BaseException as exc:  # noqa: BLE001
+            return {"ok": False, **failure(exc, "runtime_error")}
+        elapsed_s = time.monotonic() - start  # the first trial's includes Triton's JIT compilation
+        problem = judge_record(record, output, self.monitor.intact())
+        if problem is not None and not (problem[0] == "torch_compute" and not self.spec.get("strict", True)):
+            return {"ok": False, "flag": problem[0], "error": problem[1], "launches": record.launches}
+        return {"ok": True, "launches": record.launches, "elapsed_s": elapsed_s,
+                "outputs": self.deliver(output, message["outputs"])}
+
+    def deliver(self, output: Any, slots: list) -> list[dict]:
+        """Each output described, and copied into its arena slot when it is a plain tensor of the slot's shape
+        and dtype on this device; ``fingerprint`` is of the output as the forward left it (the judge checks the
+        slot against it: nothing may change an output between the watch and the copy)."""
+        described = []
+        for i, value in enumerate(output_values(output) or []):
+            if type(value) is not _Tensor:
+                described.append({"type": f"{type(value).__module__}.{type(value).__qualname__}"})
+                continue
+            meta = {"type": "torch.Tensor", "dtype": str(value.dtype).removeprefix("torch."),
+                    "shape": list(value.shape), "device": value.device.type}
+            if i < len(slots) and meta["dtype"] == slots[i]["dtype"] and meta["shape"] == slots[i]["shape"] \
+                    and value.device.type == torch.device(self.device).type:
+                meta["fingerprint"] = fingerprint(value)
+                slot = self.arena.tensor(slots[i]["offset"], value.dtype, value.shape)
+                slot.copy_(value)
+                meta["copied"] = True
+            described.append(meta)
+        self.sync()
+        return described
+
+    def do_time_setup(self, message: dict, fds: list) -> dict:
+        try:
+            unpoison_memory()
+            self.model = None
+            self.timed = self.build(message)
+            self.timed_call = (self.values(message["inputs"]), message["outputs"])
+            self.timer = _timing.make_timer(self.device)
+        except BaseException as exc:  # noqa: BLE001
+            return {"ok": False, "error": format_error(exc)}
+        return {"ok": True}
+
+    def do_time(self, message: dict, fds: list) -> None:
+        """One timed call: its milliseconds at once (the judge's wall clock stops there), then its outputs."""
+        inputs, slots = self.timed_call
+        try:
+            with torch.no_grad():
+                elapsed, output = self.timer(lambda: self.timed(*inputs))
+        except BaseException as exc:  # noqa: BLE001
+            wire.send(self.sock, {"ok": False, "error": format_error(exc)})
+            return None
+        wire.send(self.sock, {"ok": True, "ms": elapsed})
+        if message.get("warm"):
+            return None
+        values = output_values(output)
+        wire.send(self.sock, {"outputs": self.deliver(output, slots) if values is not None else
+                              [{"type": f"{type(output).__module__}.{type(output).__qualname__}"}]})
+        return None
+
+    def do_null(self, message: dict, fds: list) -> dict:
+        return {"ms": self.timer(_nothing)[0]}
+
+    def sync(self) -> None:
+        if self.device.startswith("cuda"):
+            _timing.synchronize()  # bound before import: a candidate's no-op torch.cuda.synchronize changes nothing
+
+
+def _nothing() -> None:
+    return None
+
+
+def run_candidate(sock: socket.socket, spec: dict[str, Any], isolation: dict[str, Any]) -> None:
+    """The child's whole life after isolation: prepare, say ready, serve the judge until it says bye."""
+    child = Child(sock, spec)
+    info = child.prepare()
+    wire.send(sock, {"op": "ready", "isolation": isolation, **info})
+    try:
+        child.serve()
+    except (wire.Closed, wire.TimedOut, wire.BadMessage):
+        pass

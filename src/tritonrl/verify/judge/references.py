@@ -1,0 +1,173 @@
+"""References, in the judge's memory on its device: each trial's inputs and the reference ``Model``'s outputs.
+
+    store = ReferenceStore("cuda", randomize=True, max_bytes=8 << 30, salt=secret)
+    refs = store.get(trials)                 # {trial name: Reference}; computed once per (task, trial)
+    ref = store.fresh(trial, k)              # new inputs (a seed the candidate cannot know) and their outputs
+
+A reference is computed here, from the task's trusted source, and never leaves the judge: the candidate's child
+is handed a call's inputs (through the arena) just before that call and nothing else. Input values come from
+seeds mixed with the judge's secret ``salt`` (``input_seed``), so no candidate can make them itself; the seeds
+that build the models are not secret (both sides build the same weights from them). References are held with a
+bound, least recently used first out; none is written to disk: on the device a reference is recomputed faster
+than it is read back (docs/verifier.md). A task whose reference fails raises ``TaskError`` naming the trial.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import types
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from tritonrl.errors import TaskError
+from tritonrl.verify.trial import TrialSpec, as_tuple, build_model, exact_fp32, load_task_module, make_inputs
+
+
+_RNG = threading.Lock()  # torch's global generators are seeded per reference: one at a time in this process
+
+
+@dataclass
+class Reference:
+    """One trial, on the judge's device: what the candidate is given and what it must return."""
+
+    trial: TrialSpec
+    init_args: list        # ModelNew's constructor arguments (Python values; tensors are rare)
+    inputs: list           # the forward's arguments as handed to the candidate (tensors and Python values)
+    inputs_after: list     # the inputs as the reference's forward left them (itself, unless Model mutates them)
+    outputs: list          # the reference's output tensors
+    nbytes: int
+
+    @property
+    def devices(self) -> list[str]:
+        return [o.device.type for o in self.outputs]
+
+
+def input_seed(salt: str, trial: TrialSpec, call: int | None = None) -> int:
+    """The seed of a trial's inputs (``call``: of a timed call's fresh inputs): secret through ``salt``."""
+    text = repr((salt, trial.task_key, trial.seed, trial.input_seed, trial.scale, trial.dtype, call))
+    return int(hashlib.sha256(text.encode()).hexdigest()[:15], 16)
+
+
+class ReferenceStore:
+    """References by trial (LRU by bytes); computed under a per-task lock so concurrent sessions share them."""
+
+    def __init__(self, device: str, randomize: bool, max_bytes: int, salt: str) -> None:
+        self.device, self.randomize, self.max_bytes, self.salt = device, randomize, max_bytes, salt
+        self._memory: OrderedDict[str, Reference] = OrderedDict()
+        self._bytes = 0
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+        self._modules: dict[str, types.ModuleType] = {}
+        self.stats = {"computed": 0, "memory_hits": 0, "evicted": 0}
+        exact_fp32()
+
+    def key(self, trial: TrialSpec) -> str:
+        return trial.cache_key(self.device, self.randomize)
+
+    def get(self, trials: list[TrialSpec]) -> dict[str, Reference]:
+        """Every trial's reference by trial name; raises ``TaskError`` naming the trial and cause on failure."""
+        with self._guard:
+            lock = self._locks.setdefault(trials[0].task_key, threading.Lock())
+        found: dict[str, Reference] = {}
+        with lock:
+            for trial in trials:
+                ref = self._lookup(trial)
+                if ref is None:
+                    ref = self.compute(trial, input_seed(self.salt, trial))
+                    self._remember(trial, ref)
+                    self.stats["computed"] += 1
+                found[trial.name] = ref
+        return found
+
+    def fresh(self, trial: TrialSpec, call: int, model: torch.nn.Module | None = None) -> Reference:
+        """Inputs for one timed call, never handed out before, and the reference's outputs for them."""
+        return self.compute(trial, input_seed(self.salt, trial, call), model=model)
+
+    def module(self, trial: TrialSpec) -> types.ModuleType:
+        digest = hashlib.sha256(trial.source.encode()).hexdigest()
+        with self._guard:
+            module = self._modules.get(digest)
+        if module is None:
+            try:
+                module = load_task_module(trial.source)
+            except Exception as exc:  # noqa: BLE001 - the task's fault, reported with its trial
+                raise TaskError(f"task {trial.task_key} does not load: {type(exc).__name__}: {exc}") from exc
+            with self._guard:
+                self._modules[digest] = module
+        return module
+
+    def model(self, trial: TrialSpec) -> torch.nn.Module:
+        """The reference ``Model`` of this trial, built as the candidate's is (seed, perturbation, dtype)."""
+        module = self.module(trial)
+        with _RNG:
+            init_args, _ = make_inputs(module, trial, "cpu", inputs=False)
+            return build_model(module.Model, init_args, trial.seed, self.randomize, self.device, trial.dtype)
+
+    def compute(self, trial: TrialSpec, seed: int, model: torch.nn.Module | None = None) -> Reference:
+        try:
+            with _RNG:
+                return self._compute(trial, seed, model)
+        except TaskError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the task's failure, with its trial
+            raise TaskError(f"the reference Model failed on task {trial.task_key}, trial {trial.name}: "
+                            f"{type(exc).__name__}: {exc}"[:600]) from exc
+
+    def _compute(self, trial: TrialSpec, seed: int, model: torch.nn.Module | None) -> Reference:
+        module = self.module(trial)
+        spec = TrialSpec(trial.name, trial.stage, trial.task_key, trial.source, trial.seed, trial.scale, trial.dtype,
+                         input_seed=seed)
+        init_args, inputs = make_inputs(module, spec, self.device)
+        if model is None:
+            model = build_model(module.Model, init_args, trial.seed, self.randomize, self.device, trial.dtype)
+        kept = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        with torch.no_grad():
+            outputs = as_tuple(model(*inputs))
+        for i, out in enumerate(outputs):
+            if type(out) is not torch.Tensor:
+                raise TaskError(f"task {trial.task_key}: the reference's output {i} is a {type(out).__name__}, "
+                                "not a tensor")
+        outputs = [o.detach().contiguous() for o in outputs]
+        mutated = any(isinstance(x, torch.Tensor) and not _same(x, k) for x, k in zip(inputs, kept))
+        handed = kept if mutated else inputs  # the candidate gets the inputs as they were before the forward
+        after = inputs                        # and must leave them as the reference's forward did
+        if self.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        nbytes = sum(_nbytes(t) for t in [*outputs, *handed, *(after if mutated else [])])
+        return Reference(trial, list(init_args), list(handed), list(after), outputs, nbytes)
+
+    def _lookup(self, trial: TrialSpec) -> Reference | None:
+        key = self.key(trial)
+        with self._guard:
+            ref = self._memory.get(key)
+            if ref is not None:
+                self._memory.move_to_end(key)
+                self.stats["memory_hits"] += 1
+            return ref
+
+    def _remember(self, trial: TrialSpec, ref: Reference) -> None:
+        key = self.key(trial)
+        with self._guard:
+            if key in self._memory:
+                return
+            self._memory[key] = ref
+            self._bytes += ref.nbytes
+            while self._bytes > self.max_bytes and len(self._memory) > 1:
+                _, old = self._memory.popitem(last=False)
+                self._bytes -= old.nbytes
+                self.stats["evicted"] += 1
+
+
+def _nbytes(value: Any) -> int:
+    return value.numel() * value.element_size() if isinstance(value, torch.Tensor) else 0
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return a.numel() == 0 or torch.equal(a.contiguous().reshape(-1).view(torch.uint8),
+                                         b.contiguous().reshape(-1).view(torch.uint8))

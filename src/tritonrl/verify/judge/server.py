@@ -1,0 +1,92 @@
+"""The judge process: one per GPU (one on a CPU), trusted, never imports candidate code.
+
+Forked by the zygote for the parent (``tritonrl.verify.verifier``), with the parent's socket. It holds what
+decides verdicts: the references on its device (``references``), the timing of the reference ``Model``
+(``timings``), the per-GPU lock that keeps a timed candidate alone on the GPU, and the comparison. For each
+candidate the parent sends a session with the socket of that candidate's child; a thread runs it
+(``session.Session``) and sends back the verdict's facts. Messages (``tritonrl.verify.wire``):
+
+  parent -> judge   {"op": "session", "id": 3, ...} + the child's socket   |  {"op": "stats"}
+  judge -> parent   {"op": "ready", "gpu": name}  (once)  |  {"id": 3, "facts": {...}}  |  {"stats": {...}}
+
+Several sessions run at once (``workers_per_gpu``); their GPU work (references, comparisons, the children's
+trials) shares the GPU, and a timing run has it to itself (``gpu_lock``). At end of input the judge exits.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import traceback
+from typing import Any
+
+import torch
+
+from tritonrl.verify import wire
+from tritonrl.verify.judge.gpu_lock import GpuFileLock, RWLock
+from tritonrl.verify.judge.references import ReferenceStore
+from tritonrl.verify.judge.session import Session
+from tritonrl.verify.judge.timings import TimingStore
+
+log = logging.getLogger(__name__)
+
+
+class Judge:
+    """The judge's shared state: references, reference timings, the GPU's lock; sessions borrow them."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.device = spec["device"]
+        if self.device == "cuda":
+            torch.cuda.set_device(0)
+            torch.empty(1, device="cuda")  # CUDA initialised once, before any session
+            self.device = "cuda:0"
+        self.gpu_name = torch.cuda.get_device_name() if self.device.startswith("cuda") else "cpu"
+        self.store = ReferenceStore(self.device, bool(spec.get("randomize", True)),
+                                    int(spec.get("reference_bytes", 8 << 30)), str(spec["salt"]))
+        self.timings = TimingStore(spec.get("cache_dir"), self.gpu_name)
+        self.lock = RWLock()
+        self.file_lock = GpuFileLock(str(spec.get("gpu") or "cpu"), spec.get("lock_dir")) \
+            if self.device.startswith("cuda") else None
+        self._send_lock = threading.Lock()
+
+    def send(self, sock: socket.socket, message: dict) -> None:
+        with self._send_lock:
+            wire.send(sock, message)
+
+
+def serve(sock: socket.socket, spec: dict[str, Any]) -> None:
+    """The judge's life: set up, say ready, run each session in a thread, until the parent closes its end."""
+    judge = Judge(spec)
+    judge.send(sock, {"op": "ready", "gpu": judge.gpu_name})
+    threads: list[threading.Thread] = []
+    while True:
+        try:
+            message, fds = wire.recv(sock)
+        except wire.Closed:
+            break
+        op = message.get("op")
+        if op == "session" and fds:
+            child = socket.socket(fileno=fds[0])
+            thread = threading.Thread(target=_run_session, args=(judge, sock, message, child), daemon=True)
+            thread.start()
+            threads = [t for t in threads if t.is_alive()] + [thread]
+        elif op == "stats":
+            judge.send(sock, {"stats": {**judge.store.stats, **judge.timings.stats}})
+        elif op == "bye":
+            break
+    judge.timings.close()
+
+
+def _run_session(judge: Judge, sock: socket.socket, message: dict, child: socket.socket) -> None:
+    try:
+        facts = Session(judge, message, child).run()
+    except Exception as exc:  # noqa: BLE001 - the verifier's own failure: this item's verdict, with its traceback
+        facts = {"verifier_error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]}
+    finally:
+        child.close()
+    try:
+        judge.send(sock, {"id": message.get("id"), "facts": facts})
+    except OSError:
+        pass  # the parent is gone
