@@ -1,7 +1,7 @@
 """Tasks for the integrity fixtures (tests/verify/fixtures/integrity/) that tests/verify/tasks.py and
-redteam_tasks.py lack: a small relu (Python element loops stay fast), an fp32 and a bf16 matmul (TF32 and bf16
-``tl.dot``), a column sum (races and atomics across programs) and a cumulative sum (programs that depend on
-each other's order). Small shapes: the CPU interpreter runs every program in Python."""
+redteam_tasks.py lack: a small relu (Python element loops stay fast), a bf16 relu, an fp32 and a bf16 matmul
+(bf16 arithmetic and TF32 ``tl.dot``), a column sum (races and atomics across programs) and a cumulative sum
+(programs that depend on each other's order). Small shapes: the CPU interpreter runs every program in Python."""
 
 from tritonrl.tasks.model import KernelTask
 
@@ -29,6 +29,8 @@ def get_inputs():
 def get_init_inputs():
     return []
 '''
+
+RELU_BF16 = RELU_SMALL.replace("torch.randn(batch_size, dim)", "torch.randn(batch_size, dim, dtype=torch.bfloat16)")
 
 MATMUL = '''
 import torch
@@ -133,6 +135,7 @@ def get_init_inputs():
 
 INTEGRITY_TASKS = {
     "relu_small": KernelTask(name="integrity_relu_small", level=1, source=RELU_SMALL),
+    "relu_bf16": KernelTask(name="integrity_relu_bf16", level=1, source=RELU_BF16),
     "matmul": KernelTask(name="integrity_matmul", level=1, source=MATMUL),
     "matmul_bf16": KernelTask(name="integrity_matmul_bf16", level=1, source=MATMUL_BF16),
     "colsum": KernelTask(name="integrity_colsum", level=1, source=COLSUM),

@@ -45,6 +45,7 @@ FIXTURES = sorted(DIR.glob("i*.py"))
 CASES = [(p, m) for p in FIXTURES for m in modes(p)]
 FILE_ATTACKS = [(p, m) for p, m in CASES if header(p, "class") == "i1"]
 HOME_DIR = Path(__file__).resolve().parents[2] / ".pytest_cache" / "integrity-home"  # the children's $HOME
+SECRET_TEXT = "tritonrl-integrity-secret-7f3a"  # in a file under the test's tmp dir (``TRITONRL_INTEGRITY_SECRET``)
 
 
 def _seam(path: Path) -> bool:
@@ -70,6 +71,7 @@ class Sentinels:
             "pkg_new": (package / "verify" / "_integrity_planted.py", None),
             "site_pth": (site / "_tritonrl_integrity_sentinel.pth", None),
             "home": (HOME_DIR / ".tritonrl_integrity_sentinel", None),
+            "home_pt": (HOME_DIR / "tritonrl_integrity_sentinel.pt", None),
             "tmp": (Path("/tmp/tritonrl_integrity_sentinel.txt"), None),
             "dev_shm": (Path("/dev/shm/tritonrl_integrity_sentinel"), None),
             "sibling_job": (sibling / "code.py", "# another job's candidate\n"),
@@ -98,6 +100,13 @@ class Sentinels:
             path.unlink(missing_ok=True)
         for d in self.dirs:
             shutil.rmtree(d, ignore_errors=True)
+
+
+def _leaked(result) -> list[str]:
+    """The secret file (readable by the parent, hidden from the child) came back in a verdict's error."""
+    error = getattr(result, "error", None) or ""
+    return ["secret: the parent read a file the child cannot see and put it in the verdict"] if SECRET_TEXT in error \
+        else []
 
 
 @contextmanager
@@ -156,13 +165,16 @@ def verdicts(tmp_path_factory, request):
                 out.update({(p.name, mode): r for p, r in zip(timed, _batch(verifier, timed))})
         if files:
             sentinels = Sentinels()
+            secret = tmp_path_factory.mktemp("integrity-secret") / "secret.txt"  # under /tmp: hidden from children
+            secret.write_text(f"{SECRET_TEXT}\n")
             try:
                 sentinels.reset()
-                with _environ(HOME=str(HOME_DIR)), Verifier(_config(mode, cache)) as verifier:
+                with _environ(HOME=str(HOME_DIR), TRITONRL_INTEGRITY_SECRET=str(secret)), \
+                        Verifier(_config(mode, cache)) as verifier:
                     for path in files:
                         sentinels.reset()
-                        out[(path.name, mode)] = _verify(verifier, header(path, "task"), path.read_text())
-                        written[(path.name, mode)] = sentinels.changed()
+                        result = out[(path.name, mode)] = _verify(verifier, header(path, "task"), path.read_text())
+                        written[(path.name, mode)] = sentinels.changed() + _leaked(result)
                         after[(path.name, mode)] = _verify(verifier, "relu", GOOD_RELU)
             finally:
                 sentinels.remove()
@@ -186,8 +198,9 @@ def test_integrity_fixture(fixture, mode, verdicts):
 
 @pytest.mark.parametrize(("fixture", "mode"), FILE_ATTACKS, ids=[f"{p.stem}-static_{m}" for p, m in FILE_ATTACKS])
 def test_nothing_written_outside_the_child(fixture, mode, verdicts):
-    """A class-i1 attack changed none of the sentinels (the verifier's package, site-packages, $HOME, /tmp, a
-    sibling job's directory): the candidate can write in its own directory only."""
+    """A class-i1 attack changed none of the sentinels (the verifier's package, site-packages, $HOME, /tmp,
+    /dev/shm, a sibling job's directory) and read nothing it cannot see: the candidate can reach its own
+    directory only."""
     if runnable(fixture):
         pytest.skip(runnable(fixture))
     assert verdicts[1][(fixture.name, mode)] == [], f"{fixture.name} wrote outside its directory"
@@ -208,7 +221,7 @@ def test_print_verdict_table(verdicts, capsys):
     with capsys.disabled():
         for (name, mode), result in sorted(verdicts[0].items()):
             files = verdicts[1].get((name, mode))
-            tail = f" | wrote: {'; '.join(files) or 'nothing'}" if files is not None else ""
+            tail = f" | outside the child: {'; '.join(files) or 'nothing'}" if files is not None else ""
             speed = getattr(result, "speedup", None)
             tail += f" | speedup {speed:.3g}" if speed else ""
             print(f"INTEGRITY {name} static={mode} expect={header(DIR / name, 'expect')}: {describe(result)}{tail}")
