@@ -104,9 +104,9 @@ class Sentinels:
 
 def _leaked(result) -> list[str]:
     """The secret file (readable by the parent, hidden from the child) came back in a verdict's error."""
-    error = getattr(result, "error", None) or ""
-    return ["secret: the parent read a file the child cannot see and put it in the verdict"] if SECRET_TEXT in error \
-        else []
+    if SECRET_TEXT in (getattr(result, "error", None) or ""):
+        return ["secret: the parent read a file the child cannot see and put it in the verdict"]
+    return []
 
 
 @contextmanager
