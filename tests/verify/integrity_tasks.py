@@ -1,0 +1,143 @@
+"""Tasks for the integrity fixtures (tests/verify/fixtures/integrity/) that tests/verify/tasks.py and
+redteam_tasks.py lack: a small relu (Python element loops stay fast), a bf16 relu, an fp32 and a bf16 matmul
+(bf16 arithmetic and TF32 ``tl.dot``), a column sum (races and atomics across programs) and a cumulative sum
+(programs that depend on each other's order). Small shapes: the CPU interpreter runs every program in Python."""
+
+from tritonrl.tasks.model import KernelTask
+
+RELU_SMALL = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x)
+
+
+batch_size = 4
+dim = 256
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+RELU_BF16 = RELU_SMALL.replace("torch.randn(batch_size, dim)", "torch.randn(batch_size, dim, dtype=torch.bfloat16)")
+
+MATMUL = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+
+
+M = 32
+K = 256
+N = 32
+
+
+def get_inputs():
+    return [torch.randn(M, K), torch.randn(K, N)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+MATMUL_BF16 = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+
+
+M = 32
+K = 64
+N = 32
+
+
+def get_inputs():
+    return [torch.randn(M, K, dtype=torch.bfloat16), torch.randn(K, N, dtype=torch.bfloat16)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+COLSUM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x.sum(dim=0)
+
+
+rows = 256
+cols = 64
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+CUMSUM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.cumsum(x, dim=0)
+
+
+length = 2048
+
+
+def get_inputs():
+    return [torch.randn(length)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+INTEGRITY_TASKS = {
+    "relu_small": KernelTask(name="integrity_relu_small", level=1, source=RELU_SMALL),
+    "relu_bf16": KernelTask(name="integrity_relu_bf16", level=1, source=RELU_BF16),
+    "matmul": KernelTask(name="integrity_matmul", level=1, source=MATMUL),
+    "matmul_bf16": KernelTask(name="integrity_matmul_bf16", level=1, source=MATMUL_BF16),
+    "colsum": KernelTask(name="integrity_colsum", level=1, source=COLSUM),
+    "cumsum": KernelTask(name="integrity_cumsum", level=1, source=CUMSUM),
+}
