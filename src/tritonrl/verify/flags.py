@@ -31,7 +31,7 @@ class Flag(str, Enum):
     RUNTIME_ERROR = "runtime_error"
     TIMEOUT = "timeout"
     CRASH = "crash"
-    # runtime checks (tritonrl.verify.harness, compared in the parent)
+    # runtime checks (tritonrl.verify.child.monitor, judged in tritonrl.verify.judge)
     NO_TRITON_LAUNCH = "no_triton_launch"
     INPUT_MUTATION = "input_mutation"
     NOT_PLAIN_TENSOR = "not_plain_tensor"
@@ -44,6 +44,8 @@ class Flag(str, Enum):
     TINY_MISMATCH = "tiny_mismatch"
     OUTPUT_ALIASES_INPUT = "output_aliases_input"
     OUTPUT_NOT_WRITTEN = "output_not_written"
+    DATA_RACE = "data_race"
+    INTERPRETER_ONLY = "interpreter_only"
     # the task or the machine, not the candidate
     REFERENCE_ERROR = "reference_error"
     VERIFIER_ERROR = "verifier_error"
@@ -54,6 +56,7 @@ class Flag(str, Enum):
     SUSPICIOUS_SPEEDUP = "suspicious_speedup"
     TIMING_UNAVAILABLE = "timing_unavailable"
     TIMING_MISMATCH = "timing_mismatch"
+    TIMING_UNTRUSTED = "timing_untrusted"
 
 
 RATIONALE: dict[Flag, str] = {
@@ -87,6 +90,8 @@ RATIONALE: dict[Flag, str] = {
     Flag.TINY_MISMATCH: "Outputs differ from the reference on the tiny shape variant.",
     Flag.OUTPUT_ALIASES_INPUT: "An output sharing memory with an input (a view such as x.t()) was not computed by a kernel.",
     Flag.OUTPUT_NOT_WRITTEN: "Every output must be written by a Triton kernel launched in that forward pass.",
+    Flag.DATA_RACE: "Programs of one launch shared memory without atomics: on a GPU they run at once, and the result depends on timing.",
+    Flag.INTERPRETER_ONLY: "A kernel body does what only the CPU interpreter runs (a plain Python function, numpy, a tensor's host handle): the GPU compiler rejects it.",
     Flag.REFERENCE_ERROR: "The task's reference Model failed (the task's fault, not the candidate's).",
     Flag.VERIFIER_ERROR: "The verifier itself failed on this item (a bug, or the machine: disk, memory); logged with its traceback.",
     Flag.CPU_UNSUPPORTED: "Triton's CPU interpreter cannot run this construct; judge it on a GPU (not counted as wrong).",
@@ -94,5 +99,6 @@ RATIONALE: dict[Flag, str] = {
     Flag.CPU_SIZE_LIMIT: "The trial's shapes are too large for the CPU interpreter within the limits.",
     Flag.SUSPICIOUS_SPEEDUP: "A speedup above the threshold is more likely a harness hole than a kernel.",
     Flag.TIMING_UNAVAILABLE: "No GPU: runtimes are not measured (reported as null, never faked).",
-    Flag.TIMING_MISMATCH: "Outputs of timed calls (on refreshed inputs) differ from the reference: the timed work was not the checked work.",
+    Flag.TIMING_MISMATCH: "Outputs of timed calls (each on fresh inputs) differ from the reference, or a timed call ran torch compute: the timed work was not the checked work.",
+    Flag.TIMING_UNTRUSTED: "The candidate's clock disagrees with the judge's wall clock: its runtime earns no speed credit.",
 }

@@ -38,6 +38,7 @@ from tritonrl.verify import timing as _timing
 from tritonrl.verify import wire
 from tritonrl.verify.arena import Arena, fingerprint
 from tritonrl.verify.child import audit
+from tritonrl.verify.child.fidelity import DataRace, InterpreterOnly
 from tritonrl.verify.child.interpreter import classify_interpreter_error, install_interpreter_compat, is_interpreter
 from tritonrl.verify.child.monitor import Monitor, judge_record, output_values
 from tritonrl.verify.result import MAX_ERROR_CHARS
@@ -74,7 +75,14 @@ def format_error(exc: BaseException, code_path: str = CODE_FILE, limit: int = MA
 
 
 def failure(exc: BaseException, flag: str) -> dict[str, str]:
-    """The step's flag and error: ``cpu_unsupported`` when the CPU interpreter, not the candidate, failed."""
+    """The step's flag and error: ``cpu_unsupported`` when the CPU interpreter, not the candidate, failed;
+    ``data_race`` when its programs shared memory (``fidelity.DataRace``)."""
+    race = _find(exc, DataRace)
+    if race is not None:
+        return {"flag": "data_race", "error": f"data race: {race}"[:MAX_ERROR_CHARS]}
+    host = _find(exc, InterpreterOnly)
+    if host is not None:
+        return {"flag": "interpreter_only", "error": str(host)[:MAX_ERROR_CHARS]}
     if is_interpreter():
         try:
             with open(CODE_FILE, errors="replace") as fh:
@@ -84,6 +92,15 @@ def failure(exc: BaseException, flag: str) -> dict[str, str]:
         if reason:
             return {"flag": "cpu_unsupported", "error": reason[:MAX_ERROR_CHARS]}
     return {"flag": flag, "error": format_error(exc)}
+
+
+def _find(exc: BaseException | None, kind: type) -> BaseException | None:
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, kind):
+            return exc
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
 
 
 class Child:

@@ -417,8 +417,11 @@ def install_interpreter_compat() -> dict[str, str]:
     report: dict[str, str] = {}
     if not is_interpreter():
         return {"skipped": "TRITON_INTERPRET is not set"}
+    from tritonrl.verify.child import fidelity
+
     for name, install in (("driver", _install_driver), ("autotune", _install_autotune),
-                          ("libdevice", _install_libdevice), ("torch_cuda", _install_torch_cuda)):
+                          ("libdevice", _install_libdevice), ("torch_cuda", _install_torch_cuda),
+                          ("fidelity", fidelity.install)):
         try:
             install(report)
         except Exception as exc:  # noqa: BLE001 - a shim that cannot install leaves the construct unsupported

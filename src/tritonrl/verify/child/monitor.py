@@ -70,6 +70,10 @@ _cuda_sync = getattr(torch._C, "_cuda_synchronize", None)
 _Tensor = torch.Tensor
 _uint8 = torch.uint8
 _getframe = sys._getframe
+try:
+    from triton.tools.tensor_descriptor import TensorDescriptor as _Descriptors
+except ImportError:  # an older Triton: no host-side tensor descriptors
+    _Descriptors = None
 
 STALE, UNSET, INPUT, PARAM, CONST, KERNEL, COPIED, TORCH = range(8)
 CLASS_NAMES = ("stale", "unset", "input", "param", "const", "kernel", "copied", "torch")
@@ -92,6 +96,17 @@ def _is_view(func: Any) -> bool:
 
 def _tensors(tree: Any) -> list[torch.Tensor]:
     return [t for t in tree_flatten(tree)[0] if isinstance(t, _Tensor)]
+
+
+def _launch_tensors(tree: Any) -> list[torch.Tensor]:
+    """The tensors a launch can write: its tensor arguments and the tensors under its tensor descriptors."""
+    found = []
+    for value in tree_flatten(tree)[0]:
+        if isinstance(value, _Tensor):
+            found.append(value)
+        elif _Descriptors and isinstance(value, _Descriptors) and isinstance(getattr(value, "base", None), _Tensor):
+            found.append(value.base)
+    return found
 
 
 def storage_key(t: torch.Tensor) -> tuple[str, int]:
@@ -280,7 +295,7 @@ class Monitor:
         record = self.record
         self.in_launch += 1
         try:
-            given = _tensors((args, kwargs))
+            given = _launch_tensors((args, kwargs))
             watched = [t for t in given if not self._protected(t)]
             self.internal += 1
             try:
@@ -433,9 +448,20 @@ def judge_record(record: ForwardRecord, output: Any, intact: bool) -> tuple[str,
         if any(d == dev and lo < end and start < hi for d, start, end in record.protected):
             return ("output_aliases_input",
                     f"output {i} shares memory with an input or parameter: it must be computed by a kernel")
-        problem = _provenance_problem(i, record.provenance.classes(value))
+        problem = _provenance_problem(i, record.provenance.classes(value)) or _layout_problem(i, value)
         if problem:
             return "output_not_written", problem
+    return None
+
+
+def _layout_problem(i: int, value: torch.Tensor) -> str | None:
+    """A transposed or broadcast view as an output: the layout the task asks for was made by a view, not written
+    by a kernel (slices and reshapes of a kernel's output are fine)."""
+    dims = [(stride, size) for stride, size in zip(value.stride(), value.shape) if size > 1]
+    if any(stride == 0 for stride, _ in dims):
+        return f"output {i} is a broadcast view (a stride of 0): write the values, not a view of fewer"
+    if any(a < b for (a, _), (b, _) in zip(dims, dims[1:])):
+        return f"output {i} is a transposed view (strides {tuple(value.stride())}): a kernel must write it in order"
     return None
 
 

@@ -28,7 +28,7 @@ LAYOUT_METHODS = frozenset({"contiguous", "view", "view_as", "reshape", "reshape
     "float", "double", "half", "bfloat16", "int", "long", "short", "bool", "byte", "char", "cuda", "cpu",
     "detach", "requires_grad_", "new_empty", "new_zeros", "new_ones", "new_full", "new_empty_strided",
     "new_tensor", "zero_", "fill_", "pin_memory", "record_stream", "untyped_storage", "storage", "is_set_to",
-    "is_same_size"})
+    "is_same_size", "clone"})
 PERMUTING = frozenset({"t", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "expand",
     "expand_as", "T", "mT", "mH", "H"})
 MATERIALIZING = frozenset({"contiguous", "reshape", "flatten", "reshape_as"})

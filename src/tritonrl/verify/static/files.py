@@ -29,7 +29,8 @@ FILE_QUALNAMES = ("numpy.load", "numpy.save", "numpy.savez", "numpy.savetxt", "n
     "numpy.lib.npyio", "numpy.lib.format.open_memmap", "numpy.ndarray.tofile", "numpy.ndarray.dump",
     "torch.load", "torch.save", "torch.from_file", "torch.serialization", "torch.hub", "torch.package",
     "torch.utils.model_zoo", "torch.utils.tensorboard", "torch.jit.load", "torch.jit.save", "torch.profiler",
-    "torch.autograd.profiler", "torch.cuda.memory._dump_snapshot", "triton.runtime.cache", "triton.tools")
+    "torch.autograd.profiler", "torch.cuda.memory._dump_snapshot", "triton.runtime.cache", "triton.tools.compile",
+    "triton.tools.link", "triton.tools.disasm", "triton.tools.build_extern", "triton.tools.mxfp")
 FILE_METHODS = frozenset({"tofile", "fromfile", "from_file", "memmap", "open_memmap", "read_bytes",
     "write_bytes", "read_text", "write_text", "iterdir", "rglob", "unlink", "rmdir", "mkdir", "makedirs",
     "touch", "symlink_to", "hardlink_to", "readlink", "chmod", "is_file", "is_dir", "samefile", "dump",

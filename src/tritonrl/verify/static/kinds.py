@@ -70,6 +70,7 @@ class Kind(str, Enum):
     TENSORS = (
         "tensors"  # a container known to hold tensors (list of kernel outputs, split results, ParameterList)
     )
+    ARGS = "args"  # a kernel's arguments by name, as Triton hands them to a hook or heuristic (``nargs["x"]``)
 
 
 SPLITTING = frozenset({"split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit"})
@@ -92,6 +93,61 @@ def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast
     ]
 
 
+CALLBACK_KEYWORDS = frozenset({"pre_hook", "post_hook", "perf_model", "early_config_prune", "prune_configs_by"})
+
+
+def triton_callbacks(scope) -> set[int]:
+    """id() of the function-likes handed to Triton to call with a kernel's arguments: ``pre_hook=``/``post_hook=``
+    (``triton.Config``, ``triton.autotune``), the values of ``triton.heuristics({...})`` and of
+    ``prune_configs_by={...}``, and ``kernel.add_pre_run_hook(f)``. Cached on the scope."""
+    cached = getattr(scope, "_triton_callbacks", None)
+    if cached is not None:
+        return cached
+    handed: list[ast.AST] = []
+    for node in scope.nodes:
+        if not isinstance(node, ast.Call):
+            continue
+        for k in node.keywords:
+            if k.arg in CALLBACK_KEYWORDS:
+                handed += list(k.value.values) if isinstance(k.value, ast.Dict) else [k.value]
+        q = scope.qualname(node.func) or ""
+        if q.endswith("heuristics") and node.args and isinstance(node.args[0], ast.Dict):
+            handed += node.args[0].values
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "add_pre_run_hook":
+            handed += node.args[:1]
+    found = set()
+    for value in handed:
+        if isinstance(value, ast.Lambda):
+            found.add(id(value))
+        elif isinstance(value, ast.Name):
+            found |= {id(d) for d in scope.coverage.defs_by_name.get(value.id, [])}
+    scope._triton_callbacks = found
+    return found
+
+
+def kernel_arg_kinds(scope) -> dict[str, Kind]:
+    """Each kernel parameter's kind, from the launches (``kernel[grid](x, out, n, BLOCK=1024)``): TENSOR when
+    some launch passes a tensor for it. Cached on the scope."""
+    cached = getattr(scope, "_kernel_arg_kinds", None)
+    if cached is not None:
+        return cached
+    scope._kernel_arg_kinds = kinds = {}
+    defs = {id(n): n for n in scope.nodes if id(n) in scope.kernel_nodes}
+    by_name = {n.name: n for n in defs.values()}
+    for node in scope.nodes:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in by_name):
+            continue
+        params = [a.arg for a in [*by_name[node.func.value.id].args.posonlyargs, *by_name[node.func.value.id].args.args]]
+        unit = scope.coverage.unit_of.get(id(node))
+        env = scope.env(unit) if unit is not None else Env()
+        pairs = list(zip(params, node.args)) + [(k.arg, k.value) for k in node.keywords if k.arg]
+        for name, value in pairs:
+            if scope.kind(value, env) == Kind.TENSOR:
+                kinds[name] = Kind.TENSOR
+    return kinds
+
+
 class KindInference:
     """Per-unit value kinds of the analysed code (mixed into ``Scope``; see the module docstring)."""
 
@@ -110,12 +166,17 @@ class KindInference:
         return []
 
     def _initial_params(self, unit) -> dict[str, Kind]:
-        """Escaping callables (lambdas, forward, anything passed around) get tensor parameters."""
+        """Escaping callables (lambdas, forward, anything passed around) get tensor parameters; ``*args`` and
+        ``**kwargs`` are containers of tensors; a callable handed to Triton (a ``pre_hook``, a heuristic, a pre-run
+        hook, an autotuner's pruner) gets the kernel's arguments by name (``Kind.ARGS``: ``nargs["x"]`` is a
+        tensor when a launch passes a tensor for ``x``)."""
         fn = unit.node
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             return {}
         if id(fn) not in self.coverage.escaping:
             return {}
+        if id(fn) in triton_callbacks(self):
+            return {p.arg: Kind.ARGS for p in _params(fn) if p.arg not in ("self", "cls")}
         a = fn.args
         positional = [*a.posonlyargs, *a.args]
         defaults = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults) :]], a.defaults))
@@ -135,7 +196,7 @@ class KindInference:
                 isinstance(defaults.get(p.arg), ast.Constant) and defaults[p.arg].value is not None
             )
             if not numeric:
-                kinds[p.arg] = Kind.TENSOR
+                kinds[p.arg] = Kind.TENSORS if p in (a.vararg, a.kwarg) else Kind.TENSOR
         return kinds
 
     def _infer_interprocedural(self) -> None:
@@ -285,9 +346,12 @@ class KindInference:
         if isinstance(node, ast.Attribute):
             return self._attribute_kind(node, env)
         if isinstance(node, ast.Subscript):
-            if const_str(node.slice) is not None:
-                return None  # a string key: a dict (Triton's meta / args), never a tensor index
             base = self.kind(node.value, env)
+            key = const_str(node.slice)
+            if key is not None:  # a string key: a dict; of tensors when the dict is of them
+                if base == Kind.ARGS:
+                    return kernel_arg_kinds(self).get(key)
+                return Kind.TENSOR if base == Kind.TENSORS else None
             if base == Kind.TENSORS:
                 return Kind.TENSORS if isinstance(node.slice, ast.Slice) else Kind.TENSOR
             return base if base in (Kind.TENSOR, Kind.MODULE, Kind.META) else None

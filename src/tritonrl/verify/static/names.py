@@ -6,13 +6,33 @@ import ast
 
 
 def dotted(node: ast.AST) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain (no alias resolution), else None."""
+    """``a.b.c`` for a Name/Attribute chain, with ``getattr(a.b, "c")`` read as ``a.b.c`` (the same thing by
+    meaning: every check that reads names reads both); no alias resolution; else None."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
         base = dotted(node.value)
         return f"{base}.{node.attr}" if base else None
+    name = const_getattr(node)
+    if name is not None:
+        base = dotted(node.args[0])
+        return f"{base}.{name}" if base else None
     return None
+
+
+def const_getattr(node: ast.AST) -> str | None:
+    """The attribute name of ``getattr(obj, "name"[, default])``, else None."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) >= 2):
+        return const_str(node.args[1])
+    return None
+
+
+def attribute_name(node: ast.AST) -> str | None:
+    """The attribute a node reads: ``x.name`` or ``getattr(x, "name")``."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return const_getattr(node)
 
 
 def names_something(node: ast.AST) -> bool:

@@ -33,9 +33,16 @@ SYS_ALLOWED = frozenset({"sys.maxsize", "sys.version_info", "sys.version", "sys.
     "sys.byteorder", "sys.stdout", "sys.stderr", "sys.getrecursionlimit", "sys.exit"})
 DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "__builtins__", "exec", "eval", "compile",
     "breakpoint"})
-INTROSPECTION_ATTRS = frozenset({"f_back", "f_globals", "f_locals", "f_builtins", "gi_frame", "cr_frame",
-    "tb_frame", "__globals__", "__code__", "__closure__", "__subclasses__", "__mro__", "__bases__",
-    "__base__", "__builtins__", "__dict__", "__loader__", "__spec__", "__getattribute__"})
+INTROSPECTION_ATTRS = frozenset({"f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace", "gi_frame",
+    "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame", "ag_code", "ag_await", "tb_frame",
+    "tb_next", "__globals__", "__code__", "__closure__", "__subclasses__", "__mro__", "__bases__", "__base__",
+    "__builtins__", "__dict__", "__loader__", "__spec__", "__getattribute__", "__traceback__", "__self__",
+    "__func__", "__wrapped__", "__reduce__", "__reduce_ex__", "__objclass__", "__defaults__", "__kwdefaults__"})
+# Names that only introspection or the harness's internals need: as a string value anywhere (a constant
+# getattr, a dict key, a variable holding a name) they are the same as the attribute (the "values" spelling).
+TAMPERING_STRINGS = INTROSPECTION_ATTRS | frozenset({"modules", "_getframe", "_current_frames", "settrace",
+    "setprofile", "addaudithook", "__import__", "_disable_current_modes", "_python_dispatch", "get_referrers",
+    "get_referents", "get_objects", "in_launch", "candidate_in_launch"})
 GLOBAL_STATE_CALLS = frozenset({"torch.manual_seed", "torch.seed", "torch.cuda.manual_seed",
     "torch.cuda.manual_seed_all", "torch.random.manual_seed", "torch.set_rng_state",
     "torch.cuda.set_rng_state", "random.seed", "numpy.random.seed", "torch.set_default_dtype",
@@ -88,6 +95,12 @@ def check_tampering(scope: Scope):
             msg = _tampering_ref(scope, node)
             if msg:
                 yield node, msg
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in TAMPERING_STRINGS \
+                and id(node) not in docstrings(scope):
+            yield node, f"the string {node.value!r} names an introspection handle or the harness's internals"
+        if isinstance(node, ast.Name) and node.id in ("getattr", "hasattr") and node.id not in scope.aliases \
+                and not _called(scope, node):
+            yield node, f"`{node.id}` used as a value hides which attribute is read; call it with a constant name"
         elif isinstance(node, ast.ClassDef):
             msg = _tampering_class(scope, node)
             if msg:
@@ -96,6 +109,25 @@ def check_tampering(scope: Scope):
             yield node, f"`import {node.name}`: introspection of the harness is not allowed"
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in INTROSPECTION_MODULES:
             yield node, f"`from {node.module} import ...`: introspection of the harness is not allowed"
+
+
+def _called(scope: Scope, node: ast.AST) -> bool:
+    parent = scope.coverage.parents.get(id(node))
+    return isinstance(parent, ast.Call) and parent.func is node
+
+
+def docstrings(scope: Scope) -> set[int]:
+    """id() of the constant nodes that are docstrings (module, classes, functions): prose, not names."""
+    cached = getattr(scope, "_docstrings", None)
+    if cached is None:
+        cached = set()
+        for node in scope.nodes:
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+                first = node.body[0]
+                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                    cached.add(id(first.value))
+        scope._docstrings = cached
+    return cached
 
 
 def _store_targets(target: ast.AST) -> Iterator[ast.AST]:
@@ -177,6 +209,8 @@ def _tampering_ref(scope: Scope, node: ast.Name | ast.Attribute) -> str | None:
         and dotted(node) != "self.__dict__"
     ):
         return f"`{excerpt(node)}`: frame or object-graph introspection is not allowed"
+    if isinstance(node, ast.Attribute) and node.attr in ("in_launch", "candidate_in_launch"):
+        return f"`{excerpt(node)}` reaches the verifier's watch"
     q = scope.qualname(node) or ""
     if isinstance(node, ast.Name) and node.id in DYNAMIC_NAMES and node.id not in scope.aliases:
         return f"`{node.id}`: dynamic code or namespace access hides what the code does"

@@ -1,0 +1,270 @@
+"""Where Triton's CPU interpreter is kinder than a GPU, made as strict as the GPU (candidate child, CPU only).
+
+Installed with the other interpreter shims (``interpreter.install_interpreter_compat``) before the candidate is
+imported. Each one makes a kernel that a GPU would run wrongly fail here too, and changes nothing for a kernel
+that is right on a GPU:
+
+* **TF32 dot**: ``tl.dot`` of fp32 operands at its default precision (``tf32``, as on an H100) multiplies inputs
+  whose mantissas are rounded to TF32's 10 bits; the interpreter multiplied full fp32 values, so a TF32 kernel was
+  exact here and ~1e-3 off on the GPU. ``input_precision="ieee"`` (and ``tf32x3``) keep fp32 products.
+* **bf16 values**: the interpreter keeps bf16 as raw 16-bit patterns, and its arithmetic, comparisons and
+  ``tl.dot`` ran on those integers (``x > 0`` true for negatives; dot products ~1e10 off). They now run on the
+  values (in fp32, rounded back to bf16 where the result is bf16), as the GPU does.
+* **Python in a kernel**: a kernel body runs as Python here, so it could call a plain Python function, numpy or
+  torch, or reach its tensors' host arrays (``x.handle.data``); a GPU compiles it and rejects all of these. Before
+  a launch, its body (and every jit function it calls) is read: such a use raises ``InterpreterOnly`` (flag
+  ``interpreter_only``).
+* **program order and races**: the interpreter runs a launch's programs one at a time, in order, so a program that
+  read what an earlier one wrote (a load-add-store across programs, a running sum over program ids) looked right.
+  Programs now run in a shuffled order, and every load and store is recorded by program: a location one program
+  stores to and another loads or stores (with a different value) raises ``DataRace`` (flag ``data_race``).
+  Atomics are not recorded (they are how programs may share a location).
+
+Limits: the race check sees plain ``tl.load``/``tl.store`` through pointers (block pointers and tensor
+descriptors are not recorded); a race between programs that happens to produce the same bytes is not reported.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+RACE_EXAMPLES = 3  # addresses named in a race's message
+
+
+class DataRace(RuntimeError):
+    """Programs of one launch shared memory without atomics: on a GPU they run at once, the result is timing."""
+
+
+class InterpreterOnly(RuntimeError):
+    """A kernel body does what only the interpreter runs (a plain Python call, a tensor's host handle)."""
+
+
+HOST_ONLY_MODULES = ("numpy", "torch")  # no kernel body can call into these on a GPU
+_CHECKED: dict[Any, str | None] = {}
+
+
+def kernel_problem(fn: Any, seen: set | None = None) -> str | None:
+    """Why the body of the jit function ``fn`` (or of a jit function it calls) would not compile for a GPU: a
+    call of a plain Python function defined beside it, a host module (numpy, torch), a tensor's ``.handle``."""
+    import types
+
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    if code in _CHECKED:
+        return _CHECKED[code]
+    seen = seen if seen is not None else set()
+    seen.add(code)
+    problem = None
+    names = _names(code)
+    if "handle" in names:
+        problem = "reads a tensor's host handle (`.handle`), which exists only under the CPU interpreter"
+    for name in sorted(names):
+        if problem:
+            break
+        value = fn.__globals__.get(name)
+        inner = _jit_body(value)
+        if inner is not None:
+            if inner.__code__ not in seen:
+                problem = kernel_problem(inner, seen)
+        elif isinstance(value, types.FunctionType) and value.__code__.co_filename == code.co_filename:
+            problem = f"calls the plain Python function `{name}` (not @triton.jit), which the GPU compiler rejects"
+        elif isinstance(value, types.ModuleType) and value.__name__.split(".")[0] in HOST_ONLY_MODULES:
+            problem = f"uses the host module `{value.__name__}` inside a kernel, which the GPU compiler rejects"
+    _CHECKED[code] = problem
+    return problem
+
+
+def _names(code: Any) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _names(const)
+    return names
+
+
+def _jit_body(value: Any) -> Any:
+    """The Python function under a jit function, an autotuner or heuristics wrapper; None for anything else."""
+    import types
+
+    depth = 0
+    while value is not None and not isinstance(value, types.FunctionType) and depth < 5:
+        value, depth = getattr(value, "fn", None), depth + 1
+    return value if depth and isinstance(value, types.FunctionType) else None
+
+
+class _Accesses:
+    """The loads and stores of the launch in flight, by program (element addresses; store values as bytes)."""
+
+    def __init__(self) -> None:
+        self.grid: tuple[int, int, int] = (1, 1, 1)
+        self.order: list[tuple[int, int, int]] = []
+        self.program = 0
+        self.loads: list[tuple[int, Any]] = []
+        self.stores: list[tuple[int, Any, Any]] = []
+
+    def start(self, grid: tuple[int, int, int], seed: int) -> None:
+        self.grid = grid
+        self.order = [(x, y, z) for x in range(grid[0]) for y in range(grid[1]) for z in range(grid[2])]
+        random.Random(seed).shuffle(self.order)
+        self.loads, self.stores = [], []
+
+    def program_index(self, x: int, y: int, z: int) -> tuple[int, int, int]:
+        """The program run at the loop's step (x, y, z): the step's place in the shuffled order."""
+        step = (x * self.grid[1] + y) * self.grid[2] + z
+        chosen = self.order[step] if step < len(self.order) else (x, y, z)
+        self.program = (chosen[0] * self.grid[1] + chosen[1]) * self.grid[2] + chosen[2]
+        return chosen
+
+
+_ACCESSES = _Accesses()
+
+
+def find_race(loads: list, stores: list) -> str | None:
+    """A description of the first cross-program conflict among this launch's accesses, or None."""
+    import numpy as np
+
+    if not stores:
+        return None
+    s_addr = np.concatenate([a for _, a, _ in stores])
+    s_pid = np.concatenate([np.full(a.shape, p, dtype=np.int64) for p, a, _ in stores])
+    s_val = np.concatenate([v for _, _, v in stores])
+    order = np.lexsort((s_pid, s_addr))
+    s_addr, s_pid, s_val = s_addr[order], s_pid[order], s_val[order]
+    first = np.r_[True, s_addr[1:] != s_addr[:-1]]
+    starts = np.flatnonzero(first)
+    writers = np.add.reduceat(np.r_[True, (s_addr[1:] != s_addr[:-1]) | (s_pid[1:] != s_pid[:-1])].astype(np.int64),
+                              starts)
+    values_differ = np.logical_or.reduceat(np.r_[False, (s_addr[1:] == s_addr[:-1]) & (s_val[1:] != s_val[:-1])],
+                                           starts)
+    ww = starts[(writers > 1) & values_differ]
+    if ww.size:
+        return f"programs store different values to the same location (address {int(s_addr[ww[0]]):#x})"
+    if not loads:
+        return None
+    single = starts[writers == 1]
+    w_addr, w_pid = s_addr[single], s_pid[single]
+    l_addr = np.concatenate([a for _, a in loads])
+    l_pid = np.concatenate([np.full(a.shape, p, dtype=np.int64) for p, a in loads])
+    at = np.searchsorted(w_addr, l_addr)
+    at[at >= w_addr.size] = 0
+    hit = (w_addr.size > 0) & (w_addr[at] == l_addr) & (w_pid[at] != l_pid)
+    if hit.any():
+        k = np.flatnonzero(hit)[:RACE_EXAMPLES]
+        where = ", ".join(f"{int(l_addr[i]):#x}" for i in k)
+        return (f"a program loads what another program of the same launch stores (address {where}): programs run "
+                "at once on a GPU, so what it reads depends on timing")
+    return None
+
+
+def install(report: dict) -> None:
+    """Patch the interpreter's builder and grid executor (class level, idempotent)."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter as interp
+
+    builder, executor = interp.InterpreterBuilder, interp.GridExecutor
+    if getattr(builder, "_tritonrl_fidelity", False):
+        report["fidelity"] = "ok (already installed)"
+        return
+    convert = interp._convert_float
+    bf16, fp32 = tl.bfloat16, tl.float32
+
+    def values(handle: Any) -> Any:
+        """A bf16 handle's values as float32 (other handles unchanged)."""
+        if handle.dtype.scalar == bf16:
+            return convert(handle.data, bf16, fp32, None).view(np.float32)
+        return handle.data
+
+    def to_bf16(data: Any) -> Any:
+        return convert(np.asarray(data, dtype=np.float32), fp32, bf16, None).view(np.uint16)
+
+    original_binary, original_unary = builder.binary_op, builder.unary_op
+
+    def binary_op(self, lhs, rhs, op):
+        if lhs.dtype.scalar != bf16 and rhs.dtype.scalar != bf16:
+            return original_binary(self, lhs, rhs, op)
+        out = op(values(lhs), values(rhs))
+        data = out.astype(np.uint16) if out.dtype == np.bool_ else to_bf16(out)
+        return interp.TensorHandle(data, lhs.dtype.scalar)
+
+    def unary_op(self, arg, op):
+        if arg.dtype.scalar != bf16:
+            return original_unary(self, arg, op)
+        return interp.TensorHandle(to_bf16(op(values(arg))), bf16)
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        a_data, b_data = values(a), values(b)
+        if a.dtype.scalar == interp.tl.float16:
+            a_data, b_data = a_data.astype(np.float32), b_data.astype(np.float32)
+        elif a.dtype.scalar == fp32 and str(input_precision).rsplit(".", 1)[-1].upper() == "TF32":
+            a_data, b_data = _tf32(a_data), _tf32(b_data)
+        elif a.dtype.primitive_bitwidth == 8 and a.dtype.is_floating():
+            return original_dot(self, a, b, d, input_precision, max_num_imprecise_acc)
+        return interp.TensorHandle(np.matmul(a_data, b_data, dtype=d.data.dtype) + d.data, d.dtype.scalar)
+
+    original_dot = builder.create_dot
+    builder.binary_op, builder.unary_op, builder.create_dot = binary_op, unary_op, create_dot
+    _install_programs(builder, executor, np)
+    builder._tritonrl_fidelity = True
+    report["fidelity"] = "ok: TF32 dot, bf16 values, shuffled programs, race check"
+
+
+def _tf32(data: Any) -> Any:
+    """fp32 values rounded to TF32 (10 mantissa bits, to nearest): what a tensor core multiplies."""
+    import numpy as np
+
+    bits = np.ascontiguousarray(data, dtype=np.float32).view(np.uint32)
+    return ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def _bits(data: Any, np: Any) -> Any:
+    """Each element's bytes as one uint64 (zero-padded): values of any dtype compared as bit patterns."""
+    raw = np.ascontiguousarray(data).view(np.uint8).reshape(len(data), -1)
+    padded = np.zeros((len(data), 8), dtype=np.uint8)
+    padded[:, : min(8, raw.shape[1])] = raw[:, :8]
+    return padded.view(np.uint64).reshape(-1)
+
+
+def _install_programs(builder: Any, executor: Any, np: Any) -> None:
+    """Shuffled program order (``set_grid_dim``/``set_grid_idx``), recorded accesses, the race check at the end."""
+    original_dim, original_idx = builder.set_grid_dim, builder.set_grid_idx
+    original_load, original_store = builder.create_masked_load, builder.create_masked_store
+    original_restore, original_call = executor._restore_args_dev, executor.__call__
+    launches = [0]
+
+    def call(self, *args, **kwargs):
+        problem = kernel_problem(self.fn)
+        if problem is not None:
+            raise InterpreterOnly(f"kernel `{self.fn.__name__}` {problem}")
+        return original_call(self, *args, **kwargs)
+
+    def set_grid_dim(self, nx, ny, nz):
+        launches[0] += 1
+        _ACCESSES.start((nx, ny, nz), seed=launches[0])
+        return original_dim(self, nx, ny, nz)
+
+    def set_grid_idx(self, x, y, z):
+        return original_idx(self, *_ACCESSES.program_index(x, y, z))
+
+    def create_masked_load(self, ptrs, mask, other, cache_policy, is_volatile):
+        _ACCESSES.loads.append((_ACCESSES.program, np.asarray(ptrs.data)[np.asarray(mask.data, dtype=bool)]))
+        return original_load(self, ptrs, mask, other, cache_policy, is_volatile)
+
+    def create_masked_store(self, ptrs, value, mask, cache_policy):
+        where = np.asarray(mask.data, dtype=bool)
+        data = np.broadcast_to(np.asarray(value.data), where.shape)[where]
+        _ACCESSES.stores.append((_ACCESSES.program, np.asarray(ptrs.data)[where], _bits(data, np)))
+        return original_store(self, ptrs, value, mask, cache_policy)
+
+    def restore_args_dev(self, *args, **kwargs):
+        race = find_race(_ACCESSES.loads, _ACCESSES.stores)
+        _ACCESSES.loads, _ACCESSES.stores = [], []
+        if race is not None:
+            raise DataRace(race)
+        return original_restore(self, *args, **kwargs)
+
+    builder.set_grid_dim, builder.set_grid_idx = set_grid_dim, set_grid_idx
+    builder.create_masked_load, builder.create_masked_store = create_masked_load, create_masked_store
+    executor._restore_args_dev, executor.__call__ = restore_args_dev, call
