@@ -127,6 +127,20 @@ def test_rank_gpu_and_verify_config(monkeypatch):
     assert ranks.rank_verify_config(VerifyConfig(backend="ray")).workers == 0  # Ray has its own GPUs
 
 
+def test_rank_gpu_with_one_visible_gpu_per_process(monkeypatch):
+    """A scheduler that gives each process its own GPU (``CUDA_VISIBLE_DEVICES=3`` for local rank 1): the rank
+    trains on that device (accelerate's ``cuda:0``), so its verifier must time there, not on physical GPU 1."""
+    class State:
+        local_process_index = 1
+        num_processes = 2
+
+    monkeypatch.setattr(ranks, "_state", State)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+    assert ranks.rank_gpu() == "3"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-5f2c")  # a UUID is an entry like any other
+    assert ranks.rank_gpu() == "GPU-5f2c"
+
+
 def test_sharded_launch_is_read_from_accelerate_env(monkeypatch):
     for name in ("ACCELERATE_USE_FSDP", "ACCELERATE_USE_DEEPSPEED", "ACCELERATE_DEEPSPEED_ZERO_STAGE"):
         monkeypatch.delenv(name, raising=False)
