@@ -440,6 +440,9 @@ class RLRunConfig(Section):
         """rl.trl keys must be fields of the installed TRL config class (imported only when rl.trl is set)."""
         if not self.trl or self.algo == "best-of-n":
             return
+        if "save_total_limit" in self.trl:
+            self.fail("trl", "sets save_total_limit; use run.save_total_limit (tritonrl deletes old checkpoints "
+                      "only once the new one is complete, the Trainer's own rotation before)")
         known = trl_config_fields(self.algo)
         if known is None:
             return  # TRL not installed: training cannot run either, and will say so

@@ -119,13 +119,15 @@ class StageSession:
 
     # ------------------------------------------------------------ trainer wiring
     def trainer_kwargs(self) -> dict[str, Any]:
-        """Arguments every TRL config class takes: where and how often to checkpoint and log."""
+        """Arguments every TRL config class takes: where and how often to checkpoint and log. The Trainer keeps
+        every checkpoint: ``CheckpointCallback`` deletes old ones (``run.save_total_limit``) once the new one is
+        marked complete, which the Trainer's own rotation (before the marker) would not wait for."""
         run = self.config.run
         return {
             "output_dir": str(self.checkpoint_dir),
             "save_strategy": "steps",
             "save_steps": run.save_steps,
-            "save_total_limit": run.save_total_limit,
+            "save_total_limit": None,
             "logging_steps": run.logging_steps,
             "report_to": run.report_to,
             "seed": run.seed,
@@ -134,7 +136,8 @@ class StageSession:
     def callbacks(self, stateful: dict[str, Stateful] | None = None) -> list:
         self._stateful = stateful or {}
         after_save = (lambda _checkpoint: safe_push(self.mirror)) if self.mirror and ranks.is_main() else None
-        return [CheckpointCallback(self._stateful, after_save), StopCallback(self.request)]
+        return [CheckpointCallback(self._stateful, after_save, keep=self.config.run.save_total_limit),
+                StopCallback(self.request)]
 
     def resume_checkpoint(self) -> str | None:
         """Newest complete checkpoint when resuming (restoring our extra state from it), else None."""
