@@ -130,7 +130,7 @@ def run_online(config: TrainingConfig, trainer_cls, trainer_args, verifier=None)
         trainer.curriculum = curriculum
         trainer.train(resume_from_checkpoint=session.resume_checkpoint())
         final = None
-        if not session.stopped:
+        if not session.agreed_stop():  # every rank the same answer: all save or none (signals.agree)
             extra = {"curriculum": curriculum.state_dict()} if curriculum else {}
             final = session.save_final(trainer, tokenizer, base_model=init, metrics=extra)
     history = trainer.state.log_history
