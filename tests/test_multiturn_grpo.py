@@ -84,6 +84,25 @@ def test_two_turn_grpo_trains_on_discounted_returns(tiny_model_dir, tmp_path, mo
     assert logged["verify/correct_rate"] == 0.0  # verify/* and the curriculum: first turns only
 
 
+def test_multiturn_reward_takes_the_run_settings():
+    """rl.shuffle_rewards, rl.verify_cache, run.seed and the group size reach the multi-turn reward: they were
+    dropped, so a multi-turn control was not shuffled and every group looked flat (frac_zero_std_groups 1.0)."""
+    config = load_config(None, ["rl.turns=2", "rl.num_generations=4", "rl.per_device_batch_size=4",
+                                "rl.shuffle_rewards=true", "rl.verify_cache=true", "run.seed=3"])
+    reward = multiturn.refinement_reward(config, [], [], verifier=TurnVerifier())
+    assert reward.group_size == 4 and reward.cache == {} and reward.shuffle_rng is not None
+
+    turns = [1, 2] * 4
+    returns = [1.0, 10.0, 2.0, 20.0, 3.0, 30.0, 4.0, 30.0]
+    reward.last_results = [VerifyResult(Stage.DONE, valid=True, compiled=True, tiny_correct=True, correct=True)] * 8
+    logged = {}
+    trained = reward(turn=turns, turn_reward=returns, turn_return=returns, task_key=["t"] * 8,
+                     log_metric=logged.__setitem__)
+    assert trained != returns  # shuffled, within turn
+    assert sorted(trained[0::2]) == [1.0, 2.0, 3.0, 4.0] and sorted(trained[1::2]) == [10.0, 20.0, 30.0, 30.0]
+    assert logged["signal/frac_zero_std_groups"] == 0.25  # of the true returns: only group 2's turn 2 is flat
+
+
 def _history(result):
     metrics = json.loads(Path(RunManifest(result.run_dir).output("grpo", "metrics")).read_text())
     return [entry for entry in metrics["log_history"] if "multiturn/reward_t1" in entry or "verify/correct_rate"

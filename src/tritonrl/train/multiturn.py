@@ -9,13 +9,17 @@ wants one completion per slot. ``RefinementReward.rollout`` fills ``rl.turns`` c
 trajectory: slot t holds turn t's prompt (the task, then every earlier attempt's code and the verifier's feedback:
 ``tritonrl.prompts.build_refinement_messages``, summarised oldest-first over ``rl.turn_max_prompt_tokens``) and
 turn t's completion. So each turn is its own sample (Kevin splits trajectories the same way), and a GRPO group
-of ``num_generations`` slots is ``num_generations / turns`` trajectories of one task, whose advantages compare
-the returns of all their turns. Every turn is verified as soon as it is generated (its feedback is the next
-prompt); its reward r_t is ``tritonrl.reward.compute_reward``, as in single-turn runs and evaluation. Its training
-reward is the discounted return (``rl.turn_return``, ``rl.turn_discount`` = gamma, 0.4 as Kevin):
+of ``num_generations`` slots is ``num_generations / turns`` trajectories of one task. Every turn is verified as
+soon as it is generated (its feedback is the next prompt); its reward r_t is ``tritonrl.reward.compute_reward``,
+as in single-turn runs and evaluation. Its training reward is the discounted return (``rl.turn_return``,
+``rl.turn_discount`` = gamma, 0.4 as Kevin):
 
     sum (default; Kevin's best):  G_t = r_t + gamma * G_{t+1}                 (G_T = r_T)
     max:                          G_t = max_{t' >= t} gamma^(t'-t) * r_t' = max(r_t, gamma * G_{t+1})
+
+``signal/frac_zero_std_groups`` counts each group's turns apart (``turn_groups``: returns of different turns
+are not comparable), and ``rl.shuffle_rewards`` permutes returns within turn, so the control keeps each turn's
+distribution.
 
 In training a trajectory always runs all ``rl.turns`` turns (a correct kernel is asked to get faster), so every
 slot is filled; evaluation stops at the first correct attempt unless ``eval.refine_for_speed``.
@@ -41,7 +45,7 @@ from tritonrl.config import TrainingConfig
 from tritonrl.errors import ConfigError
 from tritonrl.prompts import Attempt, build_refinement_messages
 from tritonrl.tasks.model import KernelTask
-from tritonrl.train.rewards import VerifierReward
+from tritonrl.train.rewards import VerifierReward, groups_health
 
 TRL_HOOKS = ("_tokenize_prompts", "_generate_single_turn")  # GRPOTrainer steps the rollout reuses
 
@@ -67,10 +71,24 @@ def prompt_key(prompt: list[dict[str, str]]) -> str:
     return json.dumps(prompt, sort_keys=True)
 
 
+def turn_groups(turns: Sequence[int], group_size: int) -> list[list[int]]:
+    """Slot indices in the groups advantages compare: each ``group_size`` consecutive slots (one prompt's GRPO
+    group; a shorter last one is kept) split by turn."""
+    groups: list[list[int]] = []
+    for start in range(0, len(turns), group_size):
+        by_turn: dict[int, list[int]] = {}
+        for i in range(start, min(start + group_size, len(turns))):
+            by_turn.setdefault(turns[i], []).append(i)
+        groups.extend(by_turn[t] for t in sorted(by_turn))
+    return groups
+
+
 class RefinementReward(VerifierReward):
     """Both halves of multi-turn GRPO: ``rollout`` (TRL's ``rollout_func``) generates and verifies every turn;
     calling the object (TRL's reward function) returns each slot's discounted return, from the columns the
-    rollout added (``turn``, ``turn_reward``, ``turn_return``), and logs per-turn metrics."""
+    rollout added (``turn``, ``turn_reward``, ``turn_return``), and logs per-turn metrics. ``group_size``,
+    ``cache``, ``shuffle`` and ``seed`` mean what they mean for ``VerifierReward`` (``refinement_reward`` passes
+    the run's), except that shuffling and the zero-variance share work within turn."""
 
     __name__ = "turn_return"  # TRL names the reward column after this
 
@@ -149,13 +167,27 @@ class RefinementReward(VerifierReward):
             raise ValueError("RefinementReward needs the columns its rollout adds: pass rollout_func=reward.rollout")
         first = [i for i, t in enumerate(turn) if t == 1]
         if len(self.last_results) == len(turn):  # verify/* and the curriculum: first turns, as single-turn runs
+            health = groups_health([[turn_return[i] for i in g] for g in turn_groups(turn, self.group_size)])
             self._account([self.last_results[i] for i in first], [turn_reward[i] for i in first],
-                          [task_key[i] for i in first], log_metric)
+                          [task_key[i] for i in first], log_metric, health=health)
         if log_metric is not None:
             for name, value in turn_metrics(turn, turn_reward, turn_return, columns.get("turn_correct"),
                                             columns.get("prompt_summarised")).items():
                 log_metric(name, value)
-        return [float(g) for g in turn_return]
+        return self._shuffled_within_turn([float(g) for g in turn_return], turn)
+
+    def _shuffled_within_turn(self, returns: list[float], turn: Sequence[int]) -> list[float]:
+        """``rl.shuffle_rewards``: the batch's returns permuted among the slots of the same turn (off: as is)."""
+        if self.shuffle_rng is None:
+            return returns
+        shuffled = list(returns)
+        for t in sorted(set(turn)):
+            index = [i for i, x in enumerate(turn) if x == t]
+            values = [returns[i] for i in index]
+            self.shuffle_rng.shuffle(values)
+            for i, value in zip(index, values, strict=True):
+                shuffled[i] = value
+        return shuffled
 
 
 def turn_metrics(turn: Sequence[int], reward: Sequence[float], returns: Sequence[float],
@@ -186,4 +218,5 @@ def refinement_reward(config: TrainingConfig, tasks: list[KernelTask], rows: lis
     return RefinementReward(
         {t.key: t for t in tasks}, {prompt_key(row["prompt"]): row["task_key"] for row in rows}, rl.turns,
         gamma=rl.turn_discount, form=rl.turn_return, max_prompt_tokens=rl.turn_max_prompt_tokens,
-        verifier=verifier, verify_config=config.verify, reward_config=config.reward, curriculum=curriculum)
+        verifier=verifier, verify_config=config.verify, reward_config=config.reward, curriculum=curriculum,
+        group_size=rl.num_generations, cache=rl.verify_cache, shuffle=rl.shuffle_rewards, seed=config.run.seed)
