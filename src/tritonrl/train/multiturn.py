@@ -17,8 +17,13 @@ as in single-turn runs and evaluation. Its training reward is the discounted ret
     sum (default; Kevin's best):  G_t = r_t + gamma * G_{t+1}                 (G_T = r_T)
     max:                          G_t = max_{t' >= t} gamma^(t'-t) * r_t' = max(r_t, gamma * G_{t+1})
 
-``signal/frac_zero_std_groups`` counts each group's turns apart (``turn_groups``: returns of different turns
-are not comparable), and ``rl.shuffle_rewards`` permutes returns within turn, so the control keeps each turn's
+**Advantages within turn.** Returns of different turns have different scales (with ``sum``, G_1 carries
+gamma * G_2 on top of r_1; a model that fixes its first attempts has G_2 above G_1), so TRL's baseline, the mean
+over all of a group's turns, gave every sample of one turn the same offset, E[G_t] minus the all-turn mean,
+whatever its quality. The trainer (``with_turn_baselines``) uses ``turn_advantages`` instead: each group split
+by turn, a return compared with the same turn's returns of the group's trajectories (``rl.num_generations >= 2 *
+rl.turns``, checked at load), scaled as ``rl.scale_rewards`` says. ``signal/frac_zero_std_groups`` counts those
+same-turn groups, and ``rl.shuffle_rewards`` permutes returns within turn, so the control keeps each turn's
 distribution.
 
 In training a trajectory always runs all ``rl.turns`` turns (a correct kernel is asked to get faster), so every
@@ -38,6 +43,7 @@ transformers or vLLM, the trainer's sampling settings); their absence in another
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,6 +51,7 @@ from tritonrl.config import TrainingConfig
 from tritonrl.errors import ConfigError
 from tritonrl.prompts import Attempt, build_refinement_messages
 from tritonrl.tasks.model import KernelTask
+from tritonrl.train import ranks
 from tritonrl.train.rewards import VerifierReward, groups_health
 
 TRL_HOOKS = ("_tokenize_prompts", "_generate_single_turn")  # GRPOTrainer steps the rollout reuses
@@ -83,6 +90,64 @@ def turn_groups(turns: Sequence[int], group_size: int) -> list[list[int]]:
     return groups
 
 
+def _std(values: Sequence[float]) -> float:
+    """Standard deviation with Bessel's correction, as TRL's ``nanstd``; 0 for a single value."""
+    return statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+def turn_advantages(returns: Sequence[float], turns: Sequence[int], group_size: int,
+                    scale: str = "batch") -> list[float]:
+    """GRPO advantages with every group split by turn: A = G - (mean of the same turn's returns in the group),
+    divided (``scale``) by the std of those returns (``group``), of the whole batch's returns (``batch``), or by
+    nothing (``none``), plus 1e-4, as TRL does. ``returns`` and ``turns`` cover the whole batch, every process's
+    slots in process order, so groups are whole."""
+    if scale not in ("group", "batch", "none"):
+        raise ValueError(f"unknown scale_rewards {scale!r}; choose group, batch or none")
+    if len(returns) % group_size or len(turns) != len(returns):
+        raise ValueError(f"{len(returns)} returns and {len(turns)} turns do not fill groups of {group_size}")
+    advantages = [0.0] * len(returns)
+    for index in turn_groups(turns, group_size):
+        values = [float(returns[i]) for i in index]
+        mean, spread = statistics.fmean(values), _std(values) + 1e-4
+        for i, value in zip(index, values, strict=True):
+            advantages[i] = (value - mean) / spread if scale == "group" else value - mean
+    if scale == "batch":
+        spread = _std([float(g) for g in returns]) + 1e-4
+        advantages = [a / spread for a in advantages]
+    return advantages
+
+
+def with_turn_baselines(trainer_cls):
+    """``trainer_cls`` (a GRPOTrainer) training on ``turn_advantages`` instead of TRL's all-turn group baseline.
+
+    TRL computes advantages inside ``_generate_and_score_completions`` with no hook, so they are replaced in its
+    output: every process's (turn, trained return) pairs, which its ``RefinementReward`` kept, are gathered in
+    process order (TRL's own layout), and each process keeps its slice, as TRL does.
+    """
+
+    class TurnBaselineTrainer(trainer_cls):
+        def _generate_and_score_completions(self, inputs):
+            output = super()._generate_and_score_completions(inputs)
+            output["advantages"] = self._turn_advantages(output["advantages"])
+            return output
+
+        def _turn_advantages(self, trl_advantages):
+            import torch
+
+            reward = next(f for f in self.reward_funcs if isinstance(f, RefinementReward))
+            turns, trained = reward.last_trained
+            if len(trained) != len(trl_advantages):
+                raise RuntimeError(f"{len(trl_advantages)} slots but the reward kept {len(trained)} returns")
+            group_size = self.num_generations if self.model.training else self.num_generations_eval
+            advantages = turn_advantages(ranks.gather(trained), ranks.gather(turns), group_size, self.scale_rewards)
+            start = self.accelerator.process_index * len(trained)
+            return torch.tensor(advantages[start:start + len(trained)], dtype=trl_advantages.dtype,
+                                device=trl_advantages.device)
+
+    TurnBaselineTrainer.__name__ = f"TurnBaseline{trainer_cls.__name__}"
+    return TurnBaselineTrainer
+
+
 class RefinementReward(VerifierReward):
     """Both halves of multi-turn GRPO: ``rollout`` (TRL's ``rollout_func``) generates and verifies every turn;
     calling the object (TRL's reward function) returns each slot's discounted return, from the columns the
@@ -98,6 +163,7 @@ class RefinementReward(VerifierReward):
         self.task_by_prompt, self.turns, self.gamma, self.form = task_by_prompt, turns, gamma, form
         self.max_prompt_tokens = max_prompt_tokens
         self.last_results: list = []  # the latest rollout's verdicts, in slot order
+        self.last_trained: tuple[list[int], list[float]] = ([], [])  # (turn, value returned to TRL) per slot
 
     # ------------------------------------------------------------ TRL rollout_func
     def rollout(self, prompts: list, trainer: Any) -> dict[str, list]:
@@ -174,7 +240,9 @@ class RefinementReward(VerifierReward):
             for name, value in turn_metrics(turn, turn_reward, turn_return, columns.get("turn_correct"),
                                             columns.get("prompt_summarised")).items():
                 log_metric(name, value)
-        return self._shuffled_within_turn([float(g) for g in turn_return], turn)
+        trained = self._shuffled_within_turn([float(g) for g in turn_return], turn)
+        self.last_trained = (list(turn), trained)
+        return trained
 
     def _shuffled_within_turn(self, returns: list[float], turn: Sequence[int]) -> list[float]:
         """``rl.shuffle_rewards``: the batch's returns permuted among the slots of the same turn (off: as is)."""
