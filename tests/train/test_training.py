@@ -158,3 +158,21 @@ def test_a_sigterm_after_the_last_step_stops_and_resume_writes_final(make_config
     monkeypatch.setattr(StageSession, "callbacks", callbacks)
     second = run_sft(make_config("run.resume=true"))
     assert second.status == "done" and (Path(second.model_path) / "adapter_model.safetensors").exists()
+
+
+def test_a_sigterm_while_final_is_written_leaves_the_stage_done(make_config, monkeypatch):
+    """Past the agreed answer the stage's outcome is fixed: a signal while ``final/`` is written is noted, and the
+    stage, whose final model is complete, is done (every rank follows the same answer, not its own flag)."""
+    from tritonrl.train.session import StageSession
+
+    save_final = StageSession.save_final
+
+    def signalled_save_final(self, *args, **kwargs):
+        signal.raise_signal(signal.SIGTERM)
+        return save_final(self, *args, **kwargs)
+
+    monkeypatch.setattr(StageSession, "save_final", signalled_save_final)
+    with pytest.warns(UserWarning, match="SIGTERM arrived after sft's last step; the stage finished"):
+        result = run_sft(make_config())
+    assert result.status == "done" and RunManifest(result.run_dir).stage("sft")["status"] == "done"
+    assert (Path(result.model_path) / "adapter_model.safetensors").exists()
