@@ -100,6 +100,7 @@ def test_bad_values_fail_at_load_naming_key_and_fix(override, key, fix):
     (["pipeline.stages=[data, trian]"], "pipeline.stages"),
     (["eval.device=tpu"], "eval.device"),
     (["rl.max_prompt_length=512"], "rl.trl.max_prompt_length"),  # removed from TRL: a hint, not a silent drop
+    (["rl.trl={save_total_limit: 1}"], "run.save_total_limit"),  # the Trainer's rotation runs before the marker
 ])
 def test_cross_field_and_range_rules(overrides, message):
     with pytest.raises(ConfigError, match=message.replace(".", r"\.")) as info:

@@ -84,6 +84,87 @@ def test_two_turn_grpo_trains_on_discounted_returns(tiny_model_dir, tmp_path, mo
     assert logged["verify/correct_rate"] == 0.0  # verify/* and the curriculum: first turns only
 
 
+class MixedFirstTurn:
+    """Turn 1: the first trajectory correct, the second fails at compile; turn 2: both correct. With gamma 0.4 the
+    returns are [1.4, 1.0] and [0.4, 1.0]: turn-1 returns differ, turn-2 returns are equal."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def verify_many(self, items):
+        self.calls += 1
+        correct = VerifyResult(Stage.DONE, valid=True, compiled=True, tiny_correct=True, correct=True)
+        failed = VerifyResult(Stage.COMPILE, valid=True, error="NameError: name 'tl' is not defined")
+        return [correct, failed] if self.calls % 2 else [correct, correct]
+
+
+def test_advantages_compare_returns_within_turn(tiny_model_dir, tmp_path, monkeypatch):
+    """A group of 2 trajectories x 2 turns, returns [1.4, 1.0] and [0.4, 1.0]. The two turn-2 samples are equally
+    good: advantage 0 each; the turn-1 samples get +-a. TRL's baseline (the mean of all four, 0.95) gave both
+    turn-2 samples +0.05 and the turn-1 pair an offset of -0.05, a bias from the turn alone."""
+    import statistics
+
+    from trl import GRPOTrainer
+
+    from tritonrl.train.rl import run_rl
+
+    seen = []
+    real = GRPOTrainer._compute_loss
+
+    def compute_loss(self, model, inputs):  # the advantages the loss is computed with
+        seen.append(inputs["advantages"].tolist())
+        return real(self, model, inputs)
+
+    monkeypatch.setattr(GRPOTrainer, "_compute_loss", compute_loss)
+    result = run_rl(make_config(tiny_model_dir, tmp_path), verifier=MixedFirstTurn())
+    assert result.status == "done" and len(seen) == 1
+    a = 0.5 / (statistics.stdev([1.4, 1.0, 0.4, 1.0]) + 1e-4)  # rl.scale_rewards=batch: the batch's std
+    assert sorted(seen[0]) == pytest.approx([-a, 0.0, 0.0, a], abs=1e-5)
+    logged = {k: v for entry in _history(result) for k, v in entry.items()}
+    assert logged["signal/frac_zero_std_groups"] == 0.5  # same-turn groups: turn 1 varies, turn 2 does not
+
+
+def test_turn_advantages_split_groups_by_turn_and_scale_as_trl():
+    turns = [1, 2, 1, 2, 1, 2, 1, 2]  # two groups of 4 slots: 2 trajectories x 2 turns each
+    returns = [1.4, 1.0, 0.4, 1.0, 3.0, 2.0, 1.0, 0.0]
+    none = multiturn.turn_advantages(returns, turns, 4, "none")
+    assert none == pytest.approx([0.5, 0.0, -0.5, 0.0, 1.0, 1.0, -1.0, -1.0])
+    for t in (1, 2):  # within every (group, turn) the advantages sum to 0: no turn is favoured
+        for start in (0, 4):
+            assert sum(none[i] for i in range(start, start + 4) if turns[i] == t) == pytest.approx(0.0)
+    group = multiturn.turn_advantages(returns, turns, 4, "group")
+    assert group[0] == pytest.approx(0.5 / (0.7071068 + 1e-4)) and group[1] == 0.0
+    with pytest.raises(ValueError, match="groups of 4"):
+        multiturn.turn_advantages(returns[:6], turns[:6], 4)
+
+
+def test_multiturn_reward_takes_the_run_settings():
+    """rl.shuffle_rewards, rl.verify_cache, run.seed and the group size reach the multi-turn reward: they were
+    dropped, so a multi-turn control was not shuffled and every group looked flat (frac_zero_std_groups 1.0)."""
+    config = load_config(None, ["rl.turns=2", "rl.num_generations=4", "rl.per_device_batch_size=4",
+                                "rl.shuffle_rewards=true", "rl.verify_cache=true", "run.seed=3"])
+    reward = multiturn.refinement_reward(config, [], [], verifier=TurnVerifier())
+    assert reward.group_size == 4 and reward.cache == {} and reward.shuffle_rng is not None
+
+    turns = [1, 2] * 4
+    returns = [1.0, 10.0, 2.0, 20.0, 3.0, 30.0, 4.0, 30.0]
+    reward.last_results = [VerifyResult(Stage.DONE, valid=True, compiled=True, tiny_correct=True, correct=True)] * 8
+    logged = {}
+    trained = reward(turn=turns, turn_reward=returns, turn_return=returns, task_key=["t"] * 8,
+                     log_metric=logged.__setitem__)
+    assert trained != returns  # shuffled ...
+    assert sorted(trained[0::2]) == [1.0, 2.0, 3.0, 4.0] and sorted(trained[1::2]) == [10.0, 20.0, 30.0, 30.0]
+    assert reward.last_trained == (turns, trained)  # ... within turn, and the trainer's advantages use it
+    assert logged["signal/frac_zero_std_groups"] == 0.25  # of the true returns: only group 2's turn 2 is flat
+
+
+def test_config_refuses_one_trajectory_per_group():
+    from tritonrl.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"rl\.num_generations = 2 holds one trajectory .* use >= 4"):
+        load_config(None, ["rl.turns=2", "rl.num_generations=2", "rl.per_device_batch_size=2"])
+
+
 def _history(result):
     metrics = json.loads(Path(RunManifest(result.run_dir).output("grpo", "metrics")).read_text())
     return [entry for entry in metrics["log_history"] if "multiturn/reward_t1" in entry or "verify/correct_rate"

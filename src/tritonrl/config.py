@@ -394,7 +394,7 @@ class RLRunConfig(Section):
     # multi-turn refinement (Kevin): tritonrl.train.multiturn
     turns: int = field(default=1, metadata={
         "help": "grpo: turns per trajectory, each a training sample (1: single-turn); num_generations and "
-                "per_device_batch_size must be multiples", "ge": 1})
+                "per_device_batch_size must be multiples, num_generations at least 2 x turns", "ge": 1})
     turn_discount: float = field(default=0.4, metadata={
         "help": "turns > 1: gamma in a turn's return G_t = r_t + gamma * G_{t+1} (Kevin: 0.4)", "ge": 0, "le": 1})
     turn_return: Literal["sum", "max"] = field(default="sum", metadata={
@@ -432,6 +432,10 @@ class RLRunConfig(Section):
             if getattr(self, name) % self.turns:
                 self.fail(name, f"= {getattr(self, name)} must be a multiple of rl.turns = {self.turns} (each "
                           "trajectory fills rl.turns consecutive slots of a group)")
+        if self.num_generations < 2 * self.turns:
+            self.fail("num_generations", f"= {self.num_generations} holds one trajectory of rl.turns = {self.turns}: "
+                      "a turn's advantage compares it with the same turn of the group's other trajectories; use "
+                      f">= {2 * self.turns}")
         if self.async_reward:
             self.fail("async_reward", "has no effect with rl.turns > 1 (verification runs inside the rollout); "
                       "set it to false")
@@ -440,6 +444,9 @@ class RLRunConfig(Section):
         """rl.trl keys must be fields of the installed TRL config class (imported only when rl.trl is set)."""
         if not self.trl or self.algo == "best-of-n":
             return
+        if "save_total_limit" in self.trl:
+            self.fail("trl", "sets save_total_limit; use run.save_total_limit (tritonrl deletes old checkpoints "
+                      "only once the new one is complete, the Trainer's own rotation before)")
         known = trl_config_fields(self.algo)
         if known is None:
             return  # TRL not installed: training cannot run either, and will say so

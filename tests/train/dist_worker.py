@@ -1,11 +1,15 @@
 """One rank of the multi-process tests (``test_ranks.py``), run as a user would:
 
-    accelerate launch --cpu --num_processes 2 tests/train/dist_worker.py OUT TINY_MODEL TEMPLATE
+    accelerate launch --cpu --num_processes 2 tests/train/dist_worker.py OUT TINY_MODEL TEMPLATE [late-stop]
 
 Three stages on the tiny model, each in its own run directory under OUT: SFT (1 step), GRPO where rank 1 gets
 SIGTERM during its first reward call (3 steps asked), Best-of-N (1 round). Each rank records every file it
 opens for writing under OUT (an audit hook, plus safetensors' and torch.save's writers, which bypass Python's
 ``open``; tokenizer files written by the Rust tokenizers library are not seen) and its results, in ``rank-K.json``.
+
+``late-stop``: the same three stages, each ending with a SIGTERM that rank 1 raises in itself once its training
+loop is over (``on_train_end``: after the last step's agreement and checkpoint), the race where a rank that
+trusted its own flag skipped ``final/`` while the other waited for it in a collective.
 """
 
 import json
@@ -14,7 +18,12 @@ import signal
 import sys
 
 OUT, TINY, TEMPLATE = sys.argv[1:4]
+MODE = sys.argv[4] if len(sys.argv) > 4 else "main"
 WRITES: list[str] = []
+# torchrun starts each rank in a session of its own: the test kills a hung rank by this id (before the audit hook,
+# so it is not counted among the rank's writes)
+with open(os.path.join(OUT, f"worker-{os.environ['RANK']}.pid"), "w") as _fh:
+    _fh.write(str(os.getpid()))
 
 
 def _record(path) -> None:
@@ -95,7 +104,40 @@ def config(run: str, *overrides: str):
     return load_config(None, base + list(overrides))
 
 
+def sigterm_rank_1_after_training() -> None:
+    """Rank 1 adds a callback to every trainer that raises SIGTERM in its own process at ``on_train_end``. The
+    handler runs before ``raise_signal`` returns (main thread), so no timing decides where the signal lands."""
+    from transformers import TrainerCallback
+
+    from tritonrl.train.session import StageSession
+
+    class SigtermAtTrainEnd(TrainerCallback):
+        def on_train_end(self, args, state, control, **kwargs):
+            signal.raise_signal(signal.SIGTERM)
+
+    callbacks = StageSession.callbacks
+    StageSession.callbacks = lambda self, stateful=None: callbacks(self, stateful) + [SigtermAtTrainEnd()]
+
+
+def late_stop() -> dict:
+    """SFT, GRPO and a Best-of-N round, each SIGTERMed on rank 1 after its last step."""
+    if os.environ["RANK"] == "1":  # torchrun's; ranks.rank() here would build accelerate's state too early
+        sigterm_rank_1_after_training()
+    results = {}
+    for name, stage in (("sft", lambda: run_sft(config("late-sft"))),
+                        ("grpo", lambda: run_rl(config("late-grpo", "rl.steps=1"), verifier=AllCorrect())),
+                        ("bon", lambda: run_rl(config("late-bon", "rl.algo=best-of-n"), verifier=AllCorrect()))):
+        result = stage()
+        results[name] = {"status": result.status, "step": result.global_step, "model": result.model_path}
+    return results
+
+
 def main() -> None:
+    if MODE == "late-stop":
+        results = late_stop()
+        with open(os.path.join(OUT, f"late-rank-{ranks.rank()}.json"), "w") as fh:
+            json.dump(results, fh)
+        return
     results = {}
     sft = run_sft(config("sft"))
     results["sft"] = {"status": sft.status, "step": sft.global_step}

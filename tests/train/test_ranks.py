@@ -1,15 +1,19 @@
 """Several processes: only the main one writes, a stop is decided together, Best-of-N shards merge, each rank's
 verifier times on its own GPU under a cross-process lock.
 
-The multi-process test launches ``tests/train/dist_worker.py`` on 2 CPU ranks (gloo) through torchrun, the
+The multi-process tests launch ``tests/train/dist_worker.py`` on 2 CPU ranks (gloo) through torchrun, the
 launcher ``accelerate launch`` itself uses (accelerate's own CPU multi-process path needs mpirun):
 SFT, GRPO with a SIGTERM to rank 1 only, and a Best-of-N round: one launch for the three tests, 16 s on 2 idle
-cores, 26 s on busy ones. It stays in the default run because a rank-logic regression shows up as a hang (the
-launch's 240 s timeout), which nothing else would catch. The rest run in-process in a few seconds.
+cores, 26 s on busy ones; a second launch (``late-stop``) SIGTERMs rank 1 after each stage's last step. They stay
+in the default run because a rank-logic regression shows up as a hang (each launch's 240 s timeout, after which
+the launcher and both ranks are killed as one process group), which nothing else would catch. The rest run
+in-process in a few seconds.
 """
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -32,20 +36,37 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def two_ranks(tmp_path_factory, tiny_model_dir):
-    """Run the worker on 2 ranks once; the per-rank reports and the output directory."""
-    out = tmp_path_factory.mktemp("ranks")
+def launch_two_ranks(out: Path, tiny_model_dir, *mode: str, timeout_s: float = 240) -> None:
+    """Run the worker on 2 ranks; fail on a non-zero exit or, past ``timeout_s``, a hang. On a timeout the
+    launcher and both ranks (each in a session of its own, torchrun's doing; found by the pid files they write)
+    are killed, so no hung rank outlives the test. Output goes to ``launch.log``, not a pipe a rank could hold."""
     template = out / "template.txt"
     template.write_text("Write ModelNew with Triton for:\n{task_source}\n")
     env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
            "ACCELERATE_USE_CPU": "true", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
            "--master_addr", "127.0.0.1", "--master_port", str(_free_port()),
-           str(WORKER), str(out), str(tiny_model_dir), str(template)]
+           str(WORKER), str(out), str(tiny_model_dir), str(template), *mode]
+    log = out / "launch.log"
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        for pid in [proc.pid] + [int(p.read_text()) for p in out.glob("worker-*.pid")]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        proc.wait()
+        pytest.fail(f"the two ranks hung (killed after {timeout_s} s): {log.read_text()[-3000:]}")
+    assert proc.returncode == 0, log.read_text()[-3000:]
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory, tiny_model_dir):
+    """Run the worker on 2 ranks once; the per-rank reports and the output directory."""
+    out = tmp_path_factory.mktemp("ranks")
     # Without an agreed stop, rank 0 would wait forever in the step rank 1 never joins: the timeout is the test.
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    launch_two_ranks(out, tiny_model_dir)
     reports = [json.loads((out / f"rank-{r}.json").read_text()) for r in (0, 1)]
     return out, reports
 
@@ -88,6 +109,24 @@ def test_best_of_n_shards_are_merged_in_task_order(two_ranks):
     assert (round_dir / "model" / "model.safetensors").exists()
 
 
+def test_a_sigterm_after_the_last_step_stops_both_ranks_alike(tmp_path, tiny_model_dir):
+    """Rank 1 is SIGTERMed once its training loop is over, past the last step's agreement. Both ranks must then
+    give the same answer: each used to read its own flag, so rank 1 skipped ``final/`` (or its round model)
+    while rank 0 waited for it in a collective. Both stop: the stage is interrupted on both, and nothing is
+    lost, since the last step's checkpoint is complete and ``--resume`` writes ``final/`` from it."""
+    launch_two_ranks(tmp_path, tiny_model_dir, "late-stop")
+    reports = [json.loads((tmp_path / f"late-rank-{r}.json").read_text()) for r in (0, 1)]
+    assert reports[0] == reports[1]
+    checkpoints = {"sft": "sft/checkpoints", "grpo": "grpo/checkpoints", "best_of_n": "best_of_n/round-0/checkpoints"}
+    for name, stage in (("sft", "sft"), ("grpo", "grpo"), ("bon", "best_of_n")):
+        assert reports[0][name] == {"status": "interrupted", "step": 1, "model": None}, name
+        run_dir = tmp_path / f"late-{name}"
+        entry = RunManifest(run_dir).stage(stage)
+        assert entry["status"] == "interrupted" and entry["reason"] == "SIGTERM (rank 1)", entry
+        assert "model" not in entry["outputs"] and not (run_dir / stage / "final").exists()
+        assert (run_dir / checkpoints[stage] / "checkpoint-1" / MARKER).exists()
+
+
 # ---------------------------------------------------------------- in-process pieces
 def test_shards_are_disjoint_and_merge_back_in_task_order():
     class Task:
@@ -125,6 +164,20 @@ def test_rank_gpu_and_verify_config(monkeypatch):
     monkeypatch.setattr("tritonrl.verify.verifier.resolve_device", lambda device: "cuda")
     assert ranks.rank_verify_config(VerifyConfig(device="cuda", workers=8)).workers == 1
     assert ranks.rank_verify_config(VerifyConfig(backend="ray")).workers == 0  # Ray has its own GPUs
+
+
+def test_rank_gpu_with_one_visible_gpu_per_process(monkeypatch):
+    """A scheduler that gives each process its own GPU (``CUDA_VISIBLE_DEVICES=3`` for local rank 1): the rank
+    trains on that device (accelerate's ``cuda:0``), so its verifier must time there, not on physical GPU 1."""
+    class State:
+        local_process_index = 1
+        num_processes = 2
+
+    monkeypatch.setattr(ranks, "_state", State)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+    assert ranks.rank_gpu() == "3"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-5f2c")  # a UUID is an entry like any other
+    assert ranks.rank_gpu() == "GPU-5f2c"
 
 
 def test_sharded_launch_is_read_from_accelerate_env(monkeypatch):

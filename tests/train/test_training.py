@@ -134,3 +134,45 @@ def test_cli_sigterm_mid_run_then_resume(make_config, tmp_path, tiny_model_dir, 
     assert manifest.stage("grpo")["status"] == "done"
     state = json.loads((checkpoints / f"checkpoint-{steps}" / "tritonrl_state.json").read_text())
     assert state["curriculum"]["updates"] == steps  # restored count + the resumed steps' updates
+
+
+def test_a_sigterm_after_the_last_step_stops_and_resume_writes_final(make_config, monkeypatch):
+    """A signal that lands once the training loop is over (after the last step's checkpoint) stops the stage
+    like any other: no final/, interrupted. Nothing is lost: the last step's checkpoint is complete, and --resume
+    writes final/ from it (transformers runs one step past the last when resuming from it, at learning rate 0
+    under the default linear schedule, hence no step count here)."""
+    from transformers import TrainerCallback
+
+    from tritonrl.train.session import StageSession
+
+    class SigtermAtTrainEnd(TrainerCallback):
+        def on_train_end(self, args, state, control, **kwargs):
+            signal.raise_signal(signal.SIGTERM)
+
+    callbacks = StageSession.callbacks
+    monkeypatch.setattr(StageSession, "callbacks", lambda self, stateful=None: callbacks(self, stateful)
+                        + [SigtermAtTrainEnd()])
+    first = run_sft(make_config())
+    assert (first.status, first.global_step, first.model_path) == ("interrupted", 1, None)
+    assert RunManifest(first.run_dir).stage("sft")["reason"] == "SIGTERM"
+    monkeypatch.setattr(StageSession, "callbacks", callbacks)
+    second = run_sft(make_config("run.resume=true"))
+    assert second.status == "done" and (Path(second.model_path) / "adapter_model.safetensors").exists()
+
+
+def test_a_sigterm_while_final_is_written_leaves_the_stage_done(make_config, monkeypatch):
+    """Past the agreed answer the stage's outcome is fixed: a signal while ``final/`` is written is noted, and the
+    stage, whose final model is complete, is done (every rank follows the same answer, not its own flag)."""
+    from tritonrl.train.session import StageSession
+
+    save_final = StageSession.save_final
+
+    def signalled_save_final(self, *args, **kwargs):
+        signal.raise_signal(signal.SIGTERM)
+        return save_final(self, *args, **kwargs)
+
+    monkeypatch.setattr(StageSession, "save_final", signalled_save_final)
+    with pytest.warns(UserWarning, match="SIGTERM arrived after sft's last step; the stage finished"):
+        result = run_sft(make_config())
+    assert result.status == "done" and RunManifest(result.run_dir).stage("sft")["status"] == "done"
+    assert (Path(result.model_path) / "adapter_model.safetensors").exists()

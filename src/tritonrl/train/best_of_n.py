@@ -144,7 +144,7 @@ def sample_shards(model, tokenizer, tasks: list[KernelTask], config: TrainingCon
 
 def finetune_round(config: TrainingConfig, session: StageSession, round_dir: Path, args, model, tokenizer,
                    kept: list[ScoredSample]):
-    """SFT on the kept samples; returns the trainer (``session.stopped`` tells whether it finished)."""
+    """SFT on the kept samples; returns the trainer (``session.agreed_stop()`` tells whether it finished)."""
     from trl import SFTTrainer
 
     rows = [{"prompt": s.prompt, "completion": [{"role": "assistant", "content": s.completion}]} for s in kept]
@@ -197,7 +197,7 @@ def run_best_of_n(config: TrainingConfig, verifier=None) -> StageResult:
             if kept:
                 trainer = finetune_round(config, session, round_dir, args, model, tokenizer, kept)
                 steps += trainer.state.global_step
-                if session.stopped:
+                if session.agreed_stop():  # not this rank's own flag: save_round_model is collective
                     break
                 save_round_model(trainer, tokenizer, round_dir / "model")
                 model_path = str(round_dir / "model")
@@ -207,7 +207,8 @@ def run_best_of_n(config: TrainingConfig, verifier=None) -> StageResult:
             rounds.append(last)
             if ranks.is_main():
                 atomic_write_text(rounds_path, json.dumps([asdict(x) for x in rounds], indent=2))
-        if not session.stopped and ranks.is_main():
+        stopped = session.agreed_stop()  # every rank asks; the stage's status follows this answer
+        if not stopped and ranks.is_main():
             session.manifest.record(STAGE, model=model_path, tokenizer=model_path, base_model=init,
                                     metrics=rounds_path)
     return StageResult(STAGE, session.status, str(session.run_dir), steps,

@@ -9,13 +9,22 @@ wants one completion per slot. ``RefinementReward.rollout`` fills ``rl.turns`` c
 trajectory: slot t holds turn t's prompt (the task, then every earlier attempt's code and the verifier's feedback:
 ``tritonrl.prompts.build_refinement_messages``, summarised oldest-first over ``rl.turn_max_prompt_tokens``) and
 turn t's completion. So each turn is its own sample (Kevin splits trajectories the same way), and a GRPO group
-of ``num_generations`` slots is ``num_generations / turns`` trajectories of one task, whose advantages compare
-the returns of all their turns. Every turn is verified as soon as it is generated (its feedback is the next
-prompt); its reward r_t is ``tritonrl.reward.compute_reward``, as in single-turn runs and evaluation. Its training
-reward is the discounted return (``rl.turn_return``, ``rl.turn_discount`` = gamma, 0.4 as Kevin):
+of ``num_generations`` slots is ``num_generations / turns`` trajectories of one task. Every turn is verified as
+soon as it is generated (its feedback is the next prompt); its reward r_t is ``tritonrl.reward.compute_reward``,
+as in single-turn runs and evaluation. Its training reward is the discounted return (``rl.turn_return``,
+``rl.turn_discount`` = gamma, 0.4 as Kevin):
 
     sum (default; Kevin's best):  G_t = r_t + gamma * G_{t+1}                 (G_T = r_T)
     max:                          G_t = max_{t' >= t} gamma^(t'-t) * r_t' = max(r_t, gamma * G_{t+1})
+
+**Advantages within turn.** Returns of different turns have different scales (with ``sum``, G_1 carries
+gamma * G_2 on top of r_1; a model that fixes its first attempts has G_2 above G_1), so TRL's baseline, the mean
+over all of a group's turns, gave every sample of one turn the same offset, E[G_t] minus the all-turn mean,
+whatever its quality. The trainer (``with_turn_baselines``) uses ``turn_advantages`` instead: each group split
+by turn, a return compared with the same turn's returns of the group's trajectories (``rl.num_generations >= 2 *
+rl.turns``, checked at load), scaled as ``rl.scale_rewards`` says. ``signal/frac_zero_std_groups`` counts those
+same-turn groups, and ``rl.shuffle_rewards`` permutes returns within turn, so the control keeps each turn's
+distribution.
 
 In training a trajectory always runs all ``rl.turns`` turns (a correct kernel is asked to get faster), so every
 slot is filled; evaluation stops at the first correct attempt unless ``eval.refine_for_speed``.
@@ -34,6 +43,7 @@ transformers or vLLM, the trainer's sampling settings); their absence in another
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,7 +51,8 @@ from tritonrl.config import TrainingConfig
 from tritonrl.errors import ConfigError
 from tritonrl.prompts import Attempt, build_refinement_messages
 from tritonrl.tasks.model import KernelTask
-from tritonrl.train.rewards import VerifierReward
+from tritonrl.train import ranks
+from tritonrl.train.rewards import VerifierReward, groups_health
 
 TRL_HOOKS = ("_tokenize_prompts", "_generate_single_turn")  # GRPOTrainer steps the rollout reuses
 
@@ -67,10 +78,82 @@ def prompt_key(prompt: list[dict[str, str]]) -> str:
     return json.dumps(prompt, sort_keys=True)
 
 
+def turn_groups(turns: Sequence[int], group_size: int) -> list[list[int]]:
+    """Slot indices in the groups advantages compare: each ``group_size`` consecutive slots (one prompt's GRPO
+    group; a shorter last one is kept) split by turn."""
+    groups: list[list[int]] = []
+    for start in range(0, len(turns), group_size):
+        by_turn: dict[int, list[int]] = {}
+        for i in range(start, min(start + group_size, len(turns))):
+            by_turn.setdefault(turns[i], []).append(i)
+        groups.extend(by_turn[t] for t in sorted(by_turn))
+    return groups
+
+
+def _std(values: Sequence[float]) -> float:
+    """Standard deviation with Bessel's correction, as TRL's ``nanstd``; 0 for a single value."""
+    return statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+def turn_advantages(returns: Sequence[float], turns: Sequence[int], group_size: int,
+                    scale: str = "batch") -> list[float]:
+    """GRPO advantages with every group split by turn: A = G - (mean of the same turn's returns in the group),
+    divided (``scale``) by the std of those returns (``group``), of the whole batch's returns (``batch``), or by
+    nothing (``none``), plus 1e-4, as TRL does. ``returns`` and ``turns`` cover the whole batch, every process's
+    slots in process order, so groups are whole."""
+    if scale not in ("group", "batch", "none"):
+        raise ValueError(f"unknown scale_rewards {scale!r}; choose group, batch or none")
+    if len(returns) % group_size or len(turns) != len(returns):
+        raise ValueError(f"{len(returns)} returns and {len(turns)} turns do not fill groups of {group_size}")
+    advantages = [0.0] * len(returns)
+    for index in turn_groups(turns, group_size):
+        values = [float(returns[i]) for i in index]
+        mean, spread = statistics.fmean(values), _std(values) + 1e-4
+        for i, value in zip(index, values, strict=True):
+            advantages[i] = (value - mean) / spread if scale == "group" else value - mean
+    if scale == "batch":
+        spread = _std([float(g) for g in returns]) + 1e-4
+        advantages = [a / spread for a in advantages]
+    return advantages
+
+
+def with_turn_baselines(trainer_cls):
+    """``trainer_cls`` (a GRPOTrainer) training on ``turn_advantages`` instead of TRL's all-turn group baseline.
+
+    TRL computes advantages inside ``_generate_and_score_completions`` with no hook, so they are replaced in its
+    output: every process's (turn, trained return) pairs, which its ``RefinementReward`` kept, are gathered in
+    process order (TRL's own layout), and each process keeps its slice, as TRL does.
+    """
+
+    class TurnBaselineTrainer(trainer_cls):
+        def _generate_and_score_completions(self, inputs):
+            output = super()._generate_and_score_completions(inputs)
+            output["advantages"] = self._turn_advantages(output["advantages"])
+            return output
+
+        def _turn_advantages(self, trl_advantages):
+            import torch
+
+            reward = next(f for f in self.reward_funcs if isinstance(f, RefinementReward))
+            turns, trained = reward.last_trained
+            if len(trained) != len(trl_advantages):
+                raise RuntimeError(f"{len(trl_advantages)} slots but the reward kept {len(trained)} returns")
+            group_size = self.num_generations if self.model.training else self.num_generations_eval
+            advantages = turn_advantages(ranks.gather(trained), ranks.gather(turns), group_size, self.scale_rewards)
+            start = self.accelerator.process_index * len(trained)
+            return torch.tensor(advantages[start:start + len(trained)], dtype=trl_advantages.dtype,
+                                device=trl_advantages.device)
+
+    TurnBaselineTrainer.__name__ = f"TurnBaseline{trainer_cls.__name__}"
+    return TurnBaselineTrainer
+
+
 class RefinementReward(VerifierReward):
     """Both halves of multi-turn GRPO: ``rollout`` (TRL's ``rollout_func``) generates and verifies every turn;
     calling the object (TRL's reward function) returns each slot's discounted return, from the columns the
-    rollout added (``turn``, ``turn_reward``, ``turn_return``), and logs per-turn metrics."""
+    rollout added (``turn``, ``turn_reward``, ``turn_return``), and logs per-turn metrics. ``group_size``,
+    ``cache``, ``shuffle`` and ``seed`` mean what they mean for ``VerifierReward`` (``refinement_reward`` passes
+    the run's), except that shuffling and the zero-variance share work within turn."""
 
     __name__ = "turn_return"  # TRL names the reward column after this
 
@@ -80,6 +163,7 @@ class RefinementReward(VerifierReward):
         self.task_by_prompt, self.turns, self.gamma, self.form = task_by_prompt, turns, gamma, form
         self.max_prompt_tokens = max_prompt_tokens
         self.last_results: list = []  # the latest rollout's verdicts, in slot order
+        self.last_trained: tuple[list[int], list[float]] = ([], [])  # (turn, value returned to TRL) per slot
 
     # ------------------------------------------------------------ TRL rollout_func
     def rollout(self, prompts: list, trainer: Any) -> dict[str, list]:
@@ -149,13 +233,29 @@ class RefinementReward(VerifierReward):
             raise ValueError("RefinementReward needs the columns its rollout adds: pass rollout_func=reward.rollout")
         first = [i for i, t in enumerate(turn) if t == 1]
         if len(self.last_results) == len(turn):  # verify/* and the curriculum: first turns, as single-turn runs
+            health = groups_health([[turn_return[i] for i in g] for g in turn_groups(turn, self.group_size)])
             self._account([self.last_results[i] for i in first], [turn_reward[i] for i in first],
-                          [task_key[i] for i in first], log_metric)
+                          [task_key[i] for i in first], log_metric, health=health)
         if log_metric is not None:
             for name, value in turn_metrics(turn, turn_reward, turn_return, columns.get("turn_correct"),
                                             columns.get("prompt_summarised")).items():
                 log_metric(name, value)
-        return [float(g) for g in turn_return]
+        trained = self._shuffled_within_turn([float(g) for g in turn_return], turn)
+        self.last_trained = (list(turn), trained)
+        return trained
+
+    def _shuffled_within_turn(self, returns: list[float], turn: Sequence[int]) -> list[float]:
+        """``rl.shuffle_rewards``: the batch's returns permuted among the slots of the same turn (off: as is)."""
+        if self.shuffle_rng is None:
+            return returns
+        shuffled = list(returns)
+        for t in sorted(set(turn)):
+            index = [i for i, x in enumerate(turn) if x == t]
+            values = [returns[i] for i in index]
+            self.shuffle_rng.shuffle(values)
+            for i, value in zip(index, values, strict=True):
+                shuffled[i] = value
+        return shuffled
 
 
 def turn_metrics(turn: Sequence[int], reward: Sequence[float], returns: Sequence[float],
@@ -186,4 +286,5 @@ def refinement_reward(config: TrainingConfig, tasks: list[KernelTask], rows: lis
     return RefinementReward(
         {t.key: t for t in tasks}, {prompt_key(row["prompt"]): row["task_key"] for row in rows}, rl.turns,
         gamma=rl.turn_discount, form=rl.turn_return, max_prompt_tokens=rl.turn_max_prompt_tokens,
-        verifier=verifier, verify_config=config.verify, reward_config=config.reward, curriculum=curriculum)
+        verifier=verifier, verify_config=config.verify, reward_config=config.reward, curriculum=curriculum,
+        group_size=rl.num_generations, cache=rl.verify_cache, shuffle=rl.shuffle_rewards, seed=config.run.seed)

@@ -83,10 +83,16 @@ def sharded_launch() -> str | None:
 
 
 def rank_gpu() -> str:
-    """This rank's GPU as ``CUDA_VISIBLE_DEVICES`` names it: the local rank's entry of this process's list."""
+    """The GPU this rank trains on, as ``CUDA_VISIBLE_DEVICES`` names it, so its verifier times on that one.
+
+    accelerate trains local rank k on ``cuda:(k % device_count)``, and with ``CUDA_VISIBLE_DEVICES`` set the
+    device count is the length of that list: with one list shared by every rank (``4,5``) rank 1 has its entry 1
+    (``5``); with one GPU per process (a scheduler's ``CUDA_VISIBLE_DEVICES=3`` for local rank 1) it has the only
+    entry (``3``), never index 1, another rank's GPU. Unset: every GPU is visible, and rank k has GPU k.
+    """
     local = _state().local_process_index
     visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
-    return visible[local] if local < len(visible) else str(local)
+    return visible[local % len(visible)] if visible else str(local)
 
 
 def rank_verify_config(config: Any) -> Any:
@@ -103,7 +109,7 @@ def rank_verify_config(config: Any) -> Any:
 
 def rank_verifier(config: Any):
     """A verifier for this rank: ``make_verifier`` on the rank's config; on a GPU with several ranks, its slots
-    are the rank's own GPU only (``verify.gpus`` = ``LOCAL_RANK``'s GPU). Timing is exclusive across processes
+    are the rank's own GPU only (``verify.gpus`` = ``[rank_gpu()]``). Timing is exclusive across processes
     (the Verifier's per-GPU file lock), so ranks sharing a node never time on a GPU another rank is timing on.
     A Ray backend runs on its own GPUs.
     """

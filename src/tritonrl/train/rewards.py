@@ -153,12 +153,14 @@ class VerifierReward:
         self.shuffle_rng.shuffle(rewards)
         return rewards
 
-    def _account(self, results, rewards, task_key, log_metric) -> None:
+    def _account(self, results, rewards, task_key, log_metric, health: dict[str, float] | None = None) -> None:
+        """Log the batch's verdicts and learning-signal ``health`` (default: of ``rewards`` in ``group_size``
+        groups) and feed the curriculum."""
         stats = batch_stats(results, rewards)
         self.last_stats = stats
         self.history.append(stats)
         metrics = stats.as_metrics()
-        health = signal_health(rewards, self.group_size)
+        health = dict(health) if health is not None else signal_health(rewards, self.group_size)
         health["verify/time_s"] = getattr(self, "_verify_s", 0.0)
         if self.cache is not None:
             health["verify/cache_hit_rate"] = getattr(self, "_hits", 0) / max(1, len(rewards))
@@ -191,7 +193,13 @@ def signal_health(rewards: Sequence[float], group_size: int) -> dict[str, float]
     groups (``group_size`` consecutive completions of one prompt) whose rewards are all equal: those groups give
     GRPO zero advantage, hence no gradient."""
     rewards = [float(r) for r in rewards]
-    groups = [rewards[i:i + group_size] for i in range(0, len(rewards), max(1, group_size))]
+    return groups_health([rewards[i:i + group_size] for i in range(0, len(rewards), max(1, group_size))])
+
+
+def groups_health(groups: Sequence[Sequence[float]]) -> dict[str, float]:
+    """``signal_health`` of rewards already split into the groups advantages are computed in (multi-turn GRPO
+    splits each prompt's group by turn: ``tritonrl.train.multiturn.turn_groups``)."""
+    rewards = [float(r) for group in groups for r in group]
     flat = sum(1 for g in groups if max(g) - min(g) < 1e-9) if groups else 0
     return {"signal/reward_mean": statistics.fmean(rewards) if rewards else 0.0,
             "signal/reward_std": statistics.pstdev(rewards) if len(rewards) > 1 else 0.0,

@@ -86,6 +86,17 @@ def with_curriculum(trainer_cls):
     return CurriculumTrainer
 
 
+def trainer_class(config: TrainingConfig, trainer_cls):
+    """``trainer_cls`` with the curriculum sampler, and with ``rl.turns > 1`` the within-turn advantages
+    (``tritonrl.train.multiturn.with_turn_baselines``)."""
+    cls = with_curriculum(trainer_cls)
+    if config.rl.turns > 1:
+        from tritonrl.train.multiturn import with_turn_baselines
+
+        cls = with_turn_baselines(cls)
+    return cls
+
+
 def run_rl(config: TrainingConfig, verifier=None) -> StageResult:
     """Run ``config.rl.algo``; ``verifier`` replaces the real one (tests)."""
     check_rl_config(config.rl)
@@ -121,7 +132,7 @@ def run_online(config: TrainingConfig, trainer_cls, trainer_args, verifier=None)
         if ranks.is_main():
             session.manifest.record(stage, init_model=init)
         model, tokenizer = load_model(config.model, init)
-        trainer = with_curriculum(trainer_cls)(
+        trainer = trainer_class(config, trainer_cls)(
             model=model, reward_funcs=[reward], train_dataset=dataset, processing_class=tokenizer,
             args=args, peft_config=peft_config(config),
             callbacks=session.callbacks({"curriculum": curriculum} if curriculum else {}),
@@ -130,7 +141,7 @@ def run_online(config: TrainingConfig, trainer_cls, trainer_args, verifier=None)
         trainer.curriculum = curriculum
         trainer.train(resume_from_checkpoint=session.resume_checkpoint())
         final = None
-        if not session.stopped:
+        if not session.agreed_stop():  # every rank the same answer: all save or none (signals.agree)
             extra = {"curriculum": curriculum.state_dict()} if curriculum else {}
             final = session.save_final(trainer, tokenizer, base_model=init, metrics=extra)
     history = trainer.state.log_history

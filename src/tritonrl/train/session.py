@@ -4,7 +4,7 @@
         trainer = SFTTrainer(..., args=SFTConfig(**session.trainer_kwargs()),
                              callbacks=session.callbacks({"curriculum": curriculum}))
         trainer.train(resume_from_checkpoint=session.resume_checkpoint())
-        if not session.stopped:
+        if not session.agreed_stop():  # every rank the same answer, never its own flag
             session.save_final(trainer, tokenizer)
 
 Layout: ``<run_dir>/manifest.json``, ``<run_dir>/<stage>/checkpoints/checkpoint-N/`` (each with ``COMPLETE``
@@ -15,7 +15,8 @@ first when the local run directory is gone).
 
 Under ``accelerate launch`` every rank enters the session and calls ``save_final``; the main process alone
 writes the manifest, ``config.json``, ``final/`` and ``metrics.json``, each after a barrier where other ranks'
-work must come first (``tritonrl.train.ranks``).
+work must come first (``tritonrl.train.ranks``). Whether to write ``final/`` at all is ``agreed_stop()``, asked
+by every rank after ``train()``; the stage's status follows the last such answer.
 """
 
 from __future__ import annotations
@@ -56,14 +57,22 @@ class StageSession:
         self._signals = SignalHandlers(self.request)
         self._threads: list = []
         self.status: str | None = None
+        self._stop_agreed: bool | None = None  # the last agreed_stop() answer
 
     @property
     def stopped(self) -> bool:
+        """This rank's own flag, for logging only: it can differ between ranks, so decisions use agreed_stop()."""
         return self.request.is_set()
 
     def agreed_stop(self) -> bool:
-        """Whether any rank asked to stop (every rank must call this at the same point; see ``signals.agree``)."""
-        return agree(self.request)
+        """Whether any rank asked to stop, the same answer on every rank (each must call it at the same point;
+        ``signals.agree``). Stages ask after ``train()``, before ``save_final``: a SIGTERM that lands on one rank
+        after the last agreed step sets that rank's flag alone, and a rank that skipped ``save_final`` on its own
+        flag left the others waiting in its collectives forever. The stage's status is the last answer, so a
+        signal that lands later (while ``final/`` is written) cannot mark a finished stage interrupted on some
+        ranks and done on others."""
+        self._stop_agreed = agree(self.request)
+        return self._stop_agreed
 
     # ------------------------------------------------------------ lifecycle
     def __enter__(self) -> Self:
@@ -91,21 +100,29 @@ class StageSession:
         self._signals.__exit__()
         for thread in self._threads:
             thread.stop()
-        if exc_type is None:
-            ranks.barrier()  # after an error another rank may never arrive: no barrier then
         if exc_type is not None:
-            self.status = "failed"
+            self.status = "failed"  # after an error another rank may never arrive: no collective then
         else:
-            self.status = "interrupted" if self.stopped else "done"
+            self.status = "interrupted" if self._final_stop_answer() else "done"
+            ranks.barrier()
         if not ranks.is_main():
             return
         if exc_type is not None:
             self.manifest.finish(self.stage, "failed", error=f"{exc_type.__name__}: {exc}")
-        elif self.stopped:
+        elif self.status == "interrupted":
             self.manifest.finish(self.stage, "interrupted", reason=self.request.reason)
         else:
             self.manifest.finish(self.stage, "done")
         safe_push(self.mirror)
+
+    def _final_stop_answer(self) -> bool:
+        """The stage's last agreed answer (asked now if it never asked); a request raised after it is noted, not
+        obeyed: the stage ran to its end."""
+        stopped = self._stop_agreed if self._stop_agreed is not None else self.agreed_stop()
+        if not stopped and self.stopped:
+            warnings.warn(f"{self.request.reason} arrived after {self.stage}'s last step; the stage finished",
+                          stacklevel=3)
+        return stopped
 
     def _pull_mirror(self) -> None:
         if self.config.run.resume and self.mirror and not self.manifest.path.exists() and self.mirror.exists():
@@ -119,13 +136,15 @@ class StageSession:
 
     # ------------------------------------------------------------ trainer wiring
     def trainer_kwargs(self) -> dict[str, Any]:
-        """Arguments every TRL config class takes: where and how often to checkpoint and log."""
+        """Arguments every TRL config class takes: where and how often to checkpoint and log. The Trainer keeps
+        every checkpoint: ``CheckpointCallback`` deletes old ones (``run.save_total_limit``) once the new one is
+        marked complete, which the Trainer's own rotation (before the marker) would not wait for."""
         run = self.config.run
         return {
             "output_dir": str(self.checkpoint_dir),
             "save_strategy": "steps",
             "save_steps": run.save_steps,
-            "save_total_limit": run.save_total_limit,
+            "save_total_limit": None,
             "logging_steps": run.logging_steps,
             "report_to": run.report_to,
             "seed": run.seed,
@@ -134,7 +153,8 @@ class StageSession:
     def callbacks(self, stateful: dict[str, Stateful] | None = None) -> list:
         self._stateful = stateful or {}
         after_save = (lambda _checkpoint: safe_push(self.mirror)) if self.mirror and ranks.is_main() else None
-        return [CheckpointCallback(self._stateful, after_save), StopCallback(self.request)]
+        return [CheckpointCallback(self._stateful, after_save, keep=self.config.run.save_total_limit),
+                StopCallback(self.request)]
 
     def resume_checkpoint(self) -> str | None:
         """Newest complete checkpoint when resuming (restoring our extra state from it), else None."""

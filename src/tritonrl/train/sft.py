@@ -48,7 +48,7 @@ def run_sft(config: TrainingConfig) -> StageResult:
         )
         trainer.train(resume_from_checkpoint=session.resume_checkpoint())
         final = None
-        if not session.stopped:
+        if not session.agreed_stop():  # every rank the same answer: all save or none (signals.agree)
             final = session.save_final(trainer, tokenizer, base_model=resolve_model_path(config.model.name_or_path),
                                        metrics={"rows": len(dataset)})
     return StageResult(STAGE, session.status, str(session.run_dir), trainer.state.global_step,
