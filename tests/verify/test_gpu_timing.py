@@ -3,11 +3,11 @@
     TRITONRL_TEST_CUDA=1 python -m pytest -m gpu tests/verify/test_gpu_timing.py -q
 
 Two groups:
-- ``test_*_timing_functions``: ``tritonrl.verify.timing`` called directly (``CudaTimer``, ``time_checked``,
-  ``judge_captures``) on the fixtures' real Triton kernels; independent of how the harness wires them.
-- ``test_verifier_*``: the public ``Verifier`` API on CUDA. They pass only once the harness calls
-  ``time_checked`` with refreshed inputs and the parent judges the captures (``timing_mismatch``) and reports
-  ``speedup_ci95``.
+- ``test_*_timing_functions``: ``tritonrl.verify.timing`` called directly (``CudaTimer``, ``time_calls``) on the
+  fixtures' real Triton kernels, with the judge's protocol in miniature (fresh inputs before every call, every
+  timed call checked); independent of how the judge and the child wire it.
+- ``test_verifier_*``: the public ``Verifier`` API on CUDA: timing through the judge and the child
+  (``timing_mismatch`` for a cheat, ``speedup_ci95`` for an honest kernel).
 All are marked ``gpu``; ``tests/conftest.py`` skips them where CUDA is absent.
 """
 
@@ -38,48 +38,40 @@ def _load(path: Path):
     return module
 
 
-def _harness_tensors(shape=(8192, 8192), n_sets=3, seed=0):
-    """K input sets and the input tensors they are refreshed into."""
-    import torch
-
-    gen = torch.Generator(device="cuda").manual_seed(seed)
-    sets = [[torch.randn(*shape, device="cuda", generator=gen)] for _ in range(n_sets)]
-    return sets, [torch.empty(*shape, device="cuda")]
-
-
-def _checked(model, shape=(8192, 8192), n_sets=3, seed=0, policy=None, tensors=None):
-    """What the harness does: K input sets, refreshed in place, checked against torch.relu of each set."""
+def _checked(model, shape=(8192, 8192), seed=0, policy=None):
+    """The judge's protocol in miniature: new input values before every call (into one tensor, outside the timed
+    region), every timed call's output checked against torch.relu; (statistics, None) or (None, why rejected)."""
     import torch
 
     from tritonrl.verify import timing
 
-    sets, inputs = tensors or _harness_tensors(shape, n_sets, seed)
-    n_sets = len(sets)
-    refresh = timing.make_refresh(inputs, sets)
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    x = torch.empty(*shape, device="cuda")
     timer = timing.CudaTimer()
 
-    def call():
+    def call(warm):
+        x.normal_(generator=gen)
+        timer.sync()
         with torch.no_grad():
-            return model(*inputs)
+            ms, out = timer(lambda: model(x))
+        if not warm and not torch.allclose(out, torch.relu(x)):
+            raise timing.TimedCallRejected("a timed call's output differs")
+        return ms
 
-    stats, captures = timing.time_checked(call, timer=timer, policy=policy, refresh=refresh, n_sets=n_sets,
-                                          seed=seed)
-    timer.close()
-
-    def compare(actual, expected):
-        ok = len(actual) == 1 and type(actual[0]) is torch.Tensor and torch.allclose(actual[0], expected[0])
-        return None if ok else "differs"
-
-    verdict = timing.judge_captures(timing.pack_captures(captures), lambda k: [torch.relu(sets[k][0]).cpu()],
-                                    compare)
-    return stats, verdict
+    try:
+        stats = timing.time_calls(call, policy=policy, overhead=lambda: timer(timing._nothing)[0])
+    except timing.TimedCallRejected as exc:
+        return None, str(exc)
+    finally:
+        timer.close()
+    return stats, None
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
 def test_fixture_caught_by_timing_functions(path):
     import torch
 
-    from tritonrl.verify.harness import poison_memory, unpoison_memory
+    from tritonrl.verify.child.harness import poison_memory, unpoison_memory
 
     module = _load(path)
     poison_memory("cuda")  # correctness mode, as the harness: one honest call on a fresh model
@@ -87,7 +79,7 @@ def test_fixture_caught_by_timing_functions(path):
     assert torch.equal(module.ModelNew()(x), torch.relu(x))
     unpoison_memory()
     stats, verdict = _checked(module.ModelNew())
-    assert verdict is not None, f"{path.name} passed the checked timing: {stats['checked']}"
+    assert verdict is not None, f"{path.name} passed the checked timing: median {stats['median_ms']} ms"
 
 
 def test_honest_kernel_clean_and_adaptive_stop_agrees_with_fixed_count():
@@ -101,11 +93,10 @@ def test_honest_kernel_clean_and_adaptive_stop_agrees_with_fixed_count():
     from tritonrl.verify.timing_stats import estimates_agree, median_ci, widen
 
     model = _load(GOOD).ModelNew()
-    tensors = _harness_tensors()
     warmup_ms = VerifyConfig().timing_warmup_ms
     runs = []
     for _ in range(3):
-        stats, verdict = _checked(model, tensors=tensors, policy=timing.TimingPolicy(warmup_ms=warmup_ms))
+        stats, verdict = _checked(model, policy=timing.TimingPolicy(warmup_ms=warmup_ms))
         assert verdict is None, verdict
         runs.append((stats["stopped"], stats["trials"], stats["median_ms"]))
         if stats["stopped"] == "ci":
@@ -113,23 +104,27 @@ def test_honest_kernel_clean_and_adaptive_stop_agrees_with_fixed_count():
     assert stats["stopped"] == "ci" and stats["trials"] < 100, runs
     low, high = stats["median_ci_ms"]
     assert low <= stats["median_ms"] <= high and stats["ci_rel"] <= 0.01
-    fixed, verdict = _checked(model, tensors=tensors,
-                              policy=timing.TimingPolicy(warmup_ms=warmup_ms, min_trials=100, max_trials=100))
-    assert verdict is None and fixed["trials"] >= 100, (verdict, fixed["trials"])  # +1 if all checks hit one set
+    fixed, verdict = _checked(model, policy=timing.TimingPolicy(warmup_ms=warmup_ms, min_trials=100, max_trials=100))
+    assert verdict is None and fixed["trials"] == 100, (verdict, fixed and fixed["trials"])
     adaptive = (stats["median_ms"], widen(low, high))
     fixed_ci = median_ci(fixed["samples_ms"])[:2]
     assert estimates_agree(*adaptive, fixed["median_ms"], widen(*fixed_ci)), (adaptive, fixed["median_ms"], fixed_ci)
 
 
 def test_speedup_interval_of_a_kernel_against_itself_contains_one():
+    """Two timing runs of one kernel, in one process: the speedup interval the verifier reports (with the
+    calibrated run-to-run term, docs/timing.md) contains 1. With a 1% term it did not on an H100 (0.925x,
+    [0.871, 0.984]): consecutive runs of a 256 MiB ReLU moved by 7.5%, within what the term was calibrated on."""
     import torch
 
     from tritonrl.verify import timing
+    from tritonrl.verify.timing_stats import RUN_TO_RUN_REL
 
     model = _load(GOOD).ModelNew()
     first, _ = _checked(model, seed=1)
     second, _ = _checked(model, seed=2)
-    point, low, high = timing.speedup_interval(first["samples_ms"], second["samples_ms"], systematic_rel=0.01)
+    point, low, high = timing.speedup_interval(first["samples_ms"], second["samples_ms"],
+                                               systematic_rel=RUN_TO_RUN_REL)
     assert low <= point <= high and low < 1.0 < high, (point, low, high)
     ref = lambda x: torch.relu(x)  # noqa: E731 - the reference, timed the same way
     ref_stats, _ = _checked(ref, seed=3)

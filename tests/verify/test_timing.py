@@ -225,9 +225,10 @@ def _checked_run(candidate, policy=None, clock=None, timer=None, numel=4096, see
     gen = torch.Generator().manual_seed(1234 + seed)
     timer = timer or FakeTimer(clock or candidate.clock)
     calls = [0]
+    x = torch.empty(numel)  # one tensor, new values every call: as the judge's arena slot
 
     def call(warm):
-        x = torch.randn(numel, generator=gen)
+        x.normal_(generator=gen)
         elapsed, out = timer(lambda: candidate(x))
         if not warm:
             calls[0] += 1

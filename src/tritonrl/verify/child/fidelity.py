@@ -221,6 +221,8 @@ def _tf32(data: Any) -> Any:
 
 def _bits(data: Any, np: Any) -> Any:
     """Each element's bytes as one uint64 (zero-padded): values of any dtype compared as bit patterns."""
+    if not len(data):
+        return np.zeros(0, dtype=np.uint64)
     raw = np.ascontiguousarray(data).view(np.uint8).reshape(len(data), -1)
     padded = np.zeros((len(data), 8), dtype=np.uint8)
     padded[:, : min(8, raw.shape[1])] = raw[:, :8]

@@ -130,7 +130,7 @@ class Child:
         if self.spec.get("poison", True):
             poison_memory(self.device)
         if self.device.startswith("cuda"):
-            torch.cuda.reset_peak_memory_stats()
+            torch.cuda.reset_peak_memory_stats()  # the peak reported is the candidate's, not the poison block's
         audit.install(CODE_PATH, frozenset(self.spec.get("allowed_imports") or ()) or None)
         return info
 
@@ -234,18 +234,26 @@ class Child:
             self.timer = _timing.make_timer(self.device)
         except BaseException as exc:  # noqa: BLE001
             return {"ok": False, "error": format_error(exc)}
-        return {"ok": True}
+        peak = _timing.peak_memory_bytes() if self.device.startswith("cuda") else None
+        return {"ok": True, "peak_memory_bytes": peak}  # the correctness trials' peak (the poison block excluded)
 
     def do_time(self, message: dict, fds: list) -> None:
-        """One timed call: its milliseconds at once (the judge's wall clock stops there), then its outputs."""
+        """One timed call: its milliseconds at once (the judge's wall clock stops there), then its outputs. A
+        call the judge asks to ``watch`` runs under the monitor, and says what the monitor saw."""
         inputs, slots = self.timed_call
+        watched = None
         try:
-            with torch.no_grad():
-                elapsed, output = self.timer(lambda: self.timed(*inputs))
+            if message.get("watch"):
+                elapsed, (output, record) = self.timer(lambda: self.monitor.run_forward(self.timed, inputs))
+                problem = judge_record(record, output, self.monitor.intact())
+                watched = None if problem is None else f"{problem[0]}: {problem[1]}"
+            else:
+                with torch.no_grad():
+                    elapsed, output = self.timer(lambda: self.timed(*inputs))
         except BaseException as exc:  # noqa: BLE001
             wire.send(self.sock, {"ok": False, "error": format_error(exc)})
             return None
-        wire.send(self.sock, {"ok": True, "ms": elapsed})
+        wire.send(self.sock, {"ok": True, "ms": elapsed, "watched": watched})
         if message.get("warm"):
             return None
         values = output_values(output)

@@ -37,6 +37,8 @@ CALIBRATION_CALLS = 20      # empty timed regions through the child: the protoco
 CLOCK_SLACK_MS = 0.05       # the child's clock may miss the judge's wall clock by this much per call
 CLOCK_SLACK_REL = 0.10      # ... or by this share of the call (host jitter grows with the call)
 REFERENCE_SETS = 3          # input sets the reference's timed calls rotate through
+WATCH_RATE = 0.2            # share of timed calls followed by a watched one (not timed), chosen in secret
+WATCH_AT_LEAST = 2          # watched calls per timing run, at least
 
 
 class ChildGone(Exception):
@@ -325,25 +327,37 @@ class Session:
                            "outputs": layout.outputs}, "timing")
         if not reply.get("ok"):
             raise Failed("timing", None, _text(reply.get("error"), "the timed model could not be built"))
+        self.facts["timing"]["peak_memory_bytes"] = _number(reply.get("peak_memory_bytes")) or None
         layout.write(self.arena, ref.inputs, self.judge.device)
-        calibration = [self.timed_region({"op": "null"}) for _ in range(CALIBRATION_CALLS)]
+        calibration = [self.timed_region({"op": "null"})[:2] for _ in range(CALIBRATION_CALLS)]
         model = self.judge.store.model(trial)
         gaps: list[float] = []
         calls = [0]
+        rng = random.Random(secrets.randbits(64))
+        must_watch = {1, rng.randrange(2, max(3, policy.min_trials + 1))}  # and more at WATCH_RATE
 
-        def call(warm: bool) -> float:
-            if warm:
-                ms, _ = self.timed_region({"op": "time", "warm": True})
-                return ms
+        def checked(watch: bool) -> float:
+            """One call on fresh inputs, its outputs checked; a watched one also under the monitor."""
             calls[0] += 1
             fresh = self.judge.store.fresh(trial, calls[0], model)
             layout.write(self.arena, fresh.inputs, self.judge.device)
-            ms, wall = self.timed_region({"op": "time"})
-            gaps.append(wall - ms)
+            ms, wall, watched = self.timed_region({"op": "time", "watch": watch})
+            if watched is not None:
+                raise timing_mod.TimedCallRejected(f"timed call {calls[0]} did other work than the checked "
+                                                   f"calls: {watched}")
             problem = self.check_outputs(self.recv("timing").get("outputs"), fresh, layout, "full")
             if problem is not None:
                 raise timing_mod.TimedCallRejected(f"timed call {calls[0]}: {problem.message}")
+            if not watch:
+                gaps.append(wall - ms)
             return ms
+
+        def call(warm: bool) -> float:
+            if warm:
+                return self.timed_region({"op": "time", "warm": True})[0]
+            if len(gaps) + 1 in must_watch or rng.random() < WATCH_RATE:
+                checked(watch=True)  # indistinguishable to the candidate; its time is not a sample
+            return checked(watch=False)
 
         try:
             stats = timing_mod.time_calls(call, policy=policy,
@@ -353,8 +367,9 @@ class Session:
         stats["clock_check"] = clock_check(calibration, gaps, stats["samples_ms"])
         return stats
 
-    def timed_region(self, message: dict) -> tuple[float, float]:
-        """(the child's milliseconds, the judge's wall-clock milliseconds) of one timed region."""
+    def timed_region(self, message: dict) -> tuple[float, float, str | None]:
+        """(the child's milliseconds, the judge's wall-clock milliseconds, what a watched call's monitor saw
+        that breaks a rule) of one timed region."""
         start = time.perf_counter()
         reply = self.call(message, "timing")
         wall = (time.perf_counter() - start) * 1000.0
@@ -363,7 +378,8 @@ class Session:
         ms = reply.get("ms")
         if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not ms >= 0:
             raise wire.BadMessage(f"a timed call reported {ms!r} ms")
-        return float(ms), wall
+        watched = reply.get("watched")
+        return float(ms), wall, (watched[:400] if isinstance(watched, str) else None)
 
     def report_timing(self, candidate: dict, ref_report: dict, cached: bool) -> None:
         reference = ref_report.get("reference") or {}
