@@ -383,7 +383,8 @@ def run_tritonrl(tasks: dict, cands: list[Candidate], device: str, timeout_s: fl
     wall = time.monotonic() - began
     rows = [{"correct": r.correct, "stage": r.stage.value, "flags": list(r.flags),
              "error": (r.error or "")[:300] or None, "runtime_ms": r.runtime_ms, "ref_runtime_ms": r.ref_runtime_ms,
-             "speedup": r.speedup, "elapsed_s": r.elapsed_s} for r in results]
+             "speedup": r.speedup, "elapsed_s": r.elapsed_s, "stage_s": r.timing.get("stage_s"),
+             "timed_trials": (r.timing.get("candidate") or {}).get("trials")} for r in results]
     return rows, wall
 
 
@@ -473,14 +474,31 @@ def device_facts() -> dict:
 
 
 def kernelbench_commit(kernelbench: str) -> str | None:
-    """The clone's commit: ``git rev-parse HEAD``, else a ``COMMIT`` file at its root (for an exported tree)."""
+    """The clone's own commit: ``git rev-parse HEAD`` when the clone's root is a git work tree's top (not a folder
+    inside another checkout), else a ``COMMIT`` file at its root (an exported tree), else None."""
     root = kernelbench_root(kernelbench)
     try:
-        return subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip() or None
+        top = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, timeout=10, check=True).stdout.strip()
+        if Path(top).resolve() == root:
+            return subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                  timeout=10, check=True).stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
-        marker = root / "COMMIT"
-        return marker.read_text().strip() or None if marker.is_file() else None
+        pass
+    marker = root / "COMMIT"
+    return (marker.read_text().strip() or None) if marker.is_file() else None
+
+
+def our_commit() -> str | None:
+    """This repository's commit (with ``+dirty`` when the working tree differs from it), or None."""
+    try:
+        head = subprocess.run(["git", "-C", str(HERE), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(HERE), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("+dirty" if dirty else "")
 
 
 def print_table(cands: list[Candidate], summary: dict) -> None:
@@ -589,6 +607,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gpu-index", type=int, default=0, help="NVML index of the GPU (for the busy sampling)")
     parser.add_argument("--sample-interval", type=float, default=0.1)
     parser.add_argument("--out", default=str(DEFAULT_OUT))
+    parser.add_argument("--commit", help="this repository's commit, where the copy that runs has no .git")
+    parser.add_argument("--merge", nargs=2, metavar=("OURS_JSON", "KERNELBENCH_JSON"),
+                        help="combine a --only tritonrl run and a --only kernelbench run (same problems and kinds, "
+                             "same GPU) into one summary at --out")
     args = parser.parse_args(argv)
 
     problems = [p for p in args.problems.split(",") if p]
@@ -599,6 +621,8 @@ def main(argv: list[str] | None = None) -> int:
     cands = load_candidates(problems, kinds)
     if args.dry_run:
         return dry_run(cands, args.kernelbench)
+    if args.merge:
+        return merge(cands, args.merge, Path(args.out))
     if not args.kernelbench:
         parser.error("--kernelbench DIR is required (except with --dry-run)")
     if args.cpu_check:
@@ -609,6 +633,7 @@ def main(argv: list[str] | None = None) -> int:
     out_path = Path(args.out)
     data = {"date": date.today().isoformat(), **device_facts(), "problems": problems, "candidates": len(cands),
             "candidate_kinds": kinds, "kernelbench_commit": kernelbench_commit(args.kernelbench),
+            "commit": args.commit or our_commit(),
             "settings": {"timeout_s": args.timeout, "workers_per_gpu": args.workers_per_gpu,
                          "num_correct_trials": args.num_correct_trials, "num_perf_trials": args.num_perf_trials,
                          "order": args.order, "only": args.only,
@@ -653,6 +678,29 @@ def main(argv: list[str] | None = None) -> int:
     write_json(out_path, {**data, **summary})
     print_table(cands, summary)
     print(f"KernelBench stand-in modules (not installed, never called by eval): {stand_ins or 'none'}")
+    print(f"wrote {out_path}")
+    return 0
+
+
+def merge(cands: list[Candidate], paths: list[str], out_path: Path) -> int:
+    """One summary from two runs of one kind each (a 10-minute limit per command fits one harness, not both)."""
+    ours_run, kb_run = (json.loads(Path(p).read_text()) for p in paths)
+    for run, key in ((ours_run, "tritonrl"), (kb_run, "kernelbench")):
+        if run.get("candidates") != len(cands) or not all(key in r for r in run.get("rows", [])):
+            raise SystemExit(f"{key} run has no complete rows for these {len(cands)} candidates")
+    if ours_run.get("device") != kb_run.get("device"):
+        raise SystemExit(f"the runs are on different GPUs: {ours_run.get('device')} vs {kb_run.get('device')}")
+    ours = [r["tritonrl"] for r in ours_run["rows"]]
+    kb = [r["kernelbench"] for r in kb_run["rows"]]
+    busy = {**kb_run.get("gpu_busy_sampling", {}), **ours_run.get("gpu_busy_sampling", {})}
+    data = {k: v for k, v in ours_run.items() if k not in ("rows",) and not k.startswith(("tritonrl_", "kernelbench_s",
+                                                                                            "ratio"))}
+    data.update(kernelbench_commit=kb_run.get("kernelbench_commit"), merged_from=[str(p) for p in paths],
+                dates=[ours_run.get("date"), kb_run.get("date")], complete=True,
+                kernelbench_stand_ins=kb_run.get("kernelbench_stand_ins"))
+    summary = summarize(cands, ours, ours_run["tritonrl_wall_s"], kb, kb_run["kernelbench_wall_s"], busy)
+    write_json(out_path, {**data, **summary})
+    print_table(cands, summary)
     print(f"wrote {out_path}")
     return 0
 
