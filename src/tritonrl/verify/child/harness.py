@@ -183,11 +183,13 @@ class Child:
 
     def do_build(self, message: dict, fds: list) -> dict:
         self.model = None
+        start = time.monotonic()
         try:
             self.model = self.build(message)
+            self.sync()
         except BaseException as exc:  # noqa: BLE001
             return {"ok": False, **failure(exc, "init_error")}
-        return {"ok": True}
+        return {"ok": True, "build_s": time.monotonic() - start}
 
     def do_run(self, message: dict, fds: list) -> dict:
         inputs = self.values(message["inputs"])
@@ -201,8 +203,10 @@ class Child:
         problem = judge_record(record, output, self.monitor.intact())
         if problem is not None and not (problem[0] == "torch_compute" and not self.spec.get("strict", True)):
             return {"ok": False, "flag": problem[0], "error": problem[1], "launches": record.launches}
-        return {"ok": True, "launches": record.launches, "elapsed_s": elapsed_s,
-                "outputs": self.deliver(output, message["outputs"])}
+        judged = time.monotonic()
+        outputs = self.deliver(output, message["outputs"])
+        return {"ok": True, "launches": record.launches, "elapsed_s": elapsed_s, "outputs": outputs,
+                "judge_s": judged - start - elapsed_s, "deliver_s": time.monotonic() - judged}
 
     def deliver(self, output: Any, slots: list) -> list[dict]:
         """Each output described, and copied into its arena slot when it is a plain tensor of the slot's shape
@@ -245,7 +249,7 @@ class Child:
         try:
             if message.get("watch"):
                 elapsed, (output, record) = self.timer(lambda: self.monitor.run_forward(self.timed, inputs))
-                problem = judge_record(record, output, self.monitor.intact())
+                problem = judge_record(record, output, self.monitor.intact(), provenance=False)
                 watched = None if problem is None else f"{problem[0]}: {problem[1]}"
             else:
                 with torch.no_grad():

@@ -428,8 +428,10 @@ def output_values(output: Any) -> list | None:
     return None
 
 
-def judge_record(record: ForwardRecord, output: Any, intact: bool) -> tuple[str, str] | None:
-    """(flag, message) for the first runtime rule the forward broke, or None."""
+def judge_record(record: ForwardRecord, output: Any, intact: bool, provenance: bool = True) -> tuple[str, str] | None:
+    """(flag, message) for the first runtime rule the forward broke, or None. ``provenance=False``: without the
+    byte provenance of the outputs (unpoisoned memory, as in timed calls: a kernel that writes what was already
+    there changes no byte), the rest as always."""
     if not intact:
         return "tampering", "the verifier's launch hooks were replaced during the forward pass"
     values = output_values(output)
@@ -448,7 +450,8 @@ def judge_record(record: ForwardRecord, output: Any, intact: bool) -> tuple[str,
         if any(d == dev and lo < end and start < hi for d, start, end in record.protected):
             return ("output_aliases_input",
                     f"output {i} shares memory with an input or parameter: it must be computed by a kernel")
-        problem = _provenance_problem(i, record.provenance.classes(value)) or _layout_problem(i, value)
+        problem = (_provenance_problem(i, record.provenance.classes(value)) if provenance else None) \
+            or _layout_problem(i, value)
         if problem:
             return "output_not_written", problem
     return None

@@ -154,6 +154,12 @@ class Session:
             self.lease.release()
             self.facts.setdefault("gpu_lease", []).append(["shared", start, time.monotonic()])
 
+    def lease_for(self, stage: str):
+        """The tiny stage runs without a lease: its kernels are small (microseconds of GPU time beside another
+        candidate's timing run), and it is where Triton compiles (seconds of CPU) and where a hanging candidate
+        usually hangs; holding the GPU's shared lease then would keep every timing run of this GPU waiting."""
+        return self.shared() if stage != "tiny" else _no_lease()
+
     @contextmanager
     def exclusive(self):
         """The GPU to this candidate alone (a timing run); yields the seconds waited for it."""
@@ -191,14 +197,24 @@ class Session:
         for index, trial in enumerate(self.trials):
             stage = "tiny" if trial.stage == "tiny" else "full"
             ref, layout = refs[trial.name], layouts[trial.name]
-            with self.shared():
+            with self.lease_for(stage):
+                steps = [time.monotonic()]
                 reply = self.call(self.build_message(trial, layout), stage)
                 if not reply.get("ok"):
                     flag = _text(reply.get("flag"), "init_error")
                     raise Failed(stage, flag, f"{trial.describe()}: {_text(reply.get('error'), '?')}")
+                steps.append(time.monotonic())
                 layout.write(self.arena, ref.inputs, self.judge.device)
+                steps.append(time.monotonic())
                 reply = self.call({"op": "run", "inputs": layout.inputs, "outputs": layout.outputs}, stage)
+                steps.append(time.monotonic())
                 problem = self.judge_call(reply, ref, layout, stage)
+                steps.append(time.monotonic())
+            self.facts["stage_s"].setdefault("trials", []).append(
+                {"trial": trial.name, "build": round(steps[1] - steps[0], 4), "write": round(steps[2] - steps[1], 4),
+                 "run": round(steps[3] - steps[2], 4), "check": round(steps[4] - steps[3], 4),
+                 "forward": round(_number(reply.get("elapsed_s")), 4), "watch": round(_number(reply.get("judge_s")), 4),
+                 "deliver": round(_number(reply.get("deliver_s")), 4)})
             if index == 0:
                 self.facts["stage_s"]["jit_first_trial"] = round(float(_number(reply.get("elapsed_s"))), 4)
             if problem is not None:
@@ -270,7 +286,9 @@ class Session:
         self.budget_s = float(self.config["timeout_s"])  # timing has its own allowance
         start = time.monotonic()
         with self.exclusive():
+            mark = time.monotonic()
             ref_report, cached = self.reference_timing(trial, policy)
+            self.facts["stage_s"]["reference_timing"] = round(time.monotonic() - mark, 4)
             candidate = self.candidate_timing(trial, ref, layout, policy)
         self.facts["stage_s"]["timing"] = round(time.monotonic() - start, 4)
         self.report_timing(candidate, ref_report, cached)
@@ -329,7 +347,9 @@ class Session:
             raise Failed("timing", None, _text(reply.get("error"), "the timed model could not be built"))
         self.facts["timing"]["peak_memory_bytes"] = _number(reply.get("peak_memory_bytes")) or None
         layout.write(self.arena, ref.inputs, self.judge.device)
+        mark = time.monotonic()
         calibration = [self.timed_region({"op": "null"})[:2] for _ in range(CALIBRATION_CALLS)]
+        self.facts["stage_s"]["clock_calibration"] = round(time.monotonic() - mark, 4)
         model = self.judge.store.model(trial)
         gaps: list[float] = []
         calls = [0]
@@ -526,3 +546,8 @@ def _flag(value: Any, default: Any) -> Any:
 
 def _nothing() -> None:
     return None
+
+
+@contextmanager
+def _no_lease():
+    yield
