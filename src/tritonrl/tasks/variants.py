@@ -59,7 +59,7 @@ TINY_MAX_S = 1.0
 REDUCE_FACTORS = tuple(2**k for k in range(1, 13))  # reduced variant: every size divided by one of these
 REDUCE_FLOOR = 16  # a first pass keeps sizes at least this (or as written, if smaller): a batch of 1 tests little
 
-_TINY_CACHE: dict[str, KernelTask | TaskError] = {}
+_TINY_CACHE: dict[tuple[str, bool], KernelTask | TaskError] = {}
 _ALT_CACHE: dict[tuple[str, int, int], list[KernelTask]] = {}
 
 
@@ -80,15 +80,21 @@ class RunResult:
     error: str = ""
 
 
-def tiny_variant(task: KernelTask) -> KernelTask:
-    """Variant "tiny"; raises ``TaskError`` if no shrunk (or original) version runs."""
-    cached = _TINY_CACHE.get(task.key)
+def tiny_variant(task: KernelTask, same_divisibility: bool = False) -> KernelTask:
+    """Variant "tiny"; raises ``TaskError`` if no shrunk (or original) version runs.
+
+    ``same_divisibility`` (for a GPU): every size that is a multiple of 16 in the task stays one (rounded up),
+    so the tiny trial's integer arguments and strides fall in the classes Triton compiles a kernel for
+    (divisible by 16 or not, equal to 1 or not) as the full trials' do, and the kernel compiled for the tiny
+    trial serves them too: one compilation per candidate instead of two (seconds each at KernelBench scale)."""
+    key = (task.key, same_divisibility)
+    cached = _TINY_CACHE.get(key)
     if cached is None:
         try:
-            cached = _make_tiny(task)
+            cached = _make_tiny(task, same_divisibility)
         except TaskError as exc:
             cached = exc
-        _TINY_CACHE[task.key] = cached
+        _TINY_CACHE[key] = cached
     if isinstance(cached, TaskError):
         raise cached
     return cached
@@ -295,13 +301,15 @@ def _input_numel(source: str) -> int | None:
 
 
 # ---------------------------------------------------------------- tiny
-def _make_tiny(task: KernelTask) -> KernelTask:
+def _make_tiny(task: KernelTask, same_divisibility: bool = False) -> KernelTask:
     try:
         constants = find_constants(task.source)
     except SyntaxError as exc:
         raise TaskError(f"{task.name}: syntax error on line {exc.lineno}: {exc.msg}") from None
     errors = []
     for new_values in _tiny_candidates(constants):
+        if same_divisibility:
+            new_values = _keep_divisibility(constants, new_values)
         if not new_values:
             continue
         source = rewrite_constants(task.source, constants, new_values)
@@ -320,6 +328,29 @@ def _make_tiny(task: KernelTask) -> KernelTask:
         return _variant(task, "tiny", task.source, constants, {})
     reason = errors[-1] if errors else result.error or "no shape constants to shrink"
     raise TaskError(f"{task.name}: no tiny variant runs ({reason})")
+
+
+TRITON_DIVISOR = 16  # Triton specializes integer arguments by divisibility by 16 (and by being 1)
+
+
+def _keep_divisibility(constants: list[Constant], new_values: dict[int, object]) -> dict[int, object]:
+    """``new_values`` with each size whose original is a multiple of 16 rounded up to one (a shrink that breaks
+    a constraint between sizes, groups that no longer divide channels, fails its run and the next is tried)."""
+    kept = {}
+    for i, value in new_values.items():
+        old = constants[i].value
+        if isinstance(old, tuple) and isinstance(value, tuple):
+            value = tuple(_round16(o, v) for o, v in zip(old, value))
+        elif isinstance(old, int) and isinstance(value, int):
+            value = _round16(old, value)
+        kept[i] = value
+    return {i: v for i, v in kept.items() if v != constants[i].value}
+
+
+def _round16(old: int, new: int) -> int:
+    if old % TRITON_DIVISOR or new % TRITON_DIVISOR == 0:
+        return new
+    return -(-new // TRITON_DIVISOR) * TRITON_DIVISOR
 
 
 def _small_inputs(source: str) -> bool:

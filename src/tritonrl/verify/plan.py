@@ -58,7 +58,7 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
     seed, trials = config.seed, []
     if config.staged:
         try:
-            tiny = tiny_variant(task)
+            tiny = tiny_variant(task, same_divisibility=not _on_cpu(config, device))
             trials.append(TrialSpec("tiny", "tiny", tiny.key, tiny.source, seed))
         except TaskError:
             pass  # no smaller version of this task runs: the full trials still judge it

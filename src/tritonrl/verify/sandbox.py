@@ -61,6 +61,7 @@ class Zygote:
         self._closed = False
 
     def _start(self) -> None:
+        began = time.monotonic()
         env = {**os.environ, **self.env}
         mine, theirs = socket.socketpair()
         self._proc = subprocess.Popen([sys.executable, "-m", "tritonrl.verify.zygote", "--fd", str(theirs.fileno())],
@@ -75,6 +76,7 @@ class Zygote:
             raise RuntimeError("the verifier's zygote process failed to start")
         self._sock = mine
         threading.Thread(target=self._read, args=(self._proc, mine), daemon=True).start()
+        log.info("verifier zygote started in %.2f s", time.monotonic() - began)
 
     def _read(self, proc: subprocess.Popen, sock: socket.socket) -> None:
         try:

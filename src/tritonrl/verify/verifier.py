@@ -83,6 +83,7 @@ class JudgeClient:
     """The parent's end of one judge: sessions out, facts back (a reader thread routes them by id)."""
 
     def __init__(self, zygote: Zygote, gpu: str | None, spec: dict[str, Any], env: dict[str, str]) -> None:
+        began = time.monotonic()
         mine, theirs = socket.socketpair()
         self.process = zygote.submit("judge", "", spec, env, {}, theirs)
         self.sock = mine
@@ -99,6 +100,7 @@ class JudgeClient:
             raise RuntimeError(f"the verifier's judge failed to start ({type(exc).__name__})") from None
         self.gpu_name = ready.get("gpu")
         threading.Thread(target=self._read, daemon=True).start()
+        log.info("verifier judge for %s (%s) started in %.2f s", gpu, self.gpu_name, time.monotonic() - began)
 
     def _read(self) -> None:
         try:
