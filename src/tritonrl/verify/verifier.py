@@ -26,6 +26,7 @@ import logging
 import os
 import queue
 import secrets
+import shutil
 import socket
 import threading
 import time
@@ -174,7 +175,7 @@ class Verifier:
         self._judges: dict[str, JudgeClient] = {}
         self._judges_lock = threading.Lock()
         self.sandbox_info: dict = {}
-        self.reference_stats: dict[str, Any] = {}
+        self._triton_template = os.path.join(self.cache_dir, f"triton-driver-{os.getuid()}")
 
     def _gpu_ids(self) -> list[str]:
         """``verify.gpus`` when given (ids as CUDA_VISIBLE_DEVICES names them), else every visible GPU."""
@@ -299,14 +300,15 @@ class Verifier:
     def _judge(self, gpu: str, code: str, trials: list[TrialSpec], retries: int = 1) -> dict[str, Any]:
         """One candidate through its child and its GPU's judge: the verdict's facts. A judge that dies with the
         session in flight is restarted and the candidate judged again, once."""
+        judge = self._judge_for(gpu)
         workdir = make_workdir()
         with open(os.path.join(workdir, CODE_FILE), "w") as fh:
             fh.write(code)
+        self._seed_triton_cache(workdir)
         judge_end, child_end = socket.socketpair()
         child = self._zygote.submit("candidate", workdir, self._child_spec(), self._child_env(gpu),
                                     self._limits(), child_end)
         try:
-            judge = self._judge_for(gpu)
             wait_s = 2 * self.config.timeout_s + JUDGE_SLACK_S
             facts = judge.session(self._session(trials), judge_end, wait_s)
         except JudgeDied as exc:
@@ -333,6 +335,12 @@ class Verifier:
             child.finish()
         return facts
 
+    def _seed_triton_cache(self, workdir: str) -> None:
+        """Start the child's own Triton cache with what the judge built (the CUDA driver module): trusted files,
+        copied, never shared; a child's cache is its own and is deleted with it."""
+        if self.device == "cuda" and os.path.isdir(self._triton_template):
+            shutil.copytree(self._triton_template, os.path.join(workdir, ".triton"), dirs_exist_ok=True)
+
     def _judge_for(self, gpu: str) -> JudgeClient:
         with self._judges_lock:
             judge = self._judges.get(gpu)
@@ -342,7 +350,7 @@ class Verifier:
                 env = {"CUDA_VISIBLE_DEVICES": gpu} if self.device == "cuda" else {}
                 spec = {"device": self.device, "salt": self._salt, "randomize": self.config.randomize_params,
                         "reference_bytes": int(self.config.reference_memory_gb * (1 << 30)),
-                        "cache_dir": self.cache_dir, "gpu": gpu}
+                        "cache_dir": self.cache_dir, "gpu": gpu, "triton_template": self._triton_template}
                 judge = self._judges[gpu] = JudgeClient(self._zygote, gpu, spec, env)
             return judge
 

@@ -105,6 +105,8 @@ def serve(control: socket.socket) -> None:
         import triton.runtime.interpreter  # noqa: F401
     except ImportError:
         pass
+    if os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):
+        warm_triton_compiler()
     os.dup2(2, 1)  # stray prints (library warnings) must not reach anyone as a message
     children: dict[int, int] = {}  # pid -> job id
     wire.send(control, {"ready": True})
@@ -126,6 +128,44 @@ def serve(control: socket.socket) -> None:
         _reap(children, control)
     for pid in children:
         _kill_group(pid)
+
+
+def warm_triton_compiler() -> None:
+    """Compile one small kernel for this machine's GPU (no CUDA context: the target is read from nvidia-smi), so
+    every fork starts with Triton's compiler loaded and initialised: measured on an H100, a fresh process's first
+    compilation takes about 0.5 s less after this. Best effort: any failure leaves the forks to do it themselves."""
+    import shutil
+    import subprocess
+
+    try:
+        import triton
+        import triton.language as tl
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler import ASTSource
+
+        smi = shutil.which("nvidia-smi")
+        if smi is None:
+            return
+        cap = subprocess.run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=30, check=True).stdout.split()[0]
+
+        @triton.jit
+        def _warm(x, y, n, B: tl.constexpr):
+            offs = tl.program_id(0) * B + tl.arange(0, B)
+            tile = tl.load(x + offs[:, None] * B + tl.arange(0, B)[None, :])
+            tl.store(y + offs, tl.sum(tl.dot(tile, tile), axis=1), mask=offs < n)
+
+        cache = tempfile.mkdtemp(prefix="tritonrl-warm-")
+        saved = os.environ.get("TRITON_CACHE_DIR")
+        os.environ["TRITON_CACHE_DIR"] = cache
+        try:
+            source = ASTSource(_warm, {"x": "*fp32", "y": "*fp32", "n": "i32", "B": "constexpr"}, constexprs={"B": 16})
+            triton.compile(source, target=GPUTarget("cuda", int(cap.replace(".", "")), 32))
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+            os.environ.pop("TRITON_CACHE_DIR") if saved is None else os.environ.update(TRITON_CACHE_DIR=saved)
+    except Exception as exc:  # noqa: BLE001 - an optimisation; the forks compile as they would have
+        print(f"tritonrl zygote: Triton warm-up skipped ({type(exc).__name__}: {exc})", file=sys.stderr)
 
 
 def _reap(children: dict[int, int], control: socket.socket) -> None:
