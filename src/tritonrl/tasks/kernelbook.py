@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tritonrl.astlock import parse_source
 from tritonrl.errors import TaskError
 from tritonrl.tasks.levels import classify_level
 from tritonrl.tasks.model import KernelTask
@@ -83,8 +84,8 @@ def _row_task(row: dict, index: int, report: FilterReport, seen: set[str],
     python_code, triton_code = row.get("python_code") or "", row.get("triton_code") or ""
     entry = row.get("entry_point") or ""
     try:
-        tree = ast.parse(python_code)
-        triton_tree = ast.parse(triton_code)
+        tree = parse_source(python_code)
+        triton_tree = parse_source(triton_code)
     except SyntaxError:
         report.unparsable += 1
         return None
@@ -177,7 +178,7 @@ def normalized_hash(node: ast.AST) -> str:
 
 
 def _strip_docstrings(node: ast.AST) -> ast.AST:
-    node = ast.parse(ast.unparse(node))  # a fresh copy: the caller's tree is left alone
+    node = parse_source(ast.unparse(node))  # a fresh copy: the caller's tree is left alone
     for owner in ast.walk(node):
         body = getattr(owner, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
@@ -196,7 +197,7 @@ class _KernelBenchIndex:
         self.grams: list[set] = []
         self.index: dict[tuple, list[int]] = defaultdict(list)
         for task in load_kernelbench(kernelbench_dir):
-            model = _find_class(ast.parse(task.source), "Model")
+            model = _find_class(parse_source(task.source), "Model")
             if model is None:
                 continue
             forward = _method(model, "forward")

@@ -15,6 +15,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from tritonrl.astlock import parse_source
 from tritonrl.errors import TaskError
 from tritonrl.tasks.levels import classify_level
 from tritonrl.tasks.model import KernelTask
@@ -27,7 +28,7 @@ _LEVEL_DIR = re.compile(r"^level(\d+)$")
 def check_task_source(source: str, where: str) -> None:
     """Raise ``TaskError`` unless ``source`` parses and defines Model, get_inputs and get_init_inputs."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError as exc:
         raise TaskError(f"{where}: syntax error on line {exc.lineno}: {exc.msg}") from None
     defined = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}

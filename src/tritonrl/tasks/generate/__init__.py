@@ -26,6 +26,7 @@ import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from tritonrl.astlock import parse_source
 from tritonrl.errors import UserError
 from tritonrl.tasks.generate.families import Draft, draw
 from tritonrl.tasks.model import KernelTask
@@ -105,7 +106,7 @@ def _draw_batch(rng, want, split, heldout_share, shape_scale, seen, index, repor
         if split_of(draft.signature, heldout_share) != split:
             report.other_split += 1
             continue
-        tree = ast.parse(draft.source)
+        tree = parse_source(draft.source)
         key = ast.dump(_without_docstrings(tree), annotate_fields=False)
         if key in seen:
             report.duplicate += 1
