@@ -12,7 +12,7 @@ from tests.helpers.fake_verifier import FakeVerifier
 from tritonrl import evaluate
 from tritonrl.cli import main
 from tritonrl.errors import UserError
-from tritonrl.tasks import get_task
+from tritonrl.tasks import get_task, select_tasks
 
 
 class FakeGenerator:
@@ -85,38 +85,15 @@ def test_solutions_dir_uses_file_stems_as_task_names(tmp_path):
 def test_evaluate_end_to_end_with_fakes(tmp_path):
     fake = FakeVerifier()
     gen = FakeGenerator(["class ModelNew: GOOD", "prose"])
-    report = evaluate.evaluate(gen, evaluate.select_tasks("l1_relu,l2_swiglu"), k=2, out_dir=tmp_path, verifier=fake)
+    report = evaluate.evaluate(gen, select_tasks("l1_relu,l2_swiglu"), k=2, out_dir=tmp_path, verifier=fake)
     assert len(gen.prompts) == 2 and gen.prompts[0][-1]["role"] == "user"
     assert "l1_relu" in gen.prompts[0][-1]["content"] or "relu" in gen.prompts[0][-1]["content"].lower()
     assert report["n_samples"] == 4 and report["correct_rate"] == 0.5 and report["meta"]["k"] == 2
     assert report["pass_at_k"] == {"pass@1": 0.5, "pass@2": 1.0}
 
 
-def test_select_tasks_filters_by_level_and_count():
-    assert [t.level for t in evaluate.select_tasks("bundled", level=2, max_tasks=3)] == [2, 2, 2]
-    with pytest.raises(UserError, match="no tasks selected"):
-        evaluate.select_tasks("l1_relu", level=2)
-
-
 # ---------------------------------------------------------------- KernelBench clones, resume, unreadable input
 KB_FIXTURE = __import__("pathlib").Path(__file__).parent / "fixtures" / "kernelbench"
-
-
-def fake_clone(tmp_path, numbers=(100, 10, 2, 1)):
-    """A KernelBench-format dir whose level-1 problems have these numbers (each a copy of a small task)."""
-    source = (KB_FIXTURE / "level1" / "2_Sum_over_dim.py").read_text()
-    level = tmp_path / "kb" / "level1"
-    level.mkdir(parents=True)
-    for n in numbers:
-        (level / f"{n}_Problem.py").write_text(source)
-    return tmp_path / "kb"
-
-
-def test_kernelbench_problems_are_in_numeric_order(tmp_path):
-    clone = fake_clone(tmp_path)
-    assert [t.name for t in evaluate.select_tasks(str(clone))] == ["1_Problem", "2_Problem", "10_Problem",
-                                                                    "100_Problem"]
-    assert [t.name for t in evaluate.select_tasks(str(clone), max_tasks=2)] == ["1_Problem", "2_Problem"]
 
 
 def test_solutions_match_kernelbench_problems_by_number(tmp_path):
@@ -124,14 +101,14 @@ def test_solutions_match_kernelbench_problems_by_number(tmp_path):
     sols.mkdir()
     for stem in ("3", "level2_2", "4_ConvTranspose3d_MaxPool_Mean", "level2_2_v2"):
         (sols / f"{stem}.py").write_text(f"class ModelNew: GOOD {stem}")
-    tasks = evaluate.select_tasks(str(KB_FIXTURE), level=2)
+    tasks = select_tasks(str(KB_FIXTURE), level=2)
     pending = evaluate.read_solutions(sols, tasks)
     assert [(p.task.name, p.index) for p in pending] == [
         ("2_Conv2d_GroupNorm_ReLU", 0), ("2_Conv2d_GroupNorm_ReLU", 1), ("3_Gemm_LayerNorm_GELU_Scale", 0),
         ("4_ConvTranspose3d_MaxPool_Mean", 0)]
     (sols / "1.py").write_text("class ModelNew: GOOD")  # problem 1 is in level 1 and in level 2
     with pytest.raises(UserError, match="several levels; name the file level1_1, level2_1"):
-        evaluate.read_solutions(sols, evaluate.select_tasks(str(KB_FIXTURE)))
+        evaluate.read_solutions(sols, select_tasks(str(KB_FIXTURE)))
     (sols / "1.py").unlink()
     (sols / "77.py").write_text("class ModelNew: GOOD")
     with pytest.raises(UserError, match="77: no problem 77"):
@@ -232,8 +209,19 @@ def test_eval_prompt_template_reaches_the_model(tmp_path):
                         "include_example: false\n")
     gen = FakeGenerator(["class ModelNew: GOOD"])
     config = evaluate.EvalConfig(prompt_template=str(template))
-    evaluate.evaluate(gen, evaluate.select_tasks("l1_relu"), k=1, out_dir=tmp_path / "out", gen=config,
+    evaluate.evaluate(gen, select_tasks("l1_relu"), k=1, out_dir=tmp_path / "out", gen=config,
                       verifier=FakeVerifier())
     system, user = gen.prompts[0][0], gen.prompts[0][-1]
     assert system["role"] == "system" and "TEMPLATE-MARK" in system["content"]
     assert user["content"].startswith("Kernel for:") and "class Model" in user["content"]
+
+
+def test_cli_tasks_naming_a_missing_folder_says_so(tmp_path, capsys):
+    sols = tmp_path / "sols"
+    sols.mkdir()
+    (sols / "12.py").write_text("class ModelNew: GOOD")
+    missing = tmp_path / "KernelBench"
+    assert main(["eval", "--solutions", str(sols), "--tasks", str(missing), "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"tritonrl: error: no such directory or task file: {missing} (tasks are 'bundled', a KernelBench directory, "
+        "a .py task file, or task names separated by commas)"]

@@ -12,6 +12,7 @@ from tritonrl import evaluate
 from tritonrl.cli import main
 from tritonrl.config import EvalConfig
 from tritonrl.errors import UserError
+from tritonrl.tasks import select_tasks
 
 GOLDEN = Path(__file__).parents[1] / "examples" / "golden" / "completions"
 
@@ -33,7 +34,7 @@ class Scripted:
 
 def run(tmp_path, generator, turns=3, k=2, **kw):
     gen = EvalConfig(turns=turns, refine_for_speed=kw.pop("refine_for_speed", False))
-    return evaluate.evaluate(generator, evaluate.select_tasks("l1_relu,l2_swiglu"), k=k, gen=gen,
+    return evaluate.evaluate(generator, select_tasks("l1_relu,l2_swiglu"), k=k, gen=gen,
                              out_dir=tmp_path, verifier=FakeVerifier(), **kw)
 
 

@@ -32,32 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from tritonrl.config import EvalConfig, VerifyConfig
-from tritonrl.errors import TaskError, UserError
+from tritonrl.errors import UserError
 from tritonrl.generation import Generator, ModelSource, load_generator, resolve_model  # noqa: F401 (re-exported)
 from tritonrl.jsonl import iter_jsonl
 from tritonrl.refinement import ModelTurns, ReplayTurns, Trajectory, refine
 from tritonrl.report import RESULTS_JSONL, print_warnings, write_report
 from tritonrl.results import Pending, finished_rows, judge, ordered, row_key, write_rows
 from tritonrl.tasks.model import KernelTask
-
-
-# ---------------------------------------------------------------- tasks
-def select_tasks(spec: str, level: int | None = None, max_tasks: int | None = None) -> list[KernelTask]:
-    """``bundled``, a KernelBench dir or task file, or comma-separated bundled names; then level and count.
-
-    Ordered by level, then by name with numbers by value (KernelBench's ``2_...`` before ``10_...``)."""
-    from tritonrl.tasks import get_task, load_tasks
-    from tritonrl.tasks.sources import natural_key
-
-    if spec == "bundled" or Path(spec).exists():
-        tasks = load_tasks(spec, level)
-    else:
-        tasks = [get_task(name.strip()) for name in spec.split(",") if name.strip()]
-        tasks = [t for t in tasks if level is None or t.level == level]
-    tasks = sorted(tasks, key=lambda t: (t.level, natural_key(t.name)))[:max_tasks]
-    if not tasks:
-        raise TaskError(f"no tasks selected by {spec!r}" + (f" at level {level}" if level else ""))
-    return tasks
 
 
 # ---------------------------------------------------------------- the three ways in

@@ -77,6 +77,7 @@ def configs_from_args(args) -> tuple[EvalConfig, VerifyConfig]:
 
 def run_eval(args) -> int:
     from tritonrl import evaluate
+    from tritonrl.tasks import select_tasks
 
     gen, verify = configs_from_args(args)
     if args.completions:
@@ -88,10 +89,10 @@ def run_eval(args) -> int:
             raise UserError(f"--turns {gen.turns}: a solutions directory holds one attempt per sample; refinement "
                             "needs a model (--model) or a completions file with 'turn' fields")
         given = flag_value(args, "eval.tasks")
-        tasks = evaluate.select_tasks(given, gen.level) if given else None
+        tasks = select_tasks(given, gen.level) if given else None
         report = evaluate.evaluate_solutions(args.solutions, verify, args.out, tasks=tasks, resume=args.resume)
     else:
-        tasks = evaluate.select_tasks(gen.tasks, gen.level, gen.max_tasks)
+        tasks = select_tasks(gen.tasks, gen.level, gen.max_tasks)
         report = evaluate.evaluate(args.model, tasks, gen.k, gen, verify, args.out, resume=args.resume)
     _print_summary(report, Path(args.out))
     return 0
