@@ -11,7 +11,7 @@ import pytest
 from tests.helpers.fake_verifier import FakeVerifier
 from tritonrl import evaluate
 from tritonrl.cli import main
-from tritonrl.errors import UserError
+from tritonrl.errors import Interrupted, UserError
 from tritonrl.tasks import get_task, select_tasks
 
 
@@ -152,10 +152,9 @@ def test_interrupted_eval_keeps_finished_samples_and_resume_does_not_redo_them(t
                                               for i in range(5)])
     out = tmp_path / "out"
     first = InterruptingVerifier(stop_after=3)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(Interrupted, match=f"3 of 5 samples are in {out / 'results.jsonl'}"):
         evaluate.verify_and_report(evaluate.read_completions(path), None, out, verifier=first)
     assert len((out / "results.jsonl").read_text().splitlines()) == 3
-    assert f"3 of 5 samples are in {out / 'results.jsonl'}" in capsys.readouterr().err
     with open(out / "results.jsonl", "a") as fh:
         fh.write('{"task": "l1_relu", "sam')  # a line cut short by a kill: that sample is judged again
     second = InterruptingVerifier()
@@ -225,3 +224,46 @@ def test_cli_tasks_naming_a_missing_folder_says_so(tmp_path, capsys):
     assert capsys.readouterr().err.strip().splitlines() == [
         f"tritonrl: error: no such directory or task file: {missing} (tasks are 'bundled', a KernelBench directory, "
         "a .py task file, or task names separated by commas)"]
+
+
+def test_cli_ctrl_c_in_eval_says_interrupted_once(tmp_path, monkeypatch, capsys):
+    path = write_jsonl(tmp_path / "c.jsonl", [{"task": "l1_relu", "completion": f"class ModelNew: GOOD {i}"}
+                                              for i in range(5)])
+    real = evaluate.verify_and_report
+
+    def interrupted_after_3(pending, verify, out, meta=None, verifier=None, **kw):
+        return real(pending, verify, out, meta, verifier=InterruptingVerifier(stop_after=3), **kw)
+
+    monkeypatch.setattr(evaluate, "verify_and_report", interrupted_after_3)
+    out = tmp_path / "out"
+    assert main(["eval", "--completions", str(path), "--out", str(out)]) == 130
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"tritonrl: interrupted: 3 of 5 samples are in {out / 'results.jsonl'}; the same command with --resume "
+        "judges only the rest"]
+
+
+def test_cli_refuses_an_out_dir_holding_results_without_resume_or_overwrite(tmp_path, monkeypatch, capsys):
+    """A second run into the same --out once replaced 6 rows with 1, silently."""
+    real = evaluate.verify_and_report
+    monkeypatch.setattr(evaluate, "verify_and_report", lambda pending, verify, out, meta=None, verifier=None, **kw:
+                        real(pending, verify, out, meta, verifier=FakeVerifier(), **kw))
+    six = write_jsonl(tmp_path / "six.jsonl", [{"task": "l1_relu", "completion": "class ModelNew: GOOD"}] * 6)
+    one = write_jsonl(tmp_path / "one.jsonl", [{"task": "l1_relu", "completion": "class ModelNew: GOOD"}])
+    out = tmp_path / "out"
+    assert main(["eval", "--completions", str(six), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["eval", "--completions", str(one), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"tritonrl: error: --out {out} is not empty (6 results in results.jsonl); add --resume to finish that run, "
+        "--overwrite to replace it, or give another directory"]
+    assert len((out / "results.jsonl").read_text().splitlines()) == 6  # untouched
+    assert main(["eval", "--completions", str(six), "--out", str(out), "--resume"]) == 0
+    assert len((out / "results.jsonl").read_text().splitlines()) == 6
+    assert main(["eval", "--completions", str(one), "--out", str(out), "--overwrite"]) == 0
+    assert len((out / "results.jsonl").read_text().splitlines()) == 1
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    capsys.readouterr()
+    assert main(["eval", "--completions", str(one), "--out", str(tmp_path / "other")]) == 2
+    assert "is not empty (notes.txt)" in capsys.readouterr().err
+    assert main(["eval", "--completions", str(one), "--out", str(tmp_path / "empty_is_fine")]) == 0

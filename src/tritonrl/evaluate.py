@@ -27,12 +27,11 @@ A model is a spec that ``tritonrl.generation.resolve_model`` reads (a hub id, a 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 from tritonrl.config import EvalConfig, VerifyConfig
-from tritonrl.errors import UserError
+from tritonrl.errors import Interrupted, UserError
 from tritonrl.generation import Generator, ModelSource, load_generator, resolve_model  # noqa: F401 (re-exported)
 from tritonrl.jsonl import iter_jsonl
 from tritonrl.refinement import ModelTurns, ReplayTurns, Trajectory, refine
@@ -205,7 +204,7 @@ def verify_and_report(pending: list[Pending], verify: VerifyConfig | None, out_d
 
     ``resume``: rows already in ``results.jsonl`` stand and their samples are not verified again; otherwise the
     file starts empty. Ctrl-C stops at once (running candidates are killed), keeps the finished rows, writes a
-    report of them, says how to resume, and re-raises ``KeyboardInterrupt``. Warnings go to stderr."""
+    report of them, and raises ``Interrupted`` (a ``KeyboardInterrupt``) saying how to resume. Warnings go to stderr."""
     verify = verify or VerifyConfig()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -221,11 +220,10 @@ def verify_and_report(pending: list[Pending], verify: VerifyConfig | None, out_d
     try:
         info["device"] = judge(todo, verify, verifier, path, rows)
     except KeyboardInterrupt:
-        print(f"tritonrl: interrupted: {len(rows)} of {total} samples are in {path}; the same command with "
-              "--resume judges only the rest", file=sys.stderr)
         if rows:
             write_report(ordered(rows, pending), out, {**info, "interrupted": True})
-        raise
+        raise Interrupted(f"interrupted: {len(rows)} of {total} samples are in {path}; the same command with "
+                          "--resume judges only the rest") from None
     rows = ordered(rows, pending)
     write_rows(path, rows)  # finished in any order; kept in the order of the samples
     report = write_report(rows, out, info)

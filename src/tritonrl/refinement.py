@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonrl.config import EvalConfig, VerifyConfig
+from tritonrl.errors import Interrupted
 from tritonrl.generation import Generator, load_generator
 from tritonrl.report import RESULTS_JSONL, print_warnings, write_report
 from tritonrl.results import Pending, finished_rows, judge, row_key, write_rows
@@ -119,11 +120,10 @@ def refine(source: ModelTurns | ReplayTurns, trajectories: list[Trajectory], tur
             rows += new_rows
             record(new_rows)
     except KeyboardInterrupt:
-        print(f"tritonrl: interrupted: {len(rows)} attempts are in {path}; the same command with --resume "
-              "continues each trajectory from its last judged turn", file=sys.stderr)
         if rows:
             write_report(_by_trajectory(rows, trajectories), out, {**info, "interrupted": True})
-        raise
+        raise Interrupted(f"interrupted: {len(rows)} attempts are in {path}; the same command with --resume "
+                          "continues each trajectory from its last judged turn") from None
     finally:
         if owned is not None:
             owned.close()
