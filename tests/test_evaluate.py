@@ -122,7 +122,7 @@ def test_cli_solutions_with_kernelbench_tasks(tmp_path, monkeypatch, capsys):
     (sols / "level2_3_wrong.py").write_text("class ModelNew: bad")
     seen, real = {}, evaluate.verify_and_report
 
-    def fake_verify_and_report(pending, verify, out, meta=None, **kw):
+    def fake_verify_and_report(pending, verify, out, meta=None, verifier=None, **kw):
         seen["tasks"] = [p.task.name for p in pending]
         return real(pending, verify, out, meta, verifier=FakeVerifier(), **kw)
 
@@ -267,3 +267,81 @@ def test_cli_refuses_an_out_dir_holding_results_without_resume_or_overwrite(tmp_
     assert main(["eval", "--completions", str(one), "--out", str(tmp_path / "other")]) == 2
     assert "is not empty (notes.txt)" in capsys.readouterr().err
     assert main(["eval", "--completions", str(one), "--out", str(tmp_path / "empty_is_fine")]) == 0
+
+
+# ---------------------------------------------------------------- verifier errors: no verdict, judged again
+def flaky_then_fine(text):
+    """A verifier that fails itself on the first look at a FLAKY candidate (as the AST race did), then judges it."""
+    from tritonrl.verify.result import Stage, VerifyResult
+
+    if "FLAKY" in text and not flaky_then_fine.seen.setdefault(text, False):
+        flaky_then_fine.seen[text] = True
+        return VerifyResult(Stage.COMPILE, flags=["verifier_error"],
+                            error="verifier error (SystemError): AST constructor recursion depth mismatch")
+    from tests.helpers.fake_verifier import good_or_broken
+
+    return good_or_broken(text)
+
+
+def test_verifier_errors_are_counted_apart_left_out_of_rates_and_judged_again_on_resume(tmp_path, monkeypatch,
+                                                                                      capsys):
+    flaky_then_fine.seen = {}
+    real = evaluate.verify_and_report
+    monkeypatch.setattr(evaluate, "verify_and_report", lambda pending, verify, out, meta=None, verifier=None, **kw:
+                        real(pending, verify, out, meta, verifier=FakeVerifier(flaky_then_fine), **kw))
+    sols = tmp_path / "sols"
+    sols.mkdir()
+    (sols / "l1_relu.py").write_text("class ModelNew: GOOD FLAKY")
+    (sols / "l2_swiglu.py").write_text("class ModelNew: broken")
+    (sols / "l1_tanh.py").write_text("class ModelNew: GOOD")
+    out = tmp_path / "out"
+    assert main(["eval", "--solutions", str(sols), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "2 samples, 2 tasks: format 100.0%, valid 100.0%, compiled 50.0%, correct 50.0%" in printed
+    assert "1 verifier errors (the verifier failed, not the kernel): left out of the rates; the same command " \
+           "with --resume judges them again" in printed
+    report = json.loads((out / "report.json").read_text())
+    assert report["n_samples"] == 2 and report["n_verifier_errors"] == 1
+    assert [(e["task"], e["file"]) for e in report["verifier_errors"]] == [("l1_relu", str(sols / "l1_relu.py"))]
+    assert all("verifier_error" not in e["flags"] for e in report["errors"])
+    assert "**1 verifier errors**" in (out / "report.md").read_text()
+    assert main(["eval", "--solutions", str(sols), "--out", str(out), "--resume"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert (report["n_samples"], report["n_verifier_errors"], report["correct_rate"]) == (3, 0, 2 / 3)
+    assert report["meta"]["resumed_rows"] == 2
+
+
+def test_resume_of_a_model_run_judges_a_verifier_errors_completion_again_as_it_was(tmp_path):
+    flaky_then_fine.seen = {}
+    out = tmp_path / "out"
+    first = FakeGenerator(["class ModelNew: GOOD FLAKY", "class ModelNew: broken"])
+    report = evaluate.evaluate(first, select_tasks("l1_relu"), k=2, out_dir=out, verifier=FakeVerifier(flaky_then_fine))
+    assert report["n_verifier_errors"] == 1 and report["n_samples"] == 1
+    second = FakeGenerator(["class ModelNew: other"])
+    report = evaluate.evaluate(second, select_tasks("l1_relu"), k=2, out_dir=out, resume=True,
+                               verifier=FakeVerifier(flaky_then_fine))
+    assert second.prompts is None  # nothing sampled anew
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["completion"] for r in rows] == ["class ModelNew: GOOD FLAKY", "class ModelNew: broken"]
+    assert (report["n_samples"], report["n_verifier_errors"], report["correct_rate"]) == (2, 0, 0.5)
+
+
+def test_rows_and_reports_name_the_solution_file(tmp_path):
+    sols = tmp_path / "sols"
+    sols.mkdir()
+    for stem, text in (("level2_3", "GOOD"), ("level2_3_wrong", "broken"), ("4_mine", "broken")):
+        (sols / f"{stem}.py").write_text(f"class ModelNew: {text}")
+    out = tmp_path / "out"
+    report = evaluate.evaluate_solutions(sols, out_dir=out, tasks=select_tasks(str(KB_FIXTURE), level=2),
+                                         verifier=FakeVerifier())
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [(r["task"][:2], r["sample"], r["file"]) for r in rows] == [
+        ("3_", 0, str(sols / "level2_3.py")), ("3_", 1, str(sols / "level2_3_wrong.py")),
+        ("4_", 0, str(sols / "4_mine.py"))]
+    assert [e["file"] for e in report["errors"]] == [str(sols / "level2_3_wrong.py"), str(sols / "4_mine.py")]
+    assert [(f["file"], f["verdict"]) for f in report["files"]] == [
+        (str(sols / "level2_3.py"), "correct"), (str(sols / "level2_3_wrong.py"), "failed at compile"),
+        (str(sols / "4_mine.py"), "failed at compile")]
+    md = (out / "report.md").read_text()
+    assert f"| {sols / 'level2_3.py'} | 3_Gemm_LayerNorm_GELU_Scale | 0 | correct |" in md
+    assert f"| 3_Gemm_LayerNorm_GELU_Scale | 1 | {sols / 'level2_3_wrong.py'} | compile |" in md

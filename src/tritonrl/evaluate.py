@@ -36,7 +36,7 @@ from tritonrl.generation import Generator, ModelSource, load_generator, resolve_
 from tritonrl.jsonl import iter_jsonl
 from tritonrl.refinement import ModelTurns, ReplayTurns, Trajectory, refine
 from tritonrl.report import RESULTS_JSONL, print_warnings, write_report
-from tritonrl.results import Pending, finished_rows, judge, ordered, row_key, write_rows
+from tritonrl.results import Pending, finished_rows, judge, judged_rows, ordered, row_key, write_rows
 from tritonrl.tasks.model import KernelTask
 
 
@@ -46,7 +46,8 @@ def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: E
              meta: dict[str, Any] | None = None, resume: bool = False, verifier: Any = None) -> dict[str, Any]:
     """Generate k samples per task with ``model`` (a spec or a ``Generator``), verify, write the report.
 
-    ``resume``: tasks whose k samples are all in ``out_dir``'s results are neither generated nor verified again.
+    ``resume``: tasks whose k samples are all in ``out_dir``'s results are neither generated nor verified again;
+    a verifier error's recorded completion is judged again.
     ``gen.turns`` > 1: refinement trajectories (``refine``); ``verifier`` replaces the real one (tests)."""
     from tritonrl.prompts import build_messages, load_template
 
@@ -55,17 +56,26 @@ def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: E
         return refine(ModelTurns(model, gen), [Trajectory(t, i) for t in tasks for i in range(k)], gen.turns,
                       gen.refine_for_speed, verify, out_dir, {**_model_info(model, k, gen), **(meta or {})},
                       resume=resume, verifier=verifier)
-    done = {row_key(row) for row in finished_rows(Path(out_dir) / RESULTS_JSONL)} if resume else set()
-    todo = [t for t in tasks if any((t.name, t.path, i, 1) not in done for i in range(k))]
-    completions = []
+    rows = finished_rows(Path(out_dir) / RESULTS_JSONL) if resume else []
+    done = {row_key(row) for row in judged_rows(rows)}
+    # a verifier error's completion is judged again as it was, not sampled anew
+    again = {row_key(r): r["completion"] for r in rows if row_key(r) not in done and isinstance(r.get("completion"), str)}
+    todo = [t for t in tasks if any(key not in done and key not in again for key in _keys(t, k))]
+    texts = {}
     if todo:
         generator = load_generator(model, gen) if isinstance(model, str) else model
         template = load_template(gen.prompt_template)
         completions = generator.generate([build_messages(task, template) for task in todo], k)
-    pending = [Pending(task, i, completion=text) for task, texts in zip(todo, completions)
-               for i, text in enumerate(texts)]
+        texts = {key: text for t, outs in zip(todo, completions) for key, text in zip(_keys(t, k), outs)}
+    texts.update(again)
+    pending = [Pending(t, i, completion=texts[key]) for t in tasks for i, key in enumerate(_keys(t, k)) if key in texts]
     info = {**_model_info(model, k, gen), **(meta or {})}
     return verify_and_report(pending, verify, out_dir, info, resume=resume, verifier=verifier)
+
+
+def _keys(task: KernelTask, k: int) -> list[tuple]:
+    """The row keys (``tritonrl.results.row_key``) of a task's k single-turn samples."""
+    return [(task.name, task.path, i, 1) for i in range(k)]
 
 
 def _model_info(model: str | Generator, k: int, gen: EvalConfig) -> dict[str, Any]:
@@ -183,17 +193,19 @@ def read_solutions(directory: str | Path, tasks: list[KernelTask] | None = None)
     for task, f in matched:
         index = counts[task.key] = counts.get(task.key, -1) + 1
         try:
-            pending.append(Pending(task, index, code=f.read_text(encoding="utf-8")))
+            pending.append(Pending(task, index, code=f.read_text(encoding="utf-8"), file=str(f)))
         except UnicodeDecodeError as exc:
-            pending.append(Pending(task, index, error=f"cannot read {f}: not UTF-8 text ({_where(exc)})"))
+            pending.append(Pending(task, index, error=f"cannot read {f}: not UTF-8 text ({_where(exc)})", file=str(f)))
     return pending
 
 
 def evaluate_solutions(directory: str | Path, verify: VerifyConfig | None = None,
                        out_dir: str | Path = "out/eval", meta: dict[str, Any] | None = None,
-                       tasks: list[KernelTask] | None = None, resume: bool = False) -> dict[str, Any]:
+                       tasks: list[KernelTask] | None = None, resume: bool = False,
+                       verifier: Any = None) -> dict[str, Any]:
+    """Verify every solution file (``read_solutions``) and write the report; rows and report name the files."""
     return verify_and_report(read_solutions(directory, tasks), verify, out_dir,
-                             {"solutions": str(directory), **(meta or {})}, resume=resume)
+                             {"solutions": str(directory), **(meta or {})}, resume=resume, verifier=verifier)
 
 
 # ---------------------------------------------------------------- verify, record, report
@@ -209,7 +221,7 @@ def verify_and_report(pending: list[Pending], verify: VerifyConfig | None, out_d
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / RESULTS_JSONL
-    rows = finished_rows(path) if resume else []
+    rows = judged_rows(finished_rows(path)) if resume else []
     done = {row_key(row) for row in rows}
     todo = [p for p in pending if p.key not in done]
     write_rows(path, rows)  # rewritten whole: a line cut short by a kill is dropped, not kept

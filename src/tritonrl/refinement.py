@@ -20,7 +20,7 @@ from tritonrl.config import EvalConfig, VerifyConfig
 from tritonrl.errors import Interrupted
 from tritonrl.generation import Generator, load_generator
 from tritonrl.report import RESULTS_JSONL, print_warnings, write_report
-from tritonrl.results import Pending, finished_rows, judge, row_key, write_rows
+from tritonrl.results import Pending, finished_rows, judge, judged_rows, row_key, write_rows
 from tritonrl.tasks.model import KernelTask
 
 
@@ -91,7 +91,7 @@ def refine(source: ModelTurns | ReplayTurns, trajectories: list[Trajectory], tur
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / RESULTS_JSONL
-    rows = sorted(finished_rows(path), key=lambda r: r.get("turn", 1)) if resume else []
+    rows = sorted(judged_rows(finished_rows(path)), key=lambda r: r.get("turn", 1)) if resume else []
     write_rows(path, rows)
     by_key = {t.key: t for t in trajectories}
     info = {"device": verify.device, "timeout_s": verify.timeout_s, "turns": turns,

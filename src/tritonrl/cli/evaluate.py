@@ -152,6 +152,9 @@ def _print_summary(report: dict, out: Path) -> None:
     passes = ", ".join(f"{k} {fmt(v)}" for k, v in report["pass_at_k"].items())
     first = "first-attempt " if "turns" in report else ""
     print(f"{report['n_samples']} {first}samples, {report['n_tasks']} tasks: {rates}; {passes}")
+    if report.get("n_verifier_errors"):
+        print(f"{report['n_verifier_errors']} verifier errors (the verifier failed, not the kernel): left out of "
+              "the rates; the same command with --resume judges them again")
     for turn in report.get("turns", {}).get("per_turn", []):
         t, speedup = turn["turn"], fmt(turn["speedup"], False, "null (not timed)")
         print(f"turn {t}: {turn['attempts']} attempts; correct@{t} {fmt(turn['correct'])}, "
