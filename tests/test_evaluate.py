@@ -345,3 +345,46 @@ def test_rows_and_reports_name_the_solution_file(tmp_path):
     md = (out / "report.md").read_text()
     assert f"| {sols / 'level2_3.py'} | 3_Gemm_LayerNorm_GELU_Scale | 0 | correct |" in md
     assert f"| 3_Gemm_LayerNorm_GELU_Scale | 1 | {sols / 'level2_3_wrong.py'} | compile |" in md
+
+
+# ---------------------------------------------------------------- messages that say what happened
+def kernelbench_layout(tmp_path, problems=((1, 23), (1, 47), (2, 9), (2, 40), (2, 86))):
+    """A KernelBench-layout folder (levelN/NUMBER_Name.py) of copies of one small fixture task."""
+    source = (KB_FIXTURE / "level1" / "2_Sum_over_dim.py").read_text()
+    for level, number in problems:
+        (tmp_path / "kb" / f"level{level}").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "kb" / f"level{level}" / f"{number}_Problem{number}.py").write_text(source)
+    return tmp_path / "kb"
+
+
+def test_cli_level_that_excludes_a_solution_file_says_so(tmp_path, monkeypatch, capsys):
+    clone = kernelbench_layout(tmp_path)
+    sols = tmp_path / "sols"
+    sols.mkdir()
+    for stem in ("level1_23", "level1_47", "level2_9", "level2_40", "level2_86"):
+        (sols / f"{stem}.py").write_text("class ModelNew: GOOD")
+    out = tmp_path / "out"
+    assert main(["eval", "--solutions", str(sols), "--tasks", str(clone), "--level", "2", "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "tritonrl: error: level1_23: names level 1 problem 23, which --level 2 excludes; drop --level to judge files "
+        "of every level, or move this file out"]
+    assert not out.exists()
+    real = evaluate.verify_and_report
+    monkeypatch.setattr(evaluate, "verify_and_report", lambda pending, verify, out, meta=None, verifier=None, **kw:
+                        real(pending, verify, out, meta, verifier=FakeVerifier(), **kw))
+    assert main(["eval", "--solutions", str(sols), "--tasks", str(clone), "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert [(f["file"], f["task"]) for f in report["files"]] == [
+        (str(sols / f"level{lv}_{n}.py"), f"{n}_Problem{n}") for lv, n in ((1, 23), (1, 47), (2, 9), (2, 40), (2, 86))]
+
+
+def test_empty_solution_file_is_its_samples_error_saying_so(tmp_path, monkeypatch, capsys):
+    sols = tmp_path / "sols"
+    sols.mkdir()
+    (sols / "l1_relu.py").write_text("\n  \n")
+    out = tmp_path / "out"
+    report = evaluate.evaluate_solutions(sols, out_dir=out, verifier=FakeVerifier())
+    (error,) = report["errors"]
+    assert (error["category"], error["error"]) == ("extract", f"{sols / 'l1_relu.py'} is empty: no code to judge")
+    assert main(["verify", "--task", "l1_relu", "--solution", str(sols / "l1_relu.py"), "--device", "cpu"]) == 1
+    assert f"{sols / 'l1_relu.py'} is empty: no code to judge" in capsys.readouterr().out

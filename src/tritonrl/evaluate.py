@@ -171,11 +171,14 @@ def evaluate_completions(path: str | Path, verify: VerifyConfig | None = None, o
     return refine(source, trajectories, turns, refine_for_speed, verify, out_dir, info, resume, verifier)
 
 
-def read_solutions(directory: str | Path, tasks: list[KernelTask] | None = None) -> list[Pending]:
+def read_solutions(directory: str | Path, tasks: list[KernelTask] | None = None,
+                   level: int | None = None) -> list[Pending]:
     """Every ``*.py`` in ``directory`` is the code for one task: without ``tasks``, the bundled (or
     ``$KERNELBENCH_DIR``) task named by its file stem; with ``tasks``, the one its stem names or numbers
-    (``tritonrl.tasks.sources.match_problem``: ``12_Gemm_Multiply_LeakyReLU.py``, ``12.py``, ``level2_12.py``).
-    Several files for one task are its samples 0, 1, ...; a file that is not UTF-8 is its sample's error."""
+    (``tritonrl.tasks.sources.match_problem``: ``12_Gemm_Multiply_LeakyReLU.py``, ``12.py``, ``level2_12.py``;
+    ``level``: the level ``tasks`` were selected at, named when it excludes a file).
+    Several files for one task are its samples 0, 1, ...; a file that is not UTF-8, or empty, is its sample's
+    error (stage ``extract``)."""
     from tritonrl.tasks import get_task
     from tritonrl.tasks.sources import match_problem, natural_key
 
@@ -185,7 +188,7 @@ def read_solutions(directory: str | Path, tasks: list[KernelTask] | None = None)
     files = sorted(directory.glob("*.py"), key=lambda f: natural_key(f.stem))
     if not files:
         raise UserError(f"no .py files in {directory}")
-    matched = [(match_problem(f.stem, tasks) if tasks is not None else get_task(f.stem), f) for f in files]
+    matched = [(match_problem(f.stem, tasks, level) if tasks is not None else get_task(f.stem), f) for f in files]
     order = {t.key: i for i, t in enumerate(tasks or [])}
     matched.sort(key=lambda pair: order.get(pair[0].key, len(order)))  # the tasks' order; stable within a task
     counts: dict[str, int] = {}
@@ -193,18 +196,21 @@ def read_solutions(directory: str | Path, tasks: list[KernelTask] | None = None)
     for task, f in matched:
         index = counts[task.key] = counts.get(task.key, -1) + 1
         try:
-            pending.append(Pending(task, index, code=f.read_text(encoding="utf-8"), file=str(f)))
+            code = f.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
             pending.append(Pending(task, index, error=f"cannot read {f}: not UTF-8 text ({_where(exc)})", file=str(f)))
+            continue
+        empty = None if code.strip() else f"{f} is empty: no code to judge"
+        pending.append(Pending(task, index, code=None if empty else code, error=empty, file=str(f)))
     return pending
 
 
 def evaluate_solutions(directory: str | Path, verify: VerifyConfig | None = None,
                        out_dir: str | Path = "out/eval", meta: dict[str, Any] | None = None,
                        tasks: list[KernelTask] | None = None, resume: bool = False,
-                       verifier: Any = None) -> dict[str, Any]:
+                       verifier: Any = None, level: int | None = None) -> dict[str, Any]:
     """Verify every solution file (``read_solutions``) and write the report; rows and report name the files."""
-    return verify_and_report(read_solutions(directory, tasks), verify, out_dir,
+    return verify_and_report(read_solutions(directory, tasks, level), verify, out_dir,
                              {"solutions": str(directory), **(meta or {})}, resume=resume, verifier=verifier)
 
 

@@ -97,7 +97,8 @@ def run_eval(args) -> int:
                             "needs a model (--model) or a completions file with 'turn' fields")
         given = flag_value(args, "eval.tasks")
         tasks = select_tasks(given, gen.level) if given else None
-        report = evaluate.evaluate_solutions(args.solutions, verify, args.out, tasks=tasks, resume=args.resume)
+        report = evaluate.evaluate_solutions(args.solutions, verify, args.out, tasks=tasks, resume=args.resume,
+                                             level=gen.level)
     else:
         tasks = select_tasks(gen.tasks, gen.level, gen.max_tasks)
         report = evaluate.evaluate(args.model, tasks, gen.k, gen, verify, args.out, resume=args.resume)

@@ -54,10 +54,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=cmd_verify)
 
 
-def read_solution(path: Path) -> tuple[str | None, str | None]:
-    """(text, None), or (None, a one-line reason) for a file that cannot be read or is not UTF-8."""
+def read_solution(path: Path, empty_ok: bool = False) -> tuple[str | None, str | None]:
+    """(text, None), or (None, a one-line reason) for a file that cannot be read, is not UTF-8 or (unless
+    ``empty_ok``: a model's empty completion is its verdict) is empty."""
     try:
-        return path.read_text(encoding="utf-8"), None
+        text = path.read_text(encoding="utf-8")
+        return (text, None) if text.strip() or empty_ok else (None, f"{path} is empty: no code to judge")
     except UnicodeDecodeError as exc:
         return None, f"cannot read {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
     except OSError as exc:
@@ -102,7 +104,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     task = get_task(args.task)
     config = verify_config(args)
     files = [Path(args.completion)] if args.completion else _solution_files(args.solution)
-    texts = [read_solution(path) for path in files]
+    texts = [read_solution(path, empty_ok=bool(args.completion)) for path in files]
     if args.completion and texts[0][0] is None:
         raise UserError(texts[0][1])
     items = [VerifyItem(task, completion=text) if args.completion else VerifyItem(task, code=text)

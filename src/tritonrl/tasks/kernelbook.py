@@ -51,21 +51,27 @@ class FilterReport:
     duplicate: int = 0
     contaminated: int = 0
     kept: int = 0
+    kernelbench: str | None = None  # the clone rows were checked against; None: overlap not checked
 
     def table(self) -> str:
         lines = [("rows read", self.rows), ("unparsable", self.unparsable),
                  ("not pure Triton", self.not_pure_triton), ("duplicate", self.duplicate),
-                 ("KernelBench overlap", self.contaminated), ("kept", self.kept)]
+                 ("KernelBench overlap", overlap_cell(self.contaminated, self.kernelbench)), ("kept", self.kept)]
         return "\n".join(f"{label:<20} {count:>7}" for label, count in lines)
 
     __str__ = table
+
+
+def overlap_cell(count: int, kernelbench: str | None) -> int | str:
+    """The "KernelBench overlap" count, or that nothing was checked (no clone given): 0 would claim a check."""
+    return count if kernelbench else "not checked (no KernelBench clone given)"
 
 
 def load_kernelbook(path_or_hub_id: str = HUB_ID, kernelbench_dir: str | Path | None = None,
                     limit: int | None = None) -> tuple[list[KernelTask], FilterReport]:
     """Filtered KernelBook tasks and the filter report; ``limit`` caps the rows read."""
     reference = _KernelBenchIndex(kernelbench_dir) if kernelbench_dir else None
-    report = FilterReport()
+    report = FilterReport(kernelbench=str(kernelbench_dir) if kernelbench_dir else None)
     seen: set[str] = set()
     tasks = []
     for index, row in enumerate(_rows(path_or_hub_id)):
