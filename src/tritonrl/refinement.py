@@ -116,7 +116,7 @@ def refine(source: ModelTurns | ReplayTurns, trajectories: list[Trajectory], tur
             due = [t for t in trajectories if t.wants_turn(turn, refine_for_speed)]
             pending = source.attempts(turn, due) if due else []
             new_rows: list[dict[str, Any]] = []
-            info["device"] = judge(pending, verify, verifier, path, new_rows)
+            info["device"] = judge(pending, verify, verifier, path, new_rows, desc=f"eval turn {turn}")
             rows += new_rows
             record(new_rows)
     except KeyboardInterrupt:

@@ -38,14 +38,26 @@ class Pending:
         return (self.task.name, self.task.path, self.index, self.turn or 1)
 
 
-def judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, rows: list[dict]) -> str:
-    """Verify ``todo``, appending each row to ``path`` (and ``rows``) as it finishes; the device used."""
+def judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, rows: list[dict],
+          desc: str = "eval") -> str:
+    """Verify ``todo``, appending each row to ``path`` (and ``rows``) as it finishes, under a progress line
+    (``desc``; on a terminal only); the device used."""
+    from tritonrl.progress import ProgressLine
+
+    with ProgressLine(len(todo), desc) as line:
+        return _judge(todo, verify, verifier, path, rows, line)
+
+
+def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, rows: list[dict],
+           line: Any) -> str:
     from tritonrl.verify import VerifyItem
     from tritonrl.verify.result import Stage, VerifyResult
 
     for p in todo:
         if p.error is not None:
-            rows.append(_append(path, _row(p, VerifyResult(Stage.EXTRACT, error=p.error, reward=0.0))))
+            result = VerifyResult(Stage.EXTRACT, error=p.error, reward=0.0)
+            rows.append(_append(path, _row(p, result)))
+            line.update(result)
     todo = [p for p in todo if p.error is None]
     items = [VerifyItem(p.task, completion=p.completion, code=p.code) for p in todo]
     owned = None
@@ -57,6 +69,7 @@ def judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, 
         device = getattr(verifier, "device", None) or verify.device
         for index, result in _stream(verifier, items):
             rows.append(_append(path, _row(todo[index], _size_limited(result, todo[index].task, verify, device))))
+            line.update(result)
     finally:
         if owned is not None:
             owned.close()  # on Ctrl-C too: kills the running candidates' process groups

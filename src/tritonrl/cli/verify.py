@@ -5,7 +5,8 @@
     tritonrl verify --task task.py --solution cands/ --json         # a directory, in parallel; JSON lines
 
 Verdicts stream: each candidate's line (with ``--json`` one JSON object, with its ``file``) is printed as soon as
-it is judged, in the order they finish. Several candidates end with a summary line (``{"summary": {...}}``);
+it is judged, in the order they finish; several candidates get a progress line on stderr (on a terminal, not with
+``--json``). Several candidates end with a summary line (``{"summary": {...}}``);
 a single candidate's JSON object is the last line. Ctrl-C stops at once: running candidates are killed, the
 verdicts already printed stand, and stderr says which files were not judged. A file that cannot be read (not
 UTF-8) is that file's error, not the batch's. On a CPU, tasks too big for Triton's interpreter are judged at
@@ -98,6 +99,7 @@ def verify_config(args: argparse.Namespace) -> VerifyConfig:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from tritonrl.progress import ProgressLine
     from tritonrl.verify import Verifier, VerifyItem
     from tritonrl.verify.plan import cpu_oversize, mark_cpu_size_limit
 
@@ -115,16 +117,21 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if error is not None:  # this file's error, not the batch's
             results[i] = _emit(args, files[i], task.name, VerifyResult(Stage.EXTRACT, error=error, reward=0.0))
     unreadable = len(results)
-    with Verifier(config) as verifier:
+    shown = None if len(readable) > 1 and not args.json else False  # a progress line: several, on a terminal
+    with Verifier(config) as verifier, ProgressLine(len(readable), "verify", enabled=shown) as line:
         oversize = cpu_oversize(task, config, verifier.device)
         stream = verifier.verify_iter([items[i] for i in readable])
         try:
             for k, result in stream:
-                results[readable[k]] = result = mark_cpu_size_limit(result, oversize)  # counted before printed:
-                _emit(args, files[readable[k]], task.name, result)  # a Ctrl-C between the two loses nothing
+                # counted before printed: a Ctrl-C between the two loses nothing
+                results[readable[k]] = result = mark_cpu_size_limit(result, oversize)
+                with line.printing():
+                    _emit(args, files[readable[k]], task.name, result)
+                line.update(result)
         except KeyboardInterrupt:
             stream.close()
             verifier.close()  # kills the running candidates' process groups now, not at their timeout
+            line.close()
             _summary(args, files, results, unreadable, interrupted=True)
             return 130
     _summary(args, files, results, unreadable, interrupted=False)
