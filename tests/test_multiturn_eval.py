@@ -130,3 +130,23 @@ def test_golden_trajectories_through_the_cli_and_real_verifier(tmp_path, capsys)
     report = json.loads((out / "report.json").read_text())
     assert report["errors"][0]["turn"] == 1 and report["errors"][0]["category"] == "tiny"
     assert "| 2 | 1 | 100.0% |" in (out / "report.md").read_text()
+
+
+EXAMPLE = Path(__file__).parents[1] / "examples" / "turns"
+
+
+def test_the_two_turn_example_is_built_from_its_completions_and_replays_as_documented(tmp_path, capsys):
+    """examples/turns/: each trajectory fails at turn 1 and answers the feedback at turn 2."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_turns", EXAMPLE / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    assert (EXAMPLE / "completions.jsonl").read_text() == build.build()
+    out = tmp_path / "turns"  # the command in README.md and the build script's docstring
+    assert main(["eval", "--completions", str(EXAMPLE / "completions.jsonl"), "--timeout", "20",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "turn 1: 2 attempts; correct@1 0.0%" in printed and "turn 2: 2 attempts; correct@2 100.0%" in printed
+    failed = {(e["task"], e["category"]) for e in json.loads((out / "report.json").read_text())["errors"]}
+    assert failed == {("l1_relu", "static"), ("l1_sigmoid", "tiny")}
