@@ -286,6 +286,9 @@ class RunConfig(Section):
         "help": "passed to transformers: none, wandb, tensorboard, ..."})
     seed: int = field(default=0, metadata={"help": "trainer seed"})
     logging_steps: int = field(default=1, metadata={"help": "log every N steps", "ge": 1})
+    torch_threads: int | None = field(default=None, metadata={
+        "help": "CPU threads torch uses for training and generation (null: torch's default, one per core); 1 keeps "
+                "a tiny model quick on a shared CPU (README)", "ge": 1})
 
 
 @dataclass

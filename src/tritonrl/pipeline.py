@@ -40,8 +40,10 @@ class StageNotFinished(UserError):
 def run_pipeline(config: PipelineConfig, log: Callable[[str], None] = print) -> Path:
     """Run (or resume) every configured stage; returns the path of the comparison report."""
     from tritonrl.train.manifest import RunManifest
+    from tritonrl.train.session import use_torch_threads
 
     _check(config)
+    use_torch_threads(config.run)  # the training stages and the models' generation in eval
     split = check_split(config, log)
     run_dir = Path(config.run.run_dir)
     manifest = RunManifest(run_dir)
