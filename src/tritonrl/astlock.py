@@ -6,11 +6,11 @@
 
 Why: CPython 3.11 converts a parsed tree to ``ast`` objects with one interpreter-wide recursion counter
 (python/cpython#106905). When two threads do it at once and the GIL changes hands mid-conversion (a garbage
-collection that runs a finalizer is enough), one of them fails with ``SystemError: AST constructor recursion depth
-mismatch``. The ``Verifier`` extracts, checks and plans candidates in a thread pool, so without this lock an honest
-kernel could be failed by the race. Every ``ast.parse`` and ``compile`` of candidate or task code in the parent
-goes through here (``tests/test_astlock.py`` hammers it from threads). Parsing takes milliseconds; the lock costs
-nothing that shows.
+collection that runs a finalizer is enough), one of them fails with ``SystemError: AST constructor recursion
+depth mismatch``. The ``Verifier`` extracts, checks and plans candidates in a thread pool, so without this lock
+an honest kernel could be failed by the race. Every ``ast.parse`` and ``compile`` of candidate or task code in
+the parent goes through here (``tests/test_astlock.py`` hammers it from threads). Parsing takes milliseconds;
+the lock costs nothing that shows.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@
 
 ``results.jsonl`` has one row per sample: ``task``, ``level``, ``sample``, ``completion``, ``code``,
 ``result`` (a ``VerifyResult`` dict) and, for a solution file, ``file`` (named in report.md and report.json).
-Verifier errors (the verifier failed, not the kernel) are counted and listed apart, never in a rate. The numbers come from ``tritonrl.metrics``; this module only lays them out.
+Verifier errors (the verifier failed, not the kernel) are counted and listed apart, never in a rate. The numbers
+come from ``tritonrl.metrics``; this module only lays them out.
 A run with refinement turns (rows with ``turn``) reports its first attempts in the headline, per-level and
 per-task sections (comparable with a single-turn run) and correct@t, fast_p@t, speedup@t per turn in
 "Refinement turns" (``report.json``: ``turns``) and ``turns.png``.
@@ -76,8 +77,8 @@ def build_report(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None)
 
     Rows whose verdict is a verifier error are no verdict on the kernel: they are left out of every number and
     listed apart (``n_verifier_errors``, ``verifier_errors``)."""
-    unjudged = [r for r in rows if metrics.is_verifier_error(VerifyResult.from_dict(r["result"]))]
-    rows = [r for r in rows if not metrics.is_verifier_error(VerifyResult.from_dict(r["result"]))]
+    unjudged = [r for r in rows if _verifier_error(r)]
+    rows = [r for r in rows if not _verifier_error(r)]
     every = to_samples(rows)
     timed = metrics.timing_available(every)
     samples = metrics.first_attempts(every) if is_multiturn(rows) else every
@@ -98,6 +99,10 @@ def build_report(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None)
                                                   for e in report["verifier_errors"] if e.get("file")]
     report["warnings"] = harness_warnings(report, [r for r in rows if r.get("turn", 1) == 1])
     return report
+
+
+def _verifier_error(row: dict[str, Any]) -> bool:
+    return metrics.is_verifier_error(VerifyResult.from_dict(row["result"]))
 
 
 def turns_summary(samples: list[Sample], rows: list[dict[str, Any]], timed: bool,

@@ -6,7 +6,8 @@
 A row: ``task``, ``level``, ``sample``, ``task_path``, ``completion``, ``code`` (extracted), ``result`` (the full
 ``VerifyResult``, its reward computed by ``tritonrl.reward`` when the verdict has none), ``file`` for a solution
 file's sample, and in refinement runs ``turn`` and ``prompt_context``. On ``--resume`` a row whose verdict is a
-verifier error is dropped (``judged_rows``), so its sample is judged again. Used by ``tritonrl.evaluate`` and ``tritonrl.refinement``.
+verifier error is dropped (``judged_rows``), so its sample is judged again. Used by ``tritonrl.evaluate`` and
+``tritonrl.refinement``.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def register(subparsers) -> None:
                                                  "--resume or --overwrite)")
     again = p.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
-                       help="keep the samples already in OUT/results.jsonl (not verifier errors) and judge the rest")
+                       help="keep the samples in OUT/results.jsonl (not verifier errors) and judge the rest")
     again.add_argument("--overwrite", action="store_true", help="replace OUT's results and report")
     p.set_defaults(func=run_eval, overrides=[])
 
@@ -109,12 +109,10 @@ def run_eval(args) -> int:
 def check_out_dir(out: Path, allowed: bool) -> None:
     """A run never replaces another's results by accident: ``--out`` must be new or empty, unless ``--resume`` or
     ``--overwrite`` says what to do with what is there."""
-    if allowed or not out.exists():
-        return
-    if not out.is_dir():
+    if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file; give a directory")
-    found = sorted(p.name for p in out.iterdir())
-    if not found:
+    found = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+    if allowed or not found:
         return
     results = out / RESULTS_JSONL
     if results.is_file():
