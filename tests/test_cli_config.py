@@ -78,3 +78,38 @@ def test_validate_reports_each_bad_file_in_one_line(tmp_path, capsys):
     captured = capsys.readouterr()
     assert f"ok {SMOKE}" in captured.out
     assert captured.err.strip() == f"tritonrl: error: {bad}: unknown rl.algo 'ppo'; choose one of grpo, rloo, best-of-n"
+
+
+def test_validate_reports_every_error_of_a_file_duplicate_keys_with_their_lines(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("sft:\n  max_steps: 2\nrl:\n  algo: ppo\n  steps: -3\nsft:\n  learning_rate: x\n"
+                   "verify:\n  stepz: 1\n")
+    assert main(["config", "validate", str(bad)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip().splitlines() == [
+        f"tritonrl: error: {bad}:6: duplicate key 'sft' (first at line 1); YAML would keep only the last, so merge "
+        "the two",
+        f"tritonrl: error: {bad}: config key sft.learning_rate = 'x' does not match type float",
+        f"tritonrl: error: {bad}: unknown rl.algo 'ppo'; choose one of grpo, rloo, best-of-n",
+        f"tritonrl: error: {bad}: rl.steps = -3 is out of range; it must be >= 1",
+        f"tritonrl: error: {bad}: unknown config key verify.stepz (known: " + captured.err.split("verify.stepz (known: ")[1]
+        .splitlines()[0],
+    ]
+
+
+def test_validate_still_checks_cross_field_rules(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rl:\n  algo: best-of-n\nbest_of_n:\n  min_reward: 99\n")
+    assert main(["config", "validate", str(bad)]) == 2
+    assert "best_of_n.min_reward = 99" in capsys.readouterr().err
+
+
+def test_a_run_refuses_a_config_with_a_duplicate_key(tmp_path, capsys):
+    """The smoke config once had two ``pipeline:`` sections: PyYAML kept the second and dropped the first's
+    verifier settings without a word."""
+    bad = tmp_path / "two.yaml"
+    bad.write_text("verify:\n  device: cpu\npipeline:\n  in_distribution: true\npipeline:\n  stages: [data]\n")
+    assert main(["config", "show", "--config", str(bad)]) == 2
+    assert capsys.readouterr().err.strip() == (f"tritonrl: error: {bad}:5: duplicate key 'pipeline' (first at line "
+                                               "3); YAML would keep only the last, so merge the two")

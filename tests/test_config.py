@@ -140,3 +140,32 @@ def test_noise_safe_rl_defaults():
     assert 1e-5 <= rl.learning_rate <= 5e-5  # LoRA scale (the default lora.enabled is true)
     seven_b = load_config(str(CONFIGS[0].parent / "grpo_7b.yaml"), schema=PipelineConfig)  # as the CLI loads it
     assert seven_b.lora.enabled and 1e-5 <= seven_b.rl.learning_rate <= 5e-5
+
+
+# ---------------------------------------------------------------- duplicate keys (issue 27)
+@pytest.mark.parametrize(("text", "where"), [
+    ("rl:\n  steps: 1\nrl:\n  steps: 2\n", "c.yaml:3: duplicate key 'rl' (first at line 1)"),
+    ("rl:\n  steps: 1\n  algo: grpo\n  steps: 2\n", "c.yaml:4: duplicate key 'steps' (first at line 2)"),
+])
+def test_duplicate_keys_are_errors_naming_file_and_lines(tmp_path, text, where):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(str(path))
+    assert str(info.value).startswith(f"{tmp_path}/{where}; YAML would keep only the last")
+
+
+def test_merge_keys_override_without_being_duplicates():
+    from tritonrl.yamlfile import read_yaml
+
+    data, duplicates = read_yaml("base: &b\n  steps: 1\nrl:\n  <<: *b\n  steps: 2\n", "m.yaml")
+    assert data["rl"] == {"steps": 2} and duplicates == []
+
+
+def test_smoke_config_judges_with_its_own_verifier_settings():
+    """Its verifier section once sat under a second ``pipeline:`` key, dropped by YAML: 5 trials, not 2."""
+    config = load_config(str(CONFIGS[0].parent / "smoke.yaml"), schema=PipelineConfig)
+    verify = config.verify
+    assert (verify.device, verify.workers, verify.timeout_s, verify.num_trials, verify.timing) == ("cpu", 2, 60, 2,
+                                                                                                     False)
+    assert config.pipeline.in_distribution is True

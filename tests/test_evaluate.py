@@ -11,8 +11,8 @@ import pytest
 from tests.helpers.fake_verifier import FakeVerifier
 from tritonrl import evaluate
 from tritonrl.cli import main
-from tritonrl.errors import UserError
-from tritonrl.tasks import get_task
+from tritonrl.errors import Interrupted, UserError
+from tritonrl.tasks import get_task, select_tasks
 
 
 class FakeGenerator:
@@ -85,38 +85,15 @@ def test_solutions_dir_uses_file_stems_as_task_names(tmp_path):
 def test_evaluate_end_to_end_with_fakes(tmp_path):
     fake = FakeVerifier()
     gen = FakeGenerator(["class ModelNew: GOOD", "prose"])
-    report = evaluate.evaluate(gen, evaluate.select_tasks("l1_relu,l2_swiglu"), k=2, out_dir=tmp_path, verifier=fake)
+    report = evaluate.evaluate(gen, select_tasks("l1_relu,l2_swiglu"), k=2, out_dir=tmp_path, verifier=fake)
     assert len(gen.prompts) == 2 and gen.prompts[0][-1]["role"] == "user"
     assert "l1_relu" in gen.prompts[0][-1]["content"] or "relu" in gen.prompts[0][-1]["content"].lower()
     assert report["n_samples"] == 4 and report["correct_rate"] == 0.5 and report["meta"]["k"] == 2
     assert report["pass_at_k"] == {"pass@1": 0.5, "pass@2": 1.0}
 
 
-def test_select_tasks_filters_by_level_and_count():
-    assert [t.level for t in evaluate.select_tasks("bundled", level=2, max_tasks=3)] == [2, 2, 2]
-    with pytest.raises(UserError, match="no tasks selected"):
-        evaluate.select_tasks("l1_relu", level=2)
-
-
 # ---------------------------------------------------------------- KernelBench clones, resume, unreadable input
 KB_FIXTURE = __import__("pathlib").Path(__file__).parent / "fixtures" / "kernelbench"
-
-
-def fake_clone(tmp_path, numbers=(100, 10, 2, 1)):
-    """A KernelBench-format dir whose level-1 problems have these numbers (each a copy of a small task)."""
-    source = (KB_FIXTURE / "level1" / "2_Sum_over_dim.py").read_text()
-    level = tmp_path / "kb" / "level1"
-    level.mkdir(parents=True)
-    for n in numbers:
-        (level / f"{n}_Problem.py").write_text(source)
-    return tmp_path / "kb"
-
-
-def test_kernelbench_problems_are_in_numeric_order(tmp_path):
-    clone = fake_clone(tmp_path)
-    assert [t.name for t in evaluate.select_tasks(str(clone))] == ["1_Problem", "2_Problem", "10_Problem",
-                                                                    "100_Problem"]
-    assert [t.name for t in evaluate.select_tasks(str(clone), max_tasks=2)] == ["1_Problem", "2_Problem"]
 
 
 def test_solutions_match_kernelbench_problems_by_number(tmp_path):
@@ -124,14 +101,14 @@ def test_solutions_match_kernelbench_problems_by_number(tmp_path):
     sols.mkdir()
     for stem in ("3", "level2_2", "4_ConvTranspose3d_MaxPool_Mean", "level2_2_v2"):
         (sols / f"{stem}.py").write_text(f"class ModelNew: GOOD {stem}")
-    tasks = evaluate.select_tasks(str(KB_FIXTURE), level=2)
+    tasks = select_tasks(str(KB_FIXTURE), level=2)
     pending = evaluate.read_solutions(sols, tasks)
     assert [(p.task.name, p.index) for p in pending] == [
         ("2_Conv2d_GroupNorm_ReLU", 0), ("2_Conv2d_GroupNorm_ReLU", 1), ("3_Gemm_LayerNorm_GELU_Scale", 0),
         ("4_ConvTranspose3d_MaxPool_Mean", 0)]
     (sols / "1.py").write_text("class ModelNew: GOOD")  # problem 1 is in level 1 and in level 2
     with pytest.raises(UserError, match="several levels; name the file level1_1, level2_1"):
-        evaluate.read_solutions(sols, evaluate.select_tasks(str(KB_FIXTURE)))
+        evaluate.read_solutions(sols, select_tasks(str(KB_FIXTURE)))
     (sols / "1.py").unlink()
     (sols / "77.py").write_text("class ModelNew: GOOD")
     with pytest.raises(UserError, match="77: no problem 77"):
@@ -145,7 +122,7 @@ def test_cli_solutions_with_kernelbench_tasks(tmp_path, monkeypatch, capsys):
     (sols / "level2_3_wrong.py").write_text("class ModelNew: bad")
     seen, real = {}, evaluate.verify_and_report
 
-    def fake_verify_and_report(pending, verify, out, meta=None, **kw):
+    def fake_verify_and_report(pending, verify, out, meta=None, verifier=None, **kw):
         seen["tasks"] = [p.task.name for p in pending]
         return real(pending, verify, out, meta, verifier=FakeVerifier(), **kw)
 
@@ -175,10 +152,9 @@ def test_interrupted_eval_keeps_finished_samples_and_resume_does_not_redo_them(t
                                               for i in range(5)])
     out = tmp_path / "out"
     first = InterruptingVerifier(stop_after=3)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(Interrupted, match=f"3 of 5 samples are in {out / 'results.jsonl'}"):
         evaluate.verify_and_report(evaluate.read_completions(path), None, out, verifier=first)
     assert len((out / "results.jsonl").read_text().splitlines()) == 3
-    assert f"3 of 5 samples are in {out / 'results.jsonl'}" in capsys.readouterr().err
     with open(out / "results.jsonl", "a") as fh:
         fh.write('{"task": "l1_relu", "sam')  # a line cut short by a kill: that sample is judged again
     second = InterruptingVerifier()
@@ -232,8 +208,183 @@ def test_eval_prompt_template_reaches_the_model(tmp_path):
                         "include_example: false\n")
     gen = FakeGenerator(["class ModelNew: GOOD"])
     config = evaluate.EvalConfig(prompt_template=str(template))
-    evaluate.evaluate(gen, evaluate.select_tasks("l1_relu"), k=1, out_dir=tmp_path / "out", gen=config,
+    evaluate.evaluate(gen, select_tasks("l1_relu"), k=1, out_dir=tmp_path / "out", gen=config,
                       verifier=FakeVerifier())
     system, user = gen.prompts[0][0], gen.prompts[0][-1]
     assert system["role"] == "system" and "TEMPLATE-MARK" in system["content"]
     assert user["content"].startswith("Kernel for:") and "class Model" in user["content"]
+
+
+def test_cli_tasks_naming_a_missing_folder_says_so(tmp_path, capsys):
+    sols = tmp_path / "sols"
+    sols.mkdir()
+    (sols / "12.py").write_text("class ModelNew: GOOD")
+    missing = tmp_path / "KernelBench"
+    assert main(["eval", "--solutions", str(sols), "--tasks", str(missing), "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"tritonrl: error: no such directory or task file: {missing} (tasks are 'bundled', a KernelBench directory, "
+        "a .py task file, or task names separated by commas)"]
+
+
+def test_cli_ctrl_c_in_eval_says_interrupted_once(tmp_path, monkeypatch, capsys):
+    path = write_jsonl(tmp_path / "c.jsonl", [{"task": "l1_relu", "completion": f"class ModelNew: GOOD {i}"}
+                                              for i in range(5)])
+    real = evaluate.verify_and_report
+
+    def interrupted_after_3(pending, verify, out, meta=None, verifier=None, **kw):
+        return real(pending, verify, out, meta, verifier=InterruptingVerifier(stop_after=3), **kw)
+
+    monkeypatch.setattr(evaluate, "verify_and_report", interrupted_after_3)
+    out = tmp_path / "out"
+    assert main(["eval", "--completions", str(path), "--out", str(out)]) == 130
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"tritonrl: interrupted: 3 of 5 samples are in {out / 'results.jsonl'}; the same command with --resume "
+        "judges only the rest"]
+
+
+def test_cli_refuses_an_out_dir_holding_results_without_resume_or_overwrite(tmp_path, monkeypatch, capsys):
+    """A second run into the same --out once replaced 6 rows with 1, silently."""
+    real = evaluate.verify_and_report
+    monkeypatch.setattr(evaluate, "verify_and_report", lambda pending, verify, out, meta=None, verifier=None, **kw:
+                        real(pending, verify, out, meta, verifier=FakeVerifier(), **kw))
+    six = write_jsonl(tmp_path / "six.jsonl", [{"task": "l1_relu", "completion": "class ModelNew: GOOD"}] * 6)
+    one = write_jsonl(tmp_path / "one.jsonl", [{"task": "l1_relu", "completion": "class ModelNew: GOOD"}])
+    out = tmp_path / "out"
+    assert main(["eval", "--completions", str(six), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["eval", "--completions", str(one), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"tritonrl: error: --out {out} is not empty (6 results in results.jsonl); add --resume to finish that run, "
+        "--overwrite to replace it, or give another directory"]
+    assert len((out / "results.jsonl").read_text().splitlines()) == 6  # untouched
+    assert main(["eval", "--completions", str(six), "--out", str(out), "--resume"]) == 0
+    assert len((out / "results.jsonl").read_text().splitlines()) == 6
+    assert main(["eval", "--completions", str(one), "--out", str(out), "--overwrite"]) == 0
+    assert len((out / "results.jsonl").read_text().splitlines()) == 1
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    capsys.readouterr()
+    assert main(["eval", "--completions", str(one), "--out", str(tmp_path / "other")]) == 2
+    assert "is not empty (notes.txt)" in capsys.readouterr().err
+    assert main(["eval", "--completions", str(one), "--out", str(tmp_path / "empty_is_fine")]) == 0
+
+
+# ---------------------------------------------------------------- verifier errors: no verdict, judged again
+def flaky_then_fine(text):
+    """A verifier that fails itself on the first look at a FLAKY candidate (as the AST race did), then judges it."""
+    from tritonrl.verify.result import Stage, VerifyResult
+
+    if "FLAKY" in text and not flaky_then_fine.seen.setdefault(text, False):
+        flaky_then_fine.seen[text] = True
+        return VerifyResult(Stage.COMPILE, flags=["verifier_error"],
+                            error="verifier error (SystemError): AST constructor recursion depth mismatch")
+    from tests.helpers.fake_verifier import good_or_broken
+
+    return good_or_broken(text)
+
+
+def test_verifier_errors_are_counted_apart_left_out_of_rates_and_judged_again_on_resume(tmp_path, monkeypatch,
+                                                                                      capsys):
+    flaky_then_fine.seen = {}
+    real = evaluate.verify_and_report
+    monkeypatch.setattr(evaluate, "verify_and_report", lambda pending, verify, out, meta=None, verifier=None, **kw:
+                        real(pending, verify, out, meta, verifier=FakeVerifier(flaky_then_fine), **kw))
+    sols = tmp_path / "sols"
+    sols.mkdir()
+    (sols / "l1_relu.py").write_text("class ModelNew: GOOD FLAKY")
+    (sols / "l2_swiglu.py").write_text("class ModelNew: broken")
+    (sols / "l1_tanh.py").write_text("class ModelNew: GOOD")
+    out = tmp_path / "out"
+    assert main(["eval", "--solutions", str(sols), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "2 samples, 2 tasks: format 100.0%, valid 100.0%, compiled 50.0%, correct 50.0%" in printed
+    assert "1 verifier errors (the verifier failed, not the kernel): left out of the rates; the same command " \
+           "with --resume judges them again" in printed
+    report = json.loads((out / "report.json").read_text())
+    assert report["n_samples"] == 2 and report["n_verifier_errors"] == 1
+    assert [(e["task"], e["file"]) for e in report["verifier_errors"]] == [("l1_relu", str(sols / "l1_relu.py"))]
+    assert all("verifier_error" not in e["flags"] for e in report["errors"])
+    assert "**1 verifier errors**" in (out / "report.md").read_text()
+    assert main(["eval", "--solutions", str(sols), "--out", str(out), "--resume"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert (report["n_samples"], report["n_verifier_errors"], report["correct_rate"]) == (3, 0, 2 / 3)
+    assert report["meta"]["resumed_rows"] == 2
+
+
+def test_resume_of_a_model_run_judges_a_verifier_errors_completion_again_as_it_was(tmp_path):
+    flaky_then_fine.seen = {}
+    out = tmp_path / "out"
+    first = FakeGenerator(["class ModelNew: GOOD FLAKY", "class ModelNew: broken"])
+    report = evaluate.evaluate(first, select_tasks("l1_relu"), k=2, out_dir=out, verifier=FakeVerifier(flaky_then_fine))
+    assert report["n_verifier_errors"] == 1 and report["n_samples"] == 1
+    second = FakeGenerator(["class ModelNew: other"])
+    report = evaluate.evaluate(second, select_tasks("l1_relu"), k=2, out_dir=out, resume=True,
+                               verifier=FakeVerifier(flaky_then_fine))
+    assert second.prompts is None  # nothing sampled anew
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["completion"] for r in rows] == ["class ModelNew: GOOD FLAKY", "class ModelNew: broken"]
+    assert (report["n_samples"], report["n_verifier_errors"], report["correct_rate"]) == (2, 0, 0.5)
+
+
+def test_rows_and_reports_name_the_solution_file(tmp_path):
+    sols = tmp_path / "sols"
+    sols.mkdir()
+    for stem, text in (("level2_3", "GOOD"), ("level2_3_wrong", "broken"), ("4_mine", "broken")):
+        (sols / f"{stem}.py").write_text(f"class ModelNew: {text}")
+    out = tmp_path / "out"
+    report = evaluate.evaluate_solutions(sols, out_dir=out, tasks=select_tasks(str(KB_FIXTURE), level=2),
+                                         verifier=FakeVerifier())
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [(r["task"][:2], r["sample"], r["file"]) for r in rows] == [
+        ("3_", 0, str(sols / "level2_3.py")), ("3_", 1, str(sols / "level2_3_wrong.py")),
+        ("4_", 0, str(sols / "4_mine.py"))]
+    assert [e["file"] for e in report["errors"]] == [str(sols / "level2_3_wrong.py"), str(sols / "4_mine.py")]
+    assert [(f["file"], f["verdict"]) for f in report["files"]] == [
+        (str(sols / "level2_3.py"), "correct"), (str(sols / "level2_3_wrong.py"), "failed at compile"),
+        (str(sols / "4_mine.py"), "failed at compile")]
+    md = (out / "report.md").read_text()
+    assert f"| {sols / 'level2_3.py'} | 3_Gemm_LayerNorm_GELU_Scale | 0 | correct |" in md
+    assert f"| 3_Gemm_LayerNorm_GELU_Scale | 1 | {sols / 'level2_3_wrong.py'} | compile |" in md
+
+
+# ---------------------------------------------------------------- messages that say what happened
+def kernelbench_layout(tmp_path, problems=((1, 23), (1, 47), (2, 9), (2, 40), (2, 86))):
+    """A KernelBench-layout folder (levelN/NUMBER_Name.py) of copies of one small fixture task."""
+    source = (KB_FIXTURE / "level1" / "2_Sum_over_dim.py").read_text()
+    for level, number in problems:
+        (tmp_path / "kb" / f"level{level}").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "kb" / f"level{level}" / f"{number}_Problem{number}.py").write_text(source)
+    return tmp_path / "kb"
+
+
+def test_cli_level_that_excludes_a_solution_file_says_so(tmp_path, monkeypatch, capsys):
+    clone = kernelbench_layout(tmp_path)
+    sols = tmp_path / "sols"
+    sols.mkdir()
+    for stem in ("level1_23", "level1_47", "level2_9", "level2_40", "level2_86"):
+        (sols / f"{stem}.py").write_text("class ModelNew: GOOD")
+    out = tmp_path / "out"
+    assert main(["eval", "--solutions", str(sols), "--tasks", str(clone), "--level", "2", "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "tritonrl: error: level1_23: names level 1 problem 23, which --level 2 excludes; drop --level to judge files "
+        "of every level, or move this file out"]
+    assert not out.exists()
+    real = evaluate.verify_and_report
+    monkeypatch.setattr(evaluate, "verify_and_report", lambda pending, verify, out, meta=None, verifier=None, **kw:
+                        real(pending, verify, out, meta, verifier=FakeVerifier(), **kw))
+    assert main(["eval", "--solutions", str(sols), "--tasks", str(clone), "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert [(f["file"], f["task"]) for f in report["files"]] == [
+        (str(sols / f"level{lv}_{n}.py"), f"{n}_Problem{n}") for lv, n in ((1, 23), (1, 47), (2, 9), (2, 40), (2, 86))]
+
+
+def test_empty_solution_file_is_its_samples_error_saying_so(tmp_path, monkeypatch, capsys):
+    sols = tmp_path / "sols"
+    sols.mkdir()
+    (sols / "l1_relu.py").write_text("\n  \n")
+    out = tmp_path / "out"
+    report = evaluate.evaluate_solutions(sols, out_dir=out, verifier=FakeVerifier())
+    (error,) = report["errors"]
+    assert (error["category"], error["error"]) == ("extract", f"{sols / 'l1_relu.py'} is empty: no code to judge")
+    assert main(["verify", "--task", "l1_relu", "--solution", str(sols / "l1_relu.py"), "--device", "cpu"]) == 1
+    assert f"{sols / 'l1_relu.py'} is empty: no code to judge" in capsys.readouterr().out

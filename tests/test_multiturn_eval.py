@@ -11,7 +11,8 @@ from tests.test_evaluate import write_jsonl
 from tritonrl import evaluate
 from tritonrl.cli import main
 from tritonrl.config import EvalConfig
-from tritonrl.errors import UserError
+from tritonrl.errors import Interrupted, UserError
+from tritonrl.tasks import select_tasks
 
 GOLDEN = Path(__file__).parents[1] / "examples" / "golden" / "completions"
 
@@ -33,7 +34,7 @@ class Scripted:
 
 def run(tmp_path, generator, turns=3, k=2, **kw):
     gen = EvalConfig(turns=turns, refine_for_speed=kw.pop("refine_for_speed", False))
-    return evaluate.evaluate(generator, evaluate.select_tasks("l1_relu,l2_swiglu"), k=k, gen=gen,
+    return evaluate.evaluate(generator, select_tasks("l1_relu,l2_swiglu"), k=k, gen=gen,
                              out_dir=tmp_path, verifier=FakeVerifier(), **kw)
 
 
@@ -76,9 +77,9 @@ def test_refine_for_speed_keeps_correct_trajectories_going(tmp_path):
 
 def test_interrupted_refinement_resumes_from_the_last_judged_turn(tmp_path, capsys):
     script = ("class ModelNew: v1", "class ModelNew: GOOD")
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(Interrupted, match="--resume continues"):
         run(tmp_path, Scripted(*script, interrupt_at_turn=2))
-    assert {r["turn"] for r in rows(tmp_path)} == {1} and "--resume continues" in capsys.readouterr().err
+    assert {r["turn"] for r in rows(tmp_path)} == {1}
     gen = Scripted(*script)
     report = run(tmp_path, gen, resume=True)
     assert [len(p) for p in gen.prompts] == [4]  # only turn 2 generated again
@@ -129,3 +130,23 @@ def test_golden_trajectories_through_the_cli_and_real_verifier(tmp_path, capsys)
     report = json.loads((out / "report.json").read_text())
     assert report["errors"][0]["turn"] == 1 and report["errors"][0]["category"] == "tiny"
     assert "| 2 | 1 | 100.0% |" in (out / "report.md").read_text()
+
+
+EXAMPLE = Path(__file__).parents[1] / "examples" / "turns"
+
+
+def test_the_two_turn_example_is_built_from_its_completions_and_replays_as_documented(tmp_path, capsys):
+    """examples/turns/: each trajectory fails at turn 1 and answers the feedback at turn 2."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_turns", EXAMPLE / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    assert (EXAMPLE / "completions.jsonl").read_text() == build.build()
+    out = tmp_path / "turns"  # the command in README.md and the build script's docstring
+    assert main(["eval", "--completions", str(EXAMPLE / "completions.jsonl"), "--timeout", "20",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "turn 1: 2 attempts; correct@1 0.0%" in printed and "turn 2: 2 attempts; correct@2 100.0%" in printed
+    failed = {(e["task"], e["category"]) for e in json.loads((out / "report.json").read_text())["errors"]}
+    assert failed == {("l1_relu", "static"), ("l1_sigmoid", "tiny")}

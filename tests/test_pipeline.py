@@ -63,7 +63,11 @@ def fakes(monkeypatch):
     monkeypatch.setattr("tritonrl.train.sft.run_sft", training("sft"))
     monkeypatch.setattr("tritonrl.train.rl.run_rl", training("grpo"))
     monkeypatch.setattr(evaluate, "evaluate", fake_evaluate)
-    return training, evaluated
+    import torch
+
+    threads = torch.get_num_threads()
+    yield training, evaluated
+    torch.set_num_threads(threads)  # the smoke config's run.torch_threads: 1 stays in this test
 
 
 def smoke_config(run_dir) -> PipelineConfig:
@@ -88,6 +92,17 @@ def test_pipeline_records_every_stage_and_skips_them_on_rerun(tmp_path, fakes):
     pipeline.run_pipeline(config, log=log.append)
     assert training.calls == [("sft", False), ("grpo", False)] and len(evaluated) == 3
     assert sum("skipped" in line for line in log) == 6 and "report: " in log[-1]
+
+
+def test_pipeline_sets_torch_threads_from_the_config(tmp_path, fakes):
+    """smoke.yaml's run.torch_threads: 1 (a tiny model on a shared CPU: see README, "Times")."""
+    import torch
+
+    config = smoke_config(tmp_path / "run")
+    config.pipeline.stages = ["data"]
+    torch.set_num_threads(2)
+    pipeline.run_pipeline(config, log=lambda _: None)
+    assert config.run.torch_threads == 1 and torch.get_num_threads() == 1
 
 
 def test_an_interrupted_stage_is_resumed_on_rerun(tmp_path, fakes):

@@ -96,6 +96,7 @@ def test_template_from_text_file(tmp_path):
 
 @pytest.mark.parametrize("name, text, message", [
     ("bad.yaml", "user: [unclosed\n", "not valid YAML"),
+    ("twice.yaml", "user: '{task_source}'\nuser: again\n", "twice.yaml:2: duplicate key 'user'"),
     ("list.yaml", "- a\n- b\n", "must be a mapping"),
     ("unknown.yaml", "user: '{task_source}'\ncolour: red\n", "unknown keys ['colour']"),
     ("noplace.yaml", "user: Write a kernel.\n", "no {task_source}"),

@@ -286,6 +286,9 @@ class RunConfig(Section):
         "help": "passed to transformers: none, wandb, tensorboard, ..."})
     seed: int = field(default=0, metadata={"help": "trainer seed"})
     logging_steps: int = field(default=1, metadata={"help": "log every N steps", "ge": 1})
+    torch_threads: int | None = field(default=None, metadata={
+        "help": "CPU threads torch uses for training and generation (null: torch's default, one per core); 1 keeps "
+                "a tiny model quick on a shared CPU (README)", "ge": 1})
 
 
 @dataclass
@@ -581,15 +584,9 @@ def config_field(schema: type, dotted: str) -> tuple[dataclasses.Field, Any]:
 
 
 def _read_yaml(path: str) -> dict:
-    import yaml
+    from tritonrl.yamlfile import load_yaml
 
-    try:
-        with open(path) as fh:
-            data = yaml.safe_load(fh) or {}
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    data = load_yaml(path) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path} must hold a mapping at the top level")
     return data
@@ -621,12 +618,60 @@ def _build(schema: type, data: dict, prefix: str):
     kwargs = {}
     for key, value in data.items():
         if key not in fields:
-            hint = REMOVED_KEYS.get(f"{prefix}{key}")
-            known = f"removed: {hint}" if hint else f"known: {', '.join(sorted(fields))}"
-            raise ConfigError(f"unknown config key {prefix}{key} ({known})")
+            raise ConfigError(_unknown_key(prefix, key, fields))
         hint = hints[key]
         kwargs[key] = _build(hint, value or {}, f"{prefix}{key}.") if dataclasses.is_dataclass(hint) else value
     return schema(**kwargs)  # Section.__post_init__ checks types, choices, ranges and rules
+
+
+def _unknown_key(prefix: str, key: str, fields: dict) -> str:
+    hint = REMOVED_KEYS.get(f"{prefix}{key}")
+    known = f"removed: {hint}" if hint else f"known: {', '.join(sorted(fields))}"
+    return f"unknown config key {prefix}{key} ({known})"
+
+
+def validate_file(path: str, schema: type = TrainingConfig) -> list[str]:
+    """Every problem in the config file at ``path``, one line each (empty when it is valid): each duplicate
+    key (``path:line: ...``), then ``config_errors`` of what PyYAML would load."""
+    from tritonrl.yamlfile import read_yaml
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data, duplicates = read_yaml(fh.read(), path)
+    except FileNotFoundError:
+        return [f"config file not found: {path}"]
+    except (OSError, UnicodeDecodeError, ConfigError) as exc:
+        return [str(exc)]
+    if not isinstance(data or {}, dict):
+        return duplicates + [f"{path}: config file must hold a mapping at the top level"]
+    return duplicates + [f"{path}: {e}" for e in config_errors(schema, data or {})]
+
+
+def config_errors(schema: type, data: Any, prefix: str = "") -> list[str]:
+    """Every problem in ``data`` for ``schema``, not just the first: each unknown key and each bad value (every
+    key checked on its own, with the checks ``Section`` runs), then, where a section has none of those, its
+    cross-field rules (``check_rules``, by building it)."""
+    if not isinstance(data, dict):
+        return [f"config section {prefix.rstrip('.') or '<root>'} must be a mapping"]
+    fields = {f.name: f for f in dataclasses.fields(schema)}
+    hints = _type_hints(schema)
+    errors = []
+    for key, value in data.items():
+        if key not in fields:
+            errors.append(_unknown_key(prefix, key, fields))
+        elif dataclasses.is_dataclass(hints[key]):
+            errors += config_errors(hints[key], value or {}, f"{prefix}{key}.")
+        else:
+            try:
+                _check_range(_check_type(value, hints[key], prefix + key), fields[key].metadata, prefix + key)
+            except ConfigError as exc:
+                errors.append(str(exc))
+    if not errors:
+        try:
+            _build(schema, data, prefix)
+        except ConfigError as exc:
+            errors.append(str(exc))
+    return errors
 
 
 @functools.cache

@@ -14,3 +14,8 @@ class TaskError(UserError):
 
 class ConfigError(UserError):
     """A config file or option that is missing, malformed or inconsistent."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, caught where there is something to say (what was kept, how to resume): the CLI prints the message
+    once, as ``tritonrl: <message>``, and exits 130."""

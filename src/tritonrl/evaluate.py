@@ -27,37 +27,17 @@ A model is a spec that ``tritonrl.generation.resolve_model`` reads (a hub id, a 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 from tritonrl.config import EvalConfig, VerifyConfig
-from tritonrl.errors import TaskError, UserError
+from tritonrl.errors import Interrupted, UserError
 from tritonrl.generation import Generator, ModelSource, load_generator, resolve_model  # noqa: F401 (re-exported)
 from tritonrl.jsonl import iter_jsonl
 from tritonrl.refinement import ModelTurns, ReplayTurns, Trajectory, refine
 from tritonrl.report import RESULTS_JSONL, print_warnings, write_report
-from tritonrl.results import Pending, finished_rows, judge, ordered, row_key, write_rows
+from tritonrl.results import Pending, finished_rows, judge, judged_rows, ordered, row_key, write_rows
 from tritonrl.tasks.model import KernelTask
-
-
-# ---------------------------------------------------------------- tasks
-def select_tasks(spec: str, level: int | None = None, max_tasks: int | None = None) -> list[KernelTask]:
-    """``bundled``, a KernelBench dir or task file, or comma-separated bundled names; then level and count.
-
-    Ordered by level, then by name with numbers by value (KernelBench's ``2_...`` before ``10_...``)."""
-    from tritonrl.tasks import get_task, load_tasks
-    from tritonrl.tasks.sources import natural_key
-
-    if spec == "bundled" or Path(spec).exists():
-        tasks = load_tasks(spec, level)
-    else:
-        tasks = [get_task(name.strip()) for name in spec.split(",") if name.strip()]
-        tasks = [t for t in tasks if level is None or t.level == level]
-    tasks = sorted(tasks, key=lambda t: (t.level, natural_key(t.name)))[:max_tasks]
-    if not tasks:
-        raise TaskError(f"no tasks selected by {spec!r}" + (f" at level {level}" if level else ""))
-    return tasks
 
 
 # ---------------------------------------------------------------- the three ways in
@@ -66,7 +46,8 @@ def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: E
              meta: dict[str, Any] | None = None, resume: bool = False, verifier: Any = None) -> dict[str, Any]:
     """Generate k samples per task with ``model`` (a spec or a ``Generator``), verify, write the report.
 
-    ``resume``: tasks whose k samples are all in ``out_dir``'s results are neither generated nor verified again.
+    ``resume``: tasks whose k samples are all in ``out_dir``'s results are neither generated nor verified again;
+    a verifier error's recorded completion is judged again.
     ``gen.turns`` > 1: refinement trajectories (``refine``); ``verifier`` replaces the real one (tests)."""
     from tritonrl.prompts import build_messages, load_template
 
@@ -75,17 +56,26 @@ def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: E
         return refine(ModelTurns(model, gen), [Trajectory(t, i) for t in tasks for i in range(k)], gen.turns,
                       gen.refine_for_speed, verify, out_dir, {**_model_info(model, k, gen), **(meta or {})},
                       resume=resume, verifier=verifier)
-    done = {row_key(row) for row in finished_rows(Path(out_dir) / RESULTS_JSONL)} if resume else set()
-    todo = [t for t in tasks if any((t.name, t.path, i, 1) not in done for i in range(k))]
-    completions = []
+    rows = finished_rows(Path(out_dir) / RESULTS_JSONL) if resume else []
+    done = {row_key(row) for row in judged_rows(rows)}
+    # a verifier error's completion is judged again as it was, not sampled anew
+    again = {row_key(r): r["completion"] for r in rows if row_key(r) not in done and isinstance(r.get("completion"), str)}
+    todo = [t for t in tasks if any(key not in done and key not in again for key in _keys(t, k))]
+    texts = {}
     if todo:
         generator = load_generator(model, gen) if isinstance(model, str) else model
         template = load_template(gen.prompt_template)
         completions = generator.generate([build_messages(task, template) for task in todo], k)
-    pending = [Pending(task, i, completion=text) for task, texts in zip(todo, completions)
-               for i, text in enumerate(texts)]
+        texts = {key: text for t, outs in zip(todo, completions) for key, text in zip(_keys(t, k), outs)}
+    texts.update(again)
+    pending = [Pending(t, i, completion=texts[key]) for t in tasks for i, key in enumerate(_keys(t, k)) if key in texts]
     info = {**_model_info(model, k, gen), **(meta or {})}
     return verify_and_report(pending, verify, out_dir, info, resume=resume, verifier=verifier)
+
+
+def _keys(task: KernelTask, k: int) -> list[tuple]:
+    """The row keys (``tritonrl.results.row_key``) of a task's k single-turn samples."""
+    return [(task.name, task.path, i, 1) for i in range(k)]
 
 
 def _model_info(model: str | Generator, k: int, gen: EvalConfig) -> dict[str, Any]:
@@ -181,11 +171,14 @@ def evaluate_completions(path: str | Path, verify: VerifyConfig | None = None, o
     return refine(source, trajectories, turns, refine_for_speed, verify, out_dir, info, resume, verifier)
 
 
-def read_solutions(directory: str | Path, tasks: list[KernelTask] | None = None) -> list[Pending]:
+def read_solutions(directory: str | Path, tasks: list[KernelTask] | None = None,
+                   level: int | None = None) -> list[Pending]:
     """Every ``*.py`` in ``directory`` is the code for one task: without ``tasks``, the bundled (or
     ``$KERNELBENCH_DIR``) task named by its file stem; with ``tasks``, the one its stem names or numbers
-    (``tritonrl.tasks.sources.match_problem``: ``12_Gemm_Multiply_LeakyReLU.py``, ``12.py``, ``level2_12.py``).
-    Several files for one task are its samples 0, 1, ...; a file that is not UTF-8 is its sample's error."""
+    (``tritonrl.tasks.sources.match_problem``: ``12_Gemm_Multiply_LeakyReLU.py``, ``12.py``, ``level2_12.py``;
+    ``level``: the level ``tasks`` were selected at, named when it excludes a file).
+    Several files for one task are its samples 0, 1, ...; a file that is not UTF-8, or empty, is its sample's
+    error (stage ``extract``)."""
     from tritonrl.tasks import get_task
     from tritonrl.tasks.sources import match_problem, natural_key
 
@@ -195,7 +188,7 @@ def read_solutions(directory: str | Path, tasks: list[KernelTask] | None = None)
     files = sorted(directory.glob("*.py"), key=lambda f: natural_key(f.stem))
     if not files:
         raise UserError(f"no .py files in {directory}")
-    matched = [(match_problem(f.stem, tasks) if tasks is not None else get_task(f.stem), f) for f in files]
+    matched = [(match_problem(f.stem, tasks, level) if tasks is not None else get_task(f.stem), f) for f in files]
     order = {t.key: i for i, t in enumerate(tasks or [])}
     matched.sort(key=lambda pair: order.get(pair[0].key, len(order)))  # the tasks' order; stable within a task
     counts: dict[str, int] = {}
@@ -203,17 +196,22 @@ def read_solutions(directory: str | Path, tasks: list[KernelTask] | None = None)
     for task, f in matched:
         index = counts[task.key] = counts.get(task.key, -1) + 1
         try:
-            pending.append(Pending(task, index, code=f.read_text(encoding="utf-8")))
+            code = f.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
-            pending.append(Pending(task, index, error=f"cannot read {f}: not UTF-8 text ({_where(exc)})"))
+            pending.append(Pending(task, index, error=f"cannot read {f}: not UTF-8 text ({_where(exc)})", file=str(f)))
+            continue
+        empty = None if code.strip() else f"{f} is empty: no code to judge"
+        pending.append(Pending(task, index, code=None if empty else code, error=empty, file=str(f)))
     return pending
 
 
 def evaluate_solutions(directory: str | Path, verify: VerifyConfig | None = None,
                        out_dir: str | Path = "out/eval", meta: dict[str, Any] | None = None,
-                       tasks: list[KernelTask] | None = None, resume: bool = False) -> dict[str, Any]:
-    return verify_and_report(read_solutions(directory, tasks), verify, out_dir,
-                             {"solutions": str(directory), **(meta or {})}, resume=resume)
+                       tasks: list[KernelTask] | None = None, resume: bool = False,
+                       verifier: Any = None, level: int | None = None) -> dict[str, Any]:
+    """Verify every solution file (``read_solutions``) and write the report; rows and report name the files."""
+    return verify_and_report(read_solutions(directory, tasks, level), verify, out_dir,
+                             {"solutions": str(directory), **(meta or {})}, resume=resume, verifier=verifier)
 
 
 # ---------------------------------------------------------------- verify, record, report
@@ -224,12 +222,12 @@ def verify_and_report(pending: list[Pending], verify: VerifyConfig | None, out_d
 
     ``resume``: rows already in ``results.jsonl`` stand and their samples are not verified again; otherwise the
     file starts empty. Ctrl-C stops at once (running candidates are killed), keeps the finished rows, writes a
-    report of them, says how to resume, and re-raises ``KeyboardInterrupt``. Warnings go to stderr."""
+    report of them, and raises ``Interrupted`` (a ``KeyboardInterrupt``) saying how to resume. Warnings go to stderr."""
     verify = verify or VerifyConfig()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / RESULTS_JSONL
-    rows = finished_rows(path) if resume else []
+    rows = judged_rows(finished_rows(path)) if resume else []
     done = {row_key(row) for row in rows}
     todo = [p for p in pending if p.key not in done]
     write_rows(path, rows)  # rewritten whole: a line cut short by a kill is dropped, not kept
@@ -240,11 +238,10 @@ def verify_and_report(pending: list[Pending], verify: VerifyConfig | None, out_d
     try:
         info["device"] = judge(todo, verify, verifier, path, rows)
     except KeyboardInterrupt:
-        print(f"tritonrl: interrupted: {len(rows)} of {total} samples are in {path}; the same command with "
-              "--resume judges only the rest", file=sys.stderr)
         if rows:
             write_report(ordered(rows, pending), out, {**info, "interrupted": True})
-        raise
+        raise Interrupted(f"interrupted: {len(rows)} of {total} samples are in {path}; the same command with "
+                          "--resume judges only the rest") from None
     rows = ordered(rows, pending)
     write_rows(path, rows)  # finished in any order; kept in the order of the samples
     report = write_report(rows, out, info)

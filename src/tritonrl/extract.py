@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from tritonrl.astlock import parse_source
+
 
 class ExtractReason(str, Enum):
     FENCED = "fenced"                    # ok: a fenced block defining ModelNew
@@ -242,7 +244,7 @@ _CODE_START = re.compile(r"^(?:import\s|from\s+\S+\s+import\s|class\s|def\s|asyn
 
 def parse_python(code: str) -> ast.Module | None:
     try:
-        return ast.parse(code)
+        return parse_source(code)
     except Exception:  # noqa: BLE001 - SyntaxError, ValueError (null bytes), RecursionError/MemoryError
         return None
 

@@ -32,6 +32,10 @@ turns 1, 2, ...; a trajectory that stopped early (correct) keeps its state for t
     speedup@t   = geometric mean, over trajectories with a correct timed attempt at turns <= t, of their best
                   speedup; None when there is none (CPU)
 
+A verifier error (flag ``verifier_error``: the verifier itself failed, a bug, a crash, a full disk) is no verdict
+on the kernel: such samples are left out of every number above and counted apart (``judged`` splits them off;
+``tritonrl eval --resume`` judges them again).
+
 Failures are counted by category: the stage that failed, except a CPU timeout at sizes over the CPU budget that
 could not be reduced (flag ``cpu_size_limit``), which is the machine's limit and has its own category. Flags
 that only inform (``timing_unavailable``, ``reduced_shapes``) are not counted as failures; ``n_reduced_shapes``
@@ -94,6 +98,16 @@ def trusted_speedup(result: VerifyResult) -> float | None:
 def timing_available(samples: Iterable[Sample]) -> bool:
     """True when at least one sample carries a measured runtime (a GPU run); False on CPU."""
     return any(s.result.speedup is not None or s.result.runtime_ms is not None for s in samples)
+
+
+def is_verifier_error(result: VerifyResult) -> bool:
+    """The verifier failed, not the kernel: no verdict at all (``Flag.VERIFIER_ERROR``)."""
+    return Flag.VERIFIER_ERROR.value in result.flags
+
+
+def judged(samples: Iterable[Sample]) -> list[Sample]:
+    """The samples that got a verdict: every metric is computed over these (verifier errors are counted apart)."""
+    return [s for s in samples if not is_verifier_error(s.result)]
 
 
 # ---------------------------------------------------------------- rates

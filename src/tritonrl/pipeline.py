@@ -40,8 +40,10 @@ class StageNotFinished(UserError):
 def run_pipeline(config: PipelineConfig, log: Callable[[str], None] = print) -> Path:
     """Run (or resume) every configured stage; returns the path of the comparison report."""
     from tritonrl.train.manifest import RunManifest
+    from tritonrl.train.session import use_torch_threads
 
     _check(config)
+    use_torch_threads(config.run)  # the training stages and the models' generation in eval
     split = check_split(config, log)
     run_dir = Path(config.run.run_dir)
     manifest = RunManifest(run_dir)
@@ -98,7 +100,7 @@ def _digest(task) -> str:
 
 def task_split(config: PipelineConfig) -> TaskSplit:
     """Every training task (SFT and RL sources, after the data filters) against the evaluation tasks."""
-    from tritonrl.evaluate import select_tasks
+    from tritonrl.tasks import select_tasks
     from tritonrl.train.data import load_training_tasks
 
     train = load_training_tasks(config.data, config.data.sft_sources) + load_training_tasks(config.data)
@@ -174,7 +176,7 @@ def _train(manifest, stage: str, config: PipelineConfig, log) -> None:
 # ---------------------------------------------------------------- the stages' work
 def prepare_data(config: PipelineConfig, run_dir: Path) -> dict[str, str]:
     """Check the training and eval tasks load, build the tiny model if asked for, and list the tasks."""
-    from tritonrl.evaluate import select_tasks
+    from tritonrl.tasks import select_tasks
     from tritonrl.train.data import load_training_tasks
     from tritonrl.train.models import resolve_model_path
 
@@ -189,7 +191,8 @@ def prepare_data(config: PipelineConfig, run_dir: Path) -> dict[str, str]:
 
 
 def evaluate_model(config: PipelineConfig, spec: str, name: str, split: TaskSplit | None = None) -> dict[str, str]:
-    from tritonrl.evaluate import evaluate, select_tasks
+    from tritonrl.evaluate import evaluate
+    from tritonrl.tasks import select_tasks
 
     out = Path(config.run.run_dir) / "eval" / name
     tasks = select_tasks(config.eval.tasks, config.eval.level, config.eval.max_tasks)

@@ -155,13 +155,12 @@ class PromptTemplate:
 
 def _yaml_fields(text: str, path: Path) -> dict[str, Any]:
     try:
-        import yaml
+        from tritonrl.yamlfile import read_yaml
     except ImportError:
         raise ConfigError("reading a YAML prompt template needs pyyaml (pip install 'tritonrl[train]')") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"prompt template {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    data, duplicates = read_yaml(text, f"prompt template {path}")
+    if duplicates:
+        raise ConfigError(duplicates[0])
     if not isinstance(data, dict):
         raise ConfigError(f"prompt template {path} must be a mapping with keys system, user, include_example")
     known = {f.name for f in dataclasses.fields(PromptTemplate)}

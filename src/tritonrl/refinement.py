@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from tritonrl.config import EvalConfig, VerifyConfig
+from tritonrl.errors import Interrupted
 from tritonrl.generation import Generator, load_generator
 from tritonrl.report import RESULTS_JSONL, print_warnings, write_report
-from tritonrl.results import Pending, finished_rows, judge, row_key, write_rows
+from tritonrl.results import Pending, finished_rows, judge, judged_rows, row_key, write_rows
 from tritonrl.tasks.model import KernelTask
 
 
@@ -90,7 +91,7 @@ def refine(source: ModelTurns | ReplayTurns, trajectories: list[Trajectory], tur
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / RESULTS_JSONL
-    rows = sorted(finished_rows(path), key=lambda r: r.get("turn", 1)) if resume else []
+    rows = sorted(judged_rows(finished_rows(path)), key=lambda r: r.get("turn", 1)) if resume else []
     write_rows(path, rows)
     by_key = {t.key: t for t in trajectories}
     info = {"device": verify.device, "timeout_s": verify.timeout_s, "turns": turns,
@@ -115,15 +116,14 @@ def refine(source: ModelTurns | ReplayTurns, trajectories: list[Trajectory], tur
             due = [t for t in trajectories if t.wants_turn(turn, refine_for_speed)]
             pending = source.attempts(turn, due) if due else []
             new_rows: list[dict[str, Any]] = []
-            info["device"] = judge(pending, verify, verifier, path, new_rows)
+            info["device"] = judge(pending, verify, verifier, path, new_rows, desc=f"eval turn {turn}")
             rows += new_rows
             record(new_rows)
     except KeyboardInterrupt:
-        print(f"tritonrl: interrupted: {len(rows)} attempts are in {path}; the same command with --resume "
-              "continues each trajectory from its last judged turn", file=sys.stderr)
         if rows:
             write_report(_by_trajectory(rows, trajectories), out, {**info, "interrupted": True})
-        raise
+        raise Interrupted(f"interrupted: {len(rows)} attempts are in {path}; the same command with --resume "
+                          "continues each trajectory from its last judged turn") from None
     finally:
         if owned is not None:
             owned.close()

@@ -3,8 +3,10 @@
     tritonrl report out/eval/results.jsonl --out out/eval      # no GPU, no model needed
     tritonrl compare out/base out/sft out/rl --out out/compare # eval dirs, or pipeline run dirs
 
-``results.jsonl`` has one row per sample: ``task``, ``level``, ``sample``, ``completion``, ``code`` and
-``result`` (a ``VerifyResult`` dict). The numbers come from ``tritonrl.metrics``; this module only lays them out.
+``results.jsonl`` has one row per sample: ``task``, ``level``, ``sample``, ``completion``, ``code``,
+``result`` (a ``VerifyResult`` dict) and, for a solution file, ``file`` (named in report.md and report.json).
+Verifier errors (the verifier failed, not the kernel) are counted and listed apart, never in a rate. The numbers
+come from ``tritonrl.metrics``; this module only lays them out.
 A run with refinement turns (rows with ``turn``) reports its first attempts in the headline, per-level and
 per-task sections (comparable with a single-turn run) and correct@t, fast_p@t, speedup@t per turn in
 "Refinement turns" (``report.json``: ``turns``) and ``turns.png``.
@@ -71,7 +73,12 @@ def default_ks(samples: list[Sample]) -> list[int]:
 
 # ---------------------------------------------------------------- building the report
 def build_report(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Everything ``report.json`` holds: headline metrics, per level, per task, failures, warnings."""
+    """Everything ``report.json`` holds: headline metrics, per level, per task, failures, warnings.
+
+    Rows whose verdict is a verifier error are no verdict on the kernel: they are left out of every number and
+    listed apart (``n_verifier_errors``, ``verifier_errors``)."""
+    unjudged = [r for r in rows if _verifier_error(r)]
+    rows = [r for r in rows if not _verifier_error(r)]
     every = to_samples(rows)
     timed = metrics.timing_available(every)
     samples = metrics.first_attempts(every) if is_multiturn(rows) else every
@@ -85,8 +92,17 @@ def build_report(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None)
     report["failures"] = metrics.failure_breakdown(samples)
     report["funnel"] = metrics.stage_funnel(samples)
     report["errors"] = sample_errors(rows)
+    report["n_verifier_errors"] = len(unjudged)
+    report["verifier_errors"] = sample_errors(unjudged)
+    if any(row.get("file") for row in rows + unjudged):
+        report["files"] = solution_files(rows) + [{**e, "verdict": "verifier error"}
+                                                  for e in report["verifier_errors"] if e.get("file")]
     report["warnings"] = harness_warnings(report, [r for r in rows if r.get("turn", 1) == 1])
     return report
+
+
+def _verifier_error(row: dict[str, Any]) -> bool:
+    return metrics.is_verifier_error(VerifyResult.from_dict(row["result"]))
 
 
 def turns_summary(samples: list[Sample], rows: list[dict[str, Any]], timed: bool,
@@ -113,7 +129,22 @@ def sample_errors(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                        "error": error.splitlines()[0][:MAX_ERROR_LINE] if error else ""})
         if "turn" in row:
             errors[-1]["turn"] = sample.turn
+        if row.get("file"):
+            errors[-1]["file"] = row["file"]
     return errors
+
+
+def solution_files(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``--solutions`` runs: each file's task, sample and verdict (``correct``, else the category it failed at)."""
+    return [{"file": row["file"], "task": row["task"], "sample": int(row.get("sample", 0)),
+             "verdict": "correct" if s.result.correct else f"failed at {metrics.failure_category(s.result)}"}
+            for row, s in zip(rows, to_samples(rows)) if row.get("file")]
+
+
+def _sample_name(entry: dict[str, Any]) -> str:
+    """``task #sample`` (``turn t``) (``file``): how report.md names one sample."""
+    name = f"{entry['task']} #{entry['sample']}" + (f" turn {entry['turn']}" if "turn" in entry else "")
+    return name + (f" ({entry['file']})" if entry.get("file") else "")
 
 
 def harness_warnings(report: dict[str, Any], rows: list[dict[str, Any]], n_examples: int = 3) -> list[str]:
@@ -190,7 +221,7 @@ def render_markdown(report: dict[str, Any], title: str = "Evaluation report") ->
     if "turns" in report:
         lines += ["Refinement run: the headline, per-level, per-task and failure sections describe first attempts "
                   "(turn 1), as a single-turn run would; see **Refinement turns** for correct@t.", ""]
-    lines += ["## Headline", ""]
+    lines += _verifier_errors_note(report) + ["## Headline", ""]
     headline = [["samples", str(report["n_samples"])], ["tasks", str(report["n_tasks"])]]
     headline += [[name, fmt(report[f"{name}_rate"])] for name in metrics.RATE_NAMES]
     lines += _table(["metric", "value"], headline)
@@ -204,10 +235,23 @@ def render_markdown(report: dict[str, Any], title: str = "Evaluation report") ->
         note = "Timing unavailable (CPU run): fast_p for p > 0 and speedups are reported as unavailable, never as 0."
         lines += [note, ""]
     lines += _machine_notes(report) + _turns_md(report)
-    lines += _per_level_md(report) + _per_task_md(report) + _failures_md(report) + _errors_md(report)
+    lines += _per_level_md(report) + _per_task_md(report) + _files_md(report) + _failures_md(report)
+    lines += _errors_md(report)
     if report.get("plots"):
         lines += ["## Plots", ""] + [f"![{Path(p).stem}]({p})" for p in report["plots"]] + [""]
     return "\n".join(lines)
+
+
+def _verifier_errors_note(report: dict[str, Any]) -> list[str]:
+    """Samples that got no verdict because the verifier failed: counted, listed, never in a rate."""
+    errors = report.get("verifier_errors") or []
+    if not errors:
+        return []
+    lines = [f"**{len(errors)} verifier errors**: the verifier itself failed on these samples (flag "
+             "`verifier_error`), so they have no verdict. They are left out of every number below; the same "
+             "`tritonrl eval` command with `--resume` judges them again.", ""]
+    rows = [[_sample_name(e), e["error"].replace("|", "\\|") or "-"] for e in errors[:MAX_ERROR_ROWS]]
+    return lines + _table(["sample", "error"], rows)
 
 
 def _machine_notes(report: dict[str, Any]) -> list[str]:
@@ -249,14 +293,23 @@ def _errors_md(report: dict[str, Any]) -> list[str]:
     errors = report.get("errors", [])
     if not errors:
         return []
-    turns = any("turn" in e for e in errors)
-    rows = [[e["task"], str(e["sample"]), *([str(e.get("turn", 1))] if turns else []), e["category"],
-             ", ".join(e["flags"]) or "-", e["error"].replace("|", "\\|") or "-"] for e in errors[:MAX_ERROR_ROWS]]
-    header = ["task", "sample", *(["turn"] if turns else []), "failed at", "flags", "error"]
+    turns, files = any("turn" in e for e in errors), any("file" in e for e in errors)
+    rows = [[e["task"], str(e["sample"]), *([str(e.get("turn", 1))] if turns else []),
+             *([e.get("file", "-")] if files else []), e["category"], ", ".join(e["flags"]) or "-",
+             e["error"].replace("|", "\\|") or "-"] for e in errors[:MAX_ERROR_ROWS]]
+    header = ["task", "sample", *(["turn"] if turns else []), *(["file"] if files else []), "failed at", "flags",
+              "error"]
     lines = ["## Samples not correct", ""] + _table(header, rows)
     if len(errors) > MAX_ERROR_ROWS:
         lines += [f"... and {len(errors) - MAX_ERROR_ROWS} more in report.json (`errors`).", ""]
     return lines
+
+
+def _files_md(report: dict[str, Any]) -> list[str]:
+    if not report.get("files"):
+        return []
+    rows = [[f["file"], f["task"], str(f["sample"]), f["verdict"]] for f in report["files"]]
+    return ["## Solution files", ""] + _table(["file", "task", "sample", "verdict"], rows)
 
 
 def _per_level_md(report: dict[str, Any]) -> list[str]:

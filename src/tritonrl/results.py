@@ -4,8 +4,10 @@
     device = judge(pending, verify, verifier, out / RESULTS_JSONL, rows)   # verify, appending each row
 
 A row: ``task``, ``level``, ``sample``, ``task_path``, ``completion``, ``code`` (extracted), ``result`` (the full
-``VerifyResult``, its reward computed by ``tritonrl.reward`` when the verdict has none), and in refinement runs
-``turn`` and ``prompt_context``. Used by ``tritonrl.evaluate`` and ``tritonrl.refinement``.
+``VerifyResult``, its reward computed by ``tritonrl.reward`` when the verdict has none), ``file`` for a solution
+file's sample, and in refinement runs ``turn`` and ``prompt_context``. On ``--resume`` a row whose verdict is a
+verifier error is dropped (``judged_rows``), so its sample is judged again. Used by ``tritonrl.evaluate`` and
+``tritonrl.refinement``.
 """
 
 from __future__ import annotations
@@ -30,20 +32,33 @@ class Pending:
     error: str | None = None  # the input could not be read (not UTF-8): this sample's verdict, without running
     turn: int | None = None  # refinement runs: 1, 2, ...; None: a single-turn run (rows carry no turn)
     context: dict[str, Any] | None = None  # refinement runs: what the prompt kept (RefinementPrompt.context)
+    file: str | None = None  # ``--solutions``: the file the code came from (rows and reports name it)
 
     @property
     def key(self) -> tuple:
         return (self.task.name, self.task.path, self.index, self.turn or 1)
 
 
-def judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, rows: list[dict]) -> str:
-    """Verify ``todo``, appending each row to ``path`` (and ``rows``) as it finishes; the device used."""
+def judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, rows: list[dict],
+          desc: str = "eval") -> str:
+    """Verify ``todo``, appending each row to ``path`` (and ``rows``) as it finishes, under a progress line
+    (``desc``; on a terminal only); the device used."""
+    from tritonrl.progress import ProgressLine
+
+    with ProgressLine(len(todo), desc) as line:
+        return _judge(todo, verify, verifier, path, rows, line)
+
+
+def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, rows: list[dict],
+           line: Any) -> str:
     from tritonrl.verify import VerifyItem
     from tritonrl.verify.result import Stage, VerifyResult
 
     for p in todo:
         if p.error is not None:
-            rows.append(_append(path, _row(p, VerifyResult(Stage.EXTRACT, error=p.error, reward=0.0))))
+            result = VerifyResult(Stage.EXTRACT, error=p.error, reward=0.0)
+            rows.append(_append(path, _row(p, result)))
+            line.update(result)
     todo = [p for p in todo if p.error is None]
     items = [VerifyItem(p.task, completion=p.completion, code=p.code) for p in todo]
     owned = None
@@ -55,6 +70,7 @@ def judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, 
         device = getattr(verifier, "device", None) or verify.device
         for index, result in _stream(verifier, items):
             rows.append(_append(path, _row(todo[index], _size_limited(result, todo[index].task, verify, device))))
+            line.update(result)
     finally:
         if owned is not None:
             owned.close()  # on Ctrl-C too: kills the running candidates' process groups
@@ -107,6 +123,19 @@ def finished_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def judged_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows a resumed run keeps: not a verifier error (the verifier failed, not the kernel: judged again), nor
+    a trajectory's later attempts after one (they answered feedback on the verifier's failure)."""
+    from tritonrl.verify.flags import Flag
+
+    first_error: dict[tuple, int] = {}
+    for row in rows:
+        if Flag.VERIFIER_ERROR.value in row["result"].get("flags", []):
+            key = row_key(row)[:3]
+            first_error[key] = min(first_error.get(key, row_key(row)[3]), row_key(row)[3])
+    return [row for row in rows if row_key(row)[3] < first_error.get(row_key(row)[:3], 1 << 30)]
+
+
 def row_key(row: dict[str, Any]) -> tuple:
     return (row["task"], row.get("task_path"), row.get("sample", 0), row.get("turn", 1))
 
@@ -129,6 +158,8 @@ def _row(p: Pending, result) -> dict[str, Any]:
         result.reward = compute_reward(result)
     row = {"task": p.task.name, "level": p.task.level, "sample": p.index, "task_path": p.task.path,
            "completion": p.completion, "code": code, "result": result.to_dict()}
+    if p.file is not None:
+        row["file"] = p.file
     if p.turn is not None:
         row["turn"] = p.turn
     if p.context is not None:

@@ -65,7 +65,9 @@ def test_list_kernelbook_decontaminates_against_a_kernelbench_clone(capsys, monk
     monkeypatch.delenv("KERNELBENCH_DIR", raising=False)
     sample = str(FIXTURES / "kernelbook_sample.jsonl")
     assert main(["tasks", "list", sample, "--json"]) == 0
-    kept = {row["name"] for row in json.loads(capsys.readouterr().out)}
+    out = capsys.readouterr()
+    kept = {row["name"] for row in json.loads(out.out)}
+    assert "KernelBench overlap  not checked (no KernelBench clone given)" in out.err
     assert main(["tasks", "list", sample, "--json", "--decontaminate", str(FIXTURES / "kernelbench")]) == 0
     out = capsys.readouterr()
     clean = {row["name"] for row in json.loads(out.out)}

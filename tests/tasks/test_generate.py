@@ -130,3 +130,18 @@ def test_cli_generate_verifies_references_for_real(tmp_path):
 @pytest.mark.parametrize("signature", ["ew:relu>tanh", "row:softmax>mul", "gemm:linear>bias>gelu"])
 def test_split_is_a_function_of_the_signature_only(signature):
     assert split_of(signature) == split_of(signature) in ("train", "heldout")
+
+
+def test_cli_generate_says_whether_kernelbench_overlap_was_checked(tmp_path, monkeypatch, capsys):
+    """Without a clone, "KernelBench overlap 0" claimed a check that never ran."""
+    import tritonrl.tasks.generate as generate
+    from tritonrl.cli import main
+
+    monkeypatch.delenv("KERNELBENCH_DIR", raising=False)
+    real = generate.generate_tasks
+    monkeypatch.setattr(generate, "generate_tasks", lambda *a, **kw: real(*a, **kw, verifier=FakeVerifier()))
+    assert main(["tasks", "generate", "--n", "2", "--out", str(tmp_path / "a")]) == 0
+    assert "KernelBench overlap  not checked (no KernelBench clone given)\n" in capsys.readouterr().out
+    assert main(["tasks", "generate", "--n", "2", "--out", str(tmp_path / "b"), "--kernelbench",
+                 str(FIXTURE_KERNELBENCH)]) == 0
+    assert "KernelBench overlap        0\n" in capsys.readouterr().out

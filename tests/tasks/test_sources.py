@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from tritonrl.errors import TaskError
-from tritonrl.tasks import get_task, load_tasks
+from tritonrl.tasks import get_task, load_tasks, select_tasks
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 KB_FIXTURE = FIXTURES / "kernelbench"
@@ -74,3 +74,27 @@ def test_missing_source():
         load_tasks("/nonexistent/place")
     with pytest.raises(TaskError, match="no such KernelBook file"):
         load_tasks("/nonexistent/rows.jsonl")
+
+
+# ---------------------------------------------------------------- select_tasks: what eval and the pipeline judge
+def test_select_tasks_filters_by_level_and_count():
+    assert [t.level for t in select_tasks("bundled", level=2, max_tasks=3)] == [2, 2, 2]
+    with pytest.raises(TaskError, match="no tasks selected"):
+        select_tasks("l1_relu", level=2)
+
+
+def test_select_tasks_orders_kernelbench_problems_by_number(tmp_path):
+    source = (KB_FIXTURE / "level1" / "2_Sum_over_dim.py").read_text()
+    (tmp_path / "kb" / "level1").mkdir(parents=True)
+    for n in (100, 10, 2, 1):
+        (tmp_path / "kb" / "level1" / f"{n}_Problem.py").write_text(source)
+    clone = str(tmp_path / "kb")
+    assert [t.name for t in select_tasks(clone)] == ["1_Problem", "2_Problem", "10_Problem", "100_Problem"]
+    assert [t.name for t in select_tasks(clone, max_tasks=2)] == ["1_Problem", "2_Problem"]
+
+
+def test_select_tasks_names_a_missing_directory_as_such(tmp_path):
+    with pytest.raises(TaskError) as info:
+        select_tasks(str(tmp_path / "KernelBench"))
+    assert str(info.value) == (f"no such directory or task file: {tmp_path / 'KernelBench'} (tasks are 'bundled', "
+                               "a KernelBench directory, a .py task file, or task names separated by commas)")

@@ -12,7 +12,7 @@ import importlib
 import sys
 
 from tritonrl import __version__
-from tritonrl.errors import UserError
+from tritonrl.errors import Interrupted, UserError
 
 # Subcommand modules, in the order --help lists them. A module that cannot be imported (for instance
 # because the `train` extra is missing) still lets the others work.
@@ -42,8 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"tritonrl: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("tritonrl: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:  # an Interrupted says what was kept and how to resume
+        print(f"tritonrl: {exc if isinstance(exc, Interrupted) else 'interrupted'}", file=sys.stderr)
         return 130
 
 

@@ -4,8 +4,8 @@
     tritonrl config validate configs/*.yaml                                              # exit 0, or 2
 
 ``show`` prints what a run would use (defaults <- YAML <- ``--set``); ``--comments`` adds each key's help text.
-``validate`` checks every file (types, choices, ranges, cross-field rules; ``tritonrl.config``) and prints one
-line per bad file. Also home of the helpers that let other commands expose config keys as flags, with the
+``validate`` checks every file (duplicate keys, types, choices, ranges, cross-field rules; ``tritonrl.config``)
+and prints one line per problem, every problem of every file. Also home of the helpers that let other commands expose config keys as flags, with the
 type, choices and help of the dataclass field (one declaration, as HfArgumentParser does).
 """
 
@@ -18,8 +18,7 @@ import sys
 import types
 import typing
 
-from tritonrl.config import PipelineConfig, config_field, load_config
-from tritonrl.errors import ConfigError
+from tritonrl.config import PipelineConfig, config_field, load_config, validate_file
 
 
 # ---------------------------------------------------------------- config keys as flags (shared by train, pipeline)
@@ -93,10 +92,10 @@ def _show(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     status = 0
     for path in args.files:
-        try:
-            load_config(path, schema=PipelineConfig)
-        except ConfigError as exc:
-            print(f"tritonrl: error: {path}: {exc}", file=sys.stderr)
+        errors = validate_file(path, schema=PipelineConfig)
+        for error in errors:
+            print(f"tritonrl: error: {error}", file=sys.stderr)
+        if errors:
             status = 2
         else:
             print(f"ok {path}")

@@ -5,6 +5,7 @@
     tritonrl eval --solutions my_kernels/ --out out/mine      # file stem = bundled task name
     tritonrl eval --solutions kb/ --tasks ~/KernelBench --level 2 --out out/kb   # 12.py, level2_12.py, 12_Gemm...py
     tritonrl eval --completions c.jsonl --out out/x --resume  # after Ctrl-C: judge only the samples not in results
+    tritonrl eval --completions c.jsonl --out out/x --overwrite   # start again (a non-empty --out is refused)
     tritonrl eval --model M --turns 3 --out out/t             # refinement: correct@1..3, speedup@1..3
     tritonrl eval --completions turns.jsonl --out out/r       # replay trajectories (rows with turn, sample)
     tritonrl report out/base/results.jsonl --out out/base     # rebuild the report, no GPU or model needed
@@ -24,6 +25,8 @@ from pathlib import Path
 from tritonrl.cli.config import add_field_flag, config_from_args, flag_value
 from tritonrl.config import EvalConfig, PipelineConfig, VerifyConfig
 from tritonrl.errors import UserError
+from tritonrl.report import RESULTS_JSONL
+from tritonrl.results import finished_rows
 
 FLAGS = {  # flag -> config key; typed and documented from the field (tritonrl.config)
     "--tasks": "eval.tasks", "--level": "eval.level", "--max-tasks": "eval.max_tasks", "--k": "eval.k",
@@ -50,9 +53,12 @@ def register(subparsers) -> None:
     p.add_argument("--config", help="YAML whose eval: and verify: sections give the defaults")
     for flag, key in FLAGS.items():
         add_field_flag(p, flag, key, NOTES.get(flag, ""))
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--resume", action="store_true",
-                   help="keep the samples already in OUT/results.jsonl and judge only the rest")
+    p.add_argument("--out", required=True, help="output directory (refused when it holds anything, unless "
+                                                 "--resume or --overwrite)")
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="keep the samples in OUT/results.jsonl (not verifier errors) and judge the rest")
+    again.add_argument("--overwrite", action="store_true", help="replace OUT's results and report")
     p.set_defaults(func=run_eval, overrides=[])
 
     p = subparsers.add_parser("report", help="rebuild report.json/report.md/plots from results.jsonl")
@@ -77,8 +83,10 @@ def configs_from_args(args) -> tuple[EvalConfig, VerifyConfig]:
 
 def run_eval(args) -> int:
     from tritonrl import evaluate
+    from tritonrl.tasks import select_tasks
 
     gen, verify = configs_from_args(args)
+    check_out_dir(Path(args.out), args.resume or args.overwrite)
     if args.completions:
         report = evaluate.evaluate_completions(args.completions, verify, args.out, resume=args.resume,
                                                turns=gen.turns if gen.turns > 1 else None,
@@ -88,13 +96,31 @@ def run_eval(args) -> int:
             raise UserError(f"--turns {gen.turns}: a solutions directory holds one attempt per sample; refinement "
                             "needs a model (--model) or a completions file with 'turn' fields")
         given = flag_value(args, "eval.tasks")
-        tasks = evaluate.select_tasks(given, gen.level) if given else None
-        report = evaluate.evaluate_solutions(args.solutions, verify, args.out, tasks=tasks, resume=args.resume)
+        tasks = select_tasks(given, gen.level) if given else None
+        report = evaluate.evaluate_solutions(args.solutions, verify, args.out, tasks=tasks, resume=args.resume,
+                                             level=gen.level)
     else:
-        tasks = evaluate.select_tasks(gen.tasks, gen.level, gen.max_tasks)
+        tasks = select_tasks(gen.tasks, gen.level, gen.max_tasks)
         report = evaluate.evaluate(args.model, tasks, gen.k, gen, verify, args.out, resume=args.resume)
     _print_summary(report, Path(args.out))
     return 0
+
+
+def check_out_dir(out: Path, allowed: bool) -> None:
+    """A run never replaces another's results by accident: ``--out`` must be new or empty, unless ``--resume`` or
+    ``--overwrite`` says what to do with what is there."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is a file; give a directory")
+    found = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+    if allowed or not found:
+        return
+    results = out / RESULTS_JSONL
+    if results.is_file():
+        held = f"{len(finished_rows(results))} results in {results.name}"
+    else:
+        held = ", ".join(found[:3]) + (", ..." if len(found) > 3 else "")
+    raise UserError(f"--out {out} is not empty ({held}); add --resume to finish that run, --overwrite to replace "
+                    "it, or give another directory")
 
 
 def run_report(args) -> int:
@@ -125,6 +151,9 @@ def _print_summary(report: dict, out: Path) -> None:
     passes = ", ".join(f"{k} {fmt(v)}" for k, v in report["pass_at_k"].items())
     first = "first-attempt " if "turns" in report else ""
     print(f"{report['n_samples']} {first}samples, {report['n_tasks']} tasks: {rates}; {passes}")
+    if report.get("n_verifier_errors"):
+        print(f"{report['n_verifier_errors']} verifier errors (the verifier failed, not the kernel): left out of "
+              "the rates; the same command with --resume judges them again")
     for turn in report.get("turns", {}).get("per_turn", []):
         t, speedup = turn["turn"], fmt(turn["speedup"], False, "null (not timed)")
         print(f"turn {t}: {turn['attempts']} attempts; correct@{t} {fmt(turn['correct'])}, "

@@ -5,7 +5,8 @@
     tritonrl verify --task task.py --solution cands/ --json         # a directory, in parallel; JSON lines
 
 Verdicts stream: each candidate's line (with ``--json`` one JSON object, with its ``file``) is printed as soon as
-it is judged, in the order they finish. Several candidates end with a summary line (``{"summary": {...}}``);
+it is judged, in the order they finish; several candidates get a progress line on stderr (on a terminal, not with
+``--json``). Several candidates end with a summary line (``{"summary": {...}}``);
 a single candidate's JSON object is the last line. Ctrl-C stops at once: running candidates are killed, the
 verdicts already printed stand, and stderr says which files were not judged. A file that cannot be read (not
 UTF-8) is that file's error, not the batch's. On a CPU, tasks too big for Triton's interpreter are judged at
@@ -54,10 +55,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=cmd_verify)
 
 
-def read_solution(path: Path) -> tuple[str | None, str | None]:
-    """(text, None), or (None, a one-line reason) for a file that cannot be read or is not UTF-8."""
+def read_solution(path: Path, empty_ok: bool = False) -> tuple[str | None, str | None]:
+    """(text, None), or (None, a one-line reason) for a file that cannot be read, is not UTF-8 or (unless
+    ``empty_ok``: a model's empty completion is its verdict) is empty."""
     try:
-        return path.read_text(encoding="utf-8"), None
+        text = path.read_text(encoding="utf-8")
+        return (text, None) if text.strip() or empty_ok else (None, f"{path} is empty: no code to judge")
     except UnicodeDecodeError as exc:
         return None, f"cannot read {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
     except OSError as exc:
@@ -96,13 +99,14 @@ def verify_config(args: argparse.Namespace) -> VerifyConfig:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from tritonrl.progress import ProgressLine
     from tritonrl.verify import Verifier, VerifyItem
     from tritonrl.verify.plan import cpu_oversize, mark_cpu_size_limit
 
     task = get_task(args.task)
     config = verify_config(args)
     files = [Path(args.completion)] if args.completion else _solution_files(args.solution)
-    texts = [read_solution(path) for path in files]
+    texts = [read_solution(path, empty_ok=bool(args.completion)) for path in files]
     if args.completion and texts[0][0] is None:
         raise UserError(texts[0][1])
     items = [VerifyItem(task, completion=text) if args.completion else VerifyItem(task, code=text)
@@ -113,16 +117,21 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if error is not None:  # this file's error, not the batch's
             results[i] = _emit(args, files[i], task.name, VerifyResult(Stage.EXTRACT, error=error, reward=0.0))
     unreadable = len(results)
-    with Verifier(config) as verifier:
+    shown = None if len(readable) > 1 and not args.json else False  # a progress line: several, on a terminal
+    with Verifier(config) as verifier, ProgressLine(len(readable), "verify", enabled=shown) as line:
         oversize = cpu_oversize(task, config, verifier.device)
         stream = verifier.verify_iter([items[i] for i in readable])
         try:
             for k, result in stream:
-                results[readable[k]] = result = mark_cpu_size_limit(result, oversize)  # counted before printed:
-                _emit(args, files[readable[k]], task.name, result)  # a Ctrl-C between the two loses nothing
+                # counted before printed: a Ctrl-C between the two loses nothing
+                results[readable[k]] = result = mark_cpu_size_limit(result, oversize)
+                with line.printing():
+                    _emit(args, files[readable[k]], task.name, result)
+                line.update(result)
         except KeyboardInterrupt:
             stream.close()
             verifier.close()  # kills the running candidates' process groups now, not at their timeout
+            line.close()
             _summary(args, files, results, unreadable, interrupted=True)
             return 130
     _summary(args, files, results, unreadable, interrupted=False)

@@ -6,6 +6,7 @@
     load_tasks("kernelbook.jsonl")          # KernelBook rows (filtered; see tritonrl.tasks.kernelbook)
     load_tasks("data/gen/train")            # a dir in the bundled layout (level*/, solutions/): with references
     get_task("l1_softmax")                  # a bundled task by name, or get_task("path/to/task.py")
+    select_tasks("~/KernelBench", level=2, max_tasks=5)   # what eval and the pipeline judge (eval.tasks)
 
 Shape variants live in ``tritonrl.tasks.variants``, difficulty labels in ``tritonrl.tasks.levels``, generated
 tasks (op-combination train/held-out splits, verified references) in ``tritonrl.tasks.generate``.
@@ -19,9 +20,15 @@ from pathlib import Path
 
 from tritonrl.errors import TaskError
 from tritonrl.tasks.model import KernelTask
-from tritonrl.tasks.sources import find_kernelbench_root, load_bundled, load_kernelbench, load_task_file
+from tritonrl.tasks.sources import (
+    find_kernelbench_root,
+    load_bundled,
+    load_kernelbench,
+    load_task_file,
+    natural_key,
+)
 
-__all__ = ["KernelTask", "generate_tasks", "get_task", "load_tasks", "load_tasks_with_report"]
+__all__ = ["KernelTask", "generate_tasks", "get_task", "load_tasks", "load_tasks_with_report", "select_tasks"]
 
 KERNELBOOK_SUFFIXES = (".jsonl", ".parquet")
 KERNELBOOK_HUB_ID = "GPUMODE/KernelBook"
@@ -64,6 +71,25 @@ def load_tasks_with_report(source: str | Path, level: int | None = None,
         raise TaskError(f"no such task source: {source_str} "
                         "(expected 'bundled', a KernelBench dir, a .jsonl/.parquet file or a .py file)")
     return [t for t in tasks if level is None or t.level == level], report
+
+
+def select_tasks(spec: str, level: int | None = None, max_tasks: int | None = None) -> list[KernelTask]:
+    """``bundled``, a KernelBench dir or task file, or comma-separated task names; then level and count
+    (``eval.tasks``, ``eval.level``, ``eval.max_tasks``).
+
+    Ordered by level, then by name with numbers by value (KernelBench's ``2_...`` before ``10_...``)."""
+    if spec == "bundled" or Path(spec).expanduser().exists():
+        tasks = load_tasks(spec, level)
+    elif os.sep in spec or spec.startswith(("~", ".")) or spec.endswith(".py"):
+        raise TaskError(f"no such directory or task file: {spec} (tasks are 'bundled', a KernelBench directory, "
+                        "a .py task file, or task names separated by commas)")
+    else:
+        tasks = [get_task(name.strip()) for name in spec.split(",") if name.strip()]
+        tasks = [t for t in tasks if level is None or t.level == level]
+    tasks = sorted(tasks, key=lambda t: (t.level, natural_key(t.name)))[:max_tasks]
+    if not tasks:
+        raise TaskError(f"no tasks selected by {spec!r}" + (f" at level {level}" if level else ""))
+    return tasks
 
 
 def decontamination_dir(kernelbench_dir: str | Path | None = None) -> str | None:

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tritonrl.astlock import parse_source
 from tritonrl.errors import TaskError
 from tritonrl.tasks.levels import classify_level
 from tritonrl.tasks.model import KernelTask
@@ -50,21 +51,27 @@ class FilterReport:
     duplicate: int = 0
     contaminated: int = 0
     kept: int = 0
+    kernelbench: str | None = None  # the clone rows were checked against; None: overlap not checked
 
     def table(self) -> str:
         lines = [("rows read", self.rows), ("unparsable", self.unparsable),
                  ("not pure Triton", self.not_pure_triton), ("duplicate", self.duplicate),
-                 ("KernelBench overlap", self.contaminated), ("kept", self.kept)]
+                 ("KernelBench overlap", overlap_cell(self.contaminated, self.kernelbench)), ("kept", self.kept)]
         return "\n".join(f"{label:<20} {count:>7}" for label, count in lines)
 
     __str__ = table
+
+
+def overlap_cell(count: int, kernelbench: str | None) -> int | str:
+    """The "KernelBench overlap" count, or that nothing was checked (no clone given): 0 would claim a check."""
+    return count if kernelbench else "not checked (no KernelBench clone given)"
 
 
 def load_kernelbook(path_or_hub_id: str = HUB_ID, kernelbench_dir: str | Path | None = None,
                     limit: int | None = None) -> tuple[list[KernelTask], FilterReport]:
     """Filtered KernelBook tasks and the filter report; ``limit`` caps the rows read."""
     reference = _KernelBenchIndex(kernelbench_dir) if kernelbench_dir else None
-    report = FilterReport()
+    report = FilterReport(kernelbench=str(kernelbench_dir) if kernelbench_dir else None)
     seen: set[str] = set()
     tasks = []
     for index, row in enumerate(_rows(path_or_hub_id)):
@@ -83,8 +90,8 @@ def _row_task(row: dict, index: int, report: FilterReport, seen: set[str],
     python_code, triton_code = row.get("python_code") or "", row.get("triton_code") or ""
     entry = row.get("entry_point") or ""
     try:
-        tree = ast.parse(python_code)
-        triton_tree = ast.parse(triton_code)
+        tree = parse_source(python_code)
+        triton_tree = parse_source(triton_code)
     except SyntaxError:
         report.unparsable += 1
         return None
@@ -177,7 +184,7 @@ def normalized_hash(node: ast.AST) -> str:
 
 
 def _strip_docstrings(node: ast.AST) -> ast.AST:
-    node = ast.parse(ast.unparse(node))  # a fresh copy: the caller's tree is left alone
+    node = parse_source(ast.unparse(node))  # a fresh copy: the caller's tree is left alone
     for owner in ast.walk(node):
         body = getattr(owner, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
@@ -196,7 +203,7 @@ class _KernelBenchIndex:
         self.grams: list[set] = []
         self.index: dict[tuple, list[int]] = defaultdict(list)
         for task in load_kernelbench(kernelbench_dir):
-            model = _find_class(ast.parse(task.source), "Model")
+            model = _find_class(parse_source(task.source), "Model")
             if model is None:
                 continue
             forward = _method(model, "forward")

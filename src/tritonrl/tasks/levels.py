@@ -21,6 +21,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from tritonrl.astlock import parse_source
+
 # Data movement and queries: they cost no arithmetic, so they never make a task harder.
 TRIVIAL_CALLS = frozenset({
     "view", "reshape", "permute", "transpose", "t", "contiguous", "unsqueeze", "squeeze", "flatten",
@@ -85,7 +87,7 @@ def level_distribution(tasks: Iterable) -> dict[int, int]:
 
 def count_ops(source: str) -> OpCount:
     """Count the compute ops ``Model.forward`` performs (following helpers); see the module docstring."""
-    tree = ast.parse(source)
+    tree = parse_source(source)
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     model = classes.get("Model") or classes.get("ModelNew") or next(iter(classes.values()), None)

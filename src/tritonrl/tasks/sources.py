@@ -15,6 +15,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from tritonrl.astlock import parse_source
 from tritonrl.errors import TaskError
 from tritonrl.tasks.levels import classify_level
 from tritonrl.tasks.model import KernelTask
@@ -27,7 +28,7 @@ _LEVEL_DIR = re.compile(r"^level(\d+)$")
 def check_task_source(source: str, where: str) -> None:
     """Raise ``TaskError`` unless ``source`` parses and defines Model, get_inputs and get_init_inputs."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError as exc:
         raise TaskError(f"{where}: syntax error on line {exc.lineno}: {exc.msg}") from None
     defined = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
@@ -121,10 +122,11 @@ def natural_key(name: str) -> list:
 _SOLUTION_STEM = re.compile(r"^(?:level(\d+)_)?(\d+)(?:_|$)")
 
 
-def match_problem(stem: str, tasks: list[KernelTask]) -> KernelTask:
+def match_problem(stem: str, tasks: list[KernelTask], selected_level: int | None = None) -> KernelTask:
     """The task a solution file is for, by its stem: the task's exact name (``12_Gemm_Multiply_LeakyReLU``),
     else its problem number (``12``, ``12_mine``), optionally with its level (``level2_12``, ``level2_12_v2``).
-    ``TaskError`` when nothing matches, or when a bare number is ambiguous across levels."""
+    ``TaskError`` when nothing matches (saying so when ``selected_level``, the level ``tasks`` were chosen at,
+    excludes the file's), or when a bare number is ambiguous across levels."""
     exact = [t for t in tasks if t.name == stem]
     if exact:
         return exact[0]
@@ -135,6 +137,9 @@ def match_problem(stem: str, tasks: list[KernelTask]) -> KernelTask:
     found = [t for t in tasks if re.match(rf"{number}(?:_|$)", t.name) and (level is None or t.level == int(level))]
     if len(found) == 1:
         return found[0]
+    if not found and level is not None and selected_level is not None and int(level) != selected_level:
+        raise TaskError(f"{stem}: names level {level} problem {number}, which --level {selected_level} excludes; "
+                        "drop --level to judge files of every level, or move this file out")
     if not found:
         where = f" at level {level}" if level else ""
         raise TaskError(f"{stem}: no problem {number}{where} among the {len(tasks)} tasks selected")

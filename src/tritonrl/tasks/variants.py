@@ -40,6 +40,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from tritonrl.astlock import compile_source, parse_source
 from tritonrl.errors import TaskError
 from tritonrl.tasks.model import KernelTask
 
@@ -110,7 +111,7 @@ def alt_variants(task: KernelTask, n: int = 2, seed: int = 0) -> list[KernelTask
 
 def find_constants(source: str) -> list[Constant]:
     """Module-level ``name = <int or tuple of ints>`` assignments, classified (see the module docstring)."""
-    tree = ast.parse(source)
+    tree = parse_source(source)
     in_inputs = _names_used_in(tree, "get_inputs")
     divisor_names = _divisor_names(tree)
     found = []
@@ -238,7 +239,7 @@ def run_source(source: str, meta: bool = False) -> RunResult:
                 _cuda_redirect("meta" if meta else "cpu"):
             warnings.simplefilter("ignore")
             torch.manual_seed(0)
-            exec(compile(source, "<task variant>", "exec"), namespace)  # noqa: S102 -- running the task is the point
+            exec(compile_source(source, "<task variant>"), namespace)  # noqa: S102 -- running the task is the point
             model = namespace["Model"](*namespace["get_init_inputs"]())
             inputs = namespace["get_inputs"]()
             start = time.perf_counter()
@@ -293,7 +294,7 @@ def _input_numel(source: str) -> int | None:
     namespace: dict = {"__name__": "tritonrl_task_variant"}
     try:
         with torch.random.fork_rng(devices=[]), torch.device("meta"), _cuda_redirect("meta"):
-            exec(compile(source, "<task variant>", "exec"), namespace)  # noqa: S102 -- running the task is the point
+            exec(compile_source(source, "<task variant>"), namespace)  # noqa: S102 -- running the task is the point
             inputs = namespace["get_inputs"]()
     except Exception:  # noqa: BLE001 -- inputs that cannot be built on meta: size unknown
         return None
@@ -556,7 +557,7 @@ def task_cost(source: str) -> TaskCost | None:
         with torch.random.fork_rng(devices=[]), torch.no_grad(), warnings.catch_warnings(), \
                 torch.device("meta"), _cuda_redirect("meta"):
             warnings.simplefilter("ignore")
-            exec(compile(source, "<task variant>", "exec"), namespace)  # noqa: S102 -- running the task is the point
+            exec(compile_source(source, "<task variant>"), namespace)  # noqa: S102 -- running the task is the point
             model = namespace["Model"](*namespace["get_init_inputs"]())
             inputs = namespace["get_inputs"]()
             held = [*model.parameters(), *model.buffers(), *_flatten(inputs)]
@@ -698,7 +699,7 @@ def task_traffic(source: str) -> TaskTraffic | None:
         with torch.random.fork_rng(devices=[]), torch.no_grad(), warnings.catch_warnings(), \
                 torch.device("meta"), _cuda_redirect("meta"):
             warnings.simplefilter("ignore")
-            exec(compile(source, "<task variant>", "exec"), namespace)  # noqa: S102 -- running the task is the point
+            exec(compile_source(source, "<task variant>"), namespace)  # noqa: S102 -- running the task is the point
             model = namespace["Model"](*namespace["get_init_inputs"]())
             inputs = [t for t in _flatten(namespace["get_inputs"]()) if isinstance(t, torch.Tensor)]
             with Ops() as ops:

@@ -26,6 +26,7 @@ import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from tritonrl.astlock import parse_source
 from tritonrl.errors import UserError
 from tritonrl.tasks.generate.families import Draft, draw
 from tritonrl.tasks.model import KernelTask
@@ -55,10 +56,14 @@ class GenerationReport:
     families: dict[str, int] = field(default_factory=dict)
     signatures: int = 0
     failures: list[dict] = field(default_factory=list)
+    kernelbench: str | None = None  # the clone drafts were checked against; None: overlap not checked
 
     def table(self) -> str:
+        from tritonrl.tasks.kernelbook import overlap_cell
+
         rows = [("drawn", self.drawn), ("other split", self.other_split), ("duplicate", self.duplicate),
-                ("KernelBench overlap", self.contaminated), ("reference verified", self.verified),
+                ("KernelBench overlap", overlap_cell(self.contaminated, self.kernelbench)),
+                ("reference verified", self.verified),
                 ("reference failed", self.verify_failed), ("kept", self.kept)]
         return "\n".join(f"{label:<20} {count:>7}" for label, count in rows)
 
@@ -82,7 +87,8 @@ def generate_tasks(n: int, seed: int, split: str, out: str | Path, kernelbench_d
         raise UserError(f"unknown split {split!r}; choose {' or '.join(SPLITS)}")
     if n < 1:
         raise UserError("--n must be at least 1")
-    report = GenerationReport(n=n, seed=seed, split=split, shape_scale=shape_scale)
+    report = GenerationReport(n=n, seed=seed, split=split, shape_scale=shape_scale,
+                              kernelbench=str(kernelbench_dir) if kernelbench_dir is not None else None)
     rng = random.Random(f"tritonrl-generate:{seed}")
     index = _kernelbench_index(kernelbench_dir)
     seen: set[str] = set()
@@ -105,7 +111,7 @@ def _draw_batch(rng, want, split, heldout_share, shape_scale, seen, index, repor
         if split_of(draft.signature, heldout_share) != split:
             report.other_split += 1
             continue
-        tree = ast.parse(draft.source)
+        tree = parse_source(draft.source)
         key = ast.dump(_without_docstrings(tree), annotate_fields=False)
         if key in seen:
             report.duplicate += 1

@@ -30,6 +30,7 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from tritonrl.astlock import parse_source
 from tritonrl.verify.flags import RATIONALE, Flag
 from tritonrl.verify.static.compute import ALLOWED_TORCH, LAYOUT_METHODS, check_torch_compute
 from tritonrl.verify.static.files import check_file_access
@@ -107,7 +108,7 @@ CHECKS: list[Check] = [
 def run_static_checks(code: str, strict: bool = True) -> list[StaticViolation]:
     """Every static violation in ``code`` (empty when it passes); a syntax error is reported alone."""
     try:
-        tree = ast.parse(code)
+        tree = parse_source(code)
     except (SyntaxError, ValueError) as e:  # ValueError: null bytes in the source
         line = getattr(e, "lineno", None)
         return [StaticViolation(Flag.SYNTAX_ERROR, f"syntax error: {getattr(e, 'msg', e)}", line, "syntax")]
