@@ -608,9 +608,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample-interval", type=float, default=0.1)
     parser.add_argument("--out", default=str(DEFAULT_OUT))
     parser.add_argument("--commit", help="this repository's commit, where the copy that runs has no .git")
-    parser.add_argument("--merge", nargs=2, metavar=("OURS_JSON", "KERNELBENCH_JSON"),
-                        help="combine a --only tritonrl run and a --only kernelbench run (same problems and kinds, "
-                             "same GPU) into one summary at --out")
+    parser.add_argument("--merge", nargs="+", metavar="JSON",
+                        help="combine a --only tritonrl run of every problem and --only kernelbench runs of disjoint "
+                             "--problems subsets (same kinds, same GPU) into one summary at --out: OURS KB [KB ...]")
     args = parser.parse_args(argv)
 
     problems = [p for p in args.problems.split(",") if p]
@@ -683,22 +683,37 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def merge(cands: list[Candidate], paths: list[str], out_path: Path) -> int:
-    """One summary from two runs of one kind each (a 10-minute limit per command fits one harness, not both)."""
-    ours_run, kb_run = (json.loads(Path(p).read_text()) for p in paths)
-    for run, key in ((ours_run, "tritonrl"), (kb_run, "kernelbench")):
-        if run.get("candidates") != len(cands) or not all(key in r for r in run.get("rows", [])):
-            raise SystemExit(f"{key} run has no complete rows for these {len(cands)} candidates")
-    if ours_run.get("device") != kb_run.get("device"):
-        raise SystemExit(f"the runs are on different GPUs: {ours_run.get('device')} vs {kb_run.get('device')}")
+    """One summary from a run of ours over every candidate and KernelBench runs over disjoint problem subsets (a
+    command may run 10 minutes: ours and half of KernelBench's in one, the other half in another)."""
+    if len(paths) < 2:
+        raise SystemExit("--merge needs our run and at least one KernelBench run")
+    ours_run, *kb_runs = (json.loads(Path(p).read_text()) for p in paths)
+    if ours_run.get("candidates") != len(cands) or not all("tritonrl" in r for r in ours_run.get("rows", [])):
+        raise SystemExit(f"{paths[0]}: not a complete run of ours over these {len(cands)} candidates")
+    kb_by_name = {}
+    for path, run in zip(paths[1:], kb_runs):
+        if run.get("device") != ours_run.get("device"):
+            raise SystemExit(f"{path}: on {run.get('device')}, ours on {ours_run.get('device')}")
+        for row in run.get("rows", []):
+            if "kernelbench" in row:
+                kb_by_name[f"{row['problem']}/{row['kind']}"] = row["kernelbench"]
+    missing = [c.name for c in cands if c.name not in kb_by_name]
+    if missing:
+        raise SystemExit(f"no KernelBench row for {len(missing)} candidates: {missing[:4]} ...")
     ours = [r["tritonrl"] for r in ours_run["rows"]]
-    kb = [r["kernelbench"] for r in kb_run["rows"]]
-    busy = {**kb_run.get("gpu_busy_sampling", {}), **ours_run.get("gpu_busy_sampling", {})}
-    data = {k: v for k, v in ours_run.items() if k not in ("rows",) and not k.startswith(("tritonrl_", "kernelbench_s",
-                                                                                            "ratio"))}
-    data.update(kernelbench_commit=kb_run.get("kernelbench_commit"), merged_from=[str(p) for p in paths],
-                dates=[ours_run.get("date"), kb_run.get("date")], complete=True,
-                kernelbench_stand_ins=kb_run.get("kernelbench_stand_ins"))
-    summary = summarize(cands, ours, ours_run["tritonrl_wall_s"], kb, kb_run["kernelbench_wall_s"], busy)
+    kb = [kb_by_name[c.name] for c in cands]
+    kb_wall = sum(run["kernelbench_wall_s"] for run in kb_runs)
+    kb_busy = [run["gpu_busy_sampling"]["kernelbench"] for run in kb_runs]
+    busy = {"tritonrl": ours_run["gpu_busy_sampling"]["tritonrl"],
+            "kernelbench": {"busy_fraction": sum(b["busy_fraction"] * r["kernelbench_wall_s"]
+                                                 for b, r in zip(kb_busy, kb_runs)) / kb_wall,
+                            "method": kb_busy[0].get("method"), "parts": kb_busy}}
+    data = {k: v for k, v in ours_run.items() if k not in ("rows", "disagreements") and not k.startswith(
+        ("tritonrl_", "kernelbench_s", "kernelbench_wall", "ratio", "gpu_busy", "runtime_", "verdict_", "matches"))}
+    data.update(kernelbench_commit=kb_runs[0].get("kernelbench_commit"), merged_from=[str(p) for p in paths],
+                dates=sorted({run.get("date") for run in [ours_run, *kb_runs]}), complete=True,
+                kernelbench_stand_ins=sorted({s for run in kb_runs for s in run.get("kernelbench_stand_ins") or []}))
+    summary = summarize(cands, ours, ours_run["tritonrl_wall_s"], kb, kb_wall, busy)
     write_json(out_path, {**data, **summary})
     print_table(cands, summary)
     print(f"wrote {out_path}")

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from tests.verify.tasks import RELU, TASKS
 from tritonrl.config import VerifyConfig
-from tritonrl.tasks import load_tasks
+from tritonrl.tasks import get_task, load_tasks
 from tritonrl.tasks.model import KernelTask
 from tritonrl.tasks.variants import task_cost
 from tritonrl.verify import Flag, Stage, VerifyResult
@@ -64,6 +64,19 @@ def test_verifier_judges_a_big_task_at_reduced_shapes(verifier):
     assert Flag.REDUCED_SHAPES.value in result.flags
 
 
+def test_the_gpu_tiny_shape_keeps_divisibility_by_16_so_one_compilation_serves_every_trial():
+    from tritonrl.tasks.variants import find_constants, tiny_variant
+
+    task = get_task("l2_gemm_bias_relu")
+    original = {c.name: c.value for c in find_constants(task.source)}
+    gpu_tiny = {c.name: c.value for c in find_constants(tiny_variant(task, same_divisibility=True).source)}
+    cpu_tiny = {c.name: c.value for c in find_constants(tiny_variant(task).source)}
+    assert gpu_tiny != original and gpu_tiny != cpu_tiny
+    for name, value in original.items():
+        if isinstance(value, int) and value > 1:
+            assert (value % 16 == 0) == (gpu_tiny[name] % 16 == 0), (name, value, gpu_tiny[name])
+
+
 def test_gpu_full_trials_use_a_bundled_tasks_timing_shape_cpu_does_not():
     from tritonrl.tasks.variants import timing_variant, tiny_variant
 
@@ -71,7 +84,7 @@ def test_gpu_full_trials_use_a_bundled_tasks_timing_shape_cpu_does_not():
     timing = timing_variant(task)
     gpu = build_trials(task, VerifyConfig(), device="cuda")
     assert [t.name for t in gpu] == ["tiny", "full0", "full1", "full2", "full3", "full4"]
-    assert gpu[0].source == tiny_variant(task).source  # the tiny check keeps the task's own tiny shape
+    assert gpu[0].source == tiny_variant(task, same_divisibility=True).source  # the tiny shape, sizes that 16 divided still divided by 16
     assert gpu[1].source == timing.source and gpu[1].task_key == timing.key  # timed: the first full trial
     assert task_cost(gpu[2].source).flops > 2**33  # alternative shapes are around the timing shape, not the task
     assert not gpu.reduced and gpu.flags == [] and not gpu.oversize  # a timing shape is not a reduction

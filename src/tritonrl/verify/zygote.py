@@ -93,8 +93,7 @@ def run_candidate_job(job: dict, sock: socket.socket) -> None:
 def serve(control: socket.socket) -> None:
     # Warm imports: what every fork needs, loaded once. Nothing here touches CUDA.
     import numpy  # noqa: F401
-    import torch  # noqa: F401
-    import torch._inductor.config  # noqa: F401 - use_deterministic_algorithms imports it (seconds)
+    import torch  # noqa: F401 - not torch._inductor: 5 to 6 s on the GPU machine, and no fork needs it
     import triton
     import triton.language  # noqa: F401
 

@@ -49,8 +49,11 @@ _Tensor = torch.Tensor
 
 
 def poison_memory(device: str) -> None:
-    """Make fresh allocations NaN (ints: max value) so a ``torch.empty`` output never written is caught."""
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    """Make fresh allocations NaN (ints: max value) so a ``torch.empty`` output never written is caught.
+
+    Deterministic mode is set at the C level: ``torch.use_deterministic_algorithms`` also imports Inductor to
+    set its own flag (5 to 6 s per process on the GPU machine), and candidates may not use Inductor anyway."""
+    torch._C._set_deterministic_algorithms(True, warn_only=True)
     torch.utils.deterministic.fill_uninitialized_memory = True
     if device.startswith("cuda"):
         # Also leave NaN in the caching allocator's free blocks, for allocations that bypass the fill.
@@ -60,7 +63,7 @@ def poison_memory(device: str) -> None:
 
 def unpoison_memory() -> None:
     """Timing measures the kernel, not the NaN fill of every torch.empty."""
-    torch.use_deterministic_algorithms(False)
+    torch._C._set_deterministic_algorithms(False)
     torch.utils.deterministic.fill_uninitialized_memory = False
 
 
