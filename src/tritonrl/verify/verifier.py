@@ -175,7 +175,7 @@ class Verifier:
         self._judges: dict[str, JudgeClient] = {}
         self._judges_lock = threading.Lock()
         self.sandbox_info: dict = {}
-        self._triton_template = os.path.join(self.cache_dir, f"triton-driver-{os.getuid()}")
+        self._triton_template = os.path.join(jobs_root(), "triton-driver")  # hidden from children, like the jobs
 
     def _gpu_ids(self) -> list[str]:
         """``verify.gpus`` when given (ids as CUDA_VISIBLE_DEVICES names them), else every visible GPU."""
