@@ -42,6 +42,7 @@ from tritonrl.verify.plan import build_trials  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CV_TARGET = 0.02
+COMMIT: dict = {}  # --commit: the repository's commit, where the copy that runs has no .git
 MIB = 1 << 20
 FLUSH_BYTES = 256 * MIB  # the timer's L2 flush buffer (docs/timing.md)
 # Wall-time model for --dry-run and --max-minutes, from the figures in docs/benchmarks.md ("Full-size task",
@@ -136,6 +137,7 @@ def run_task(task, verifiers: list, device: str, shared_cache: str | None = None
     row = summarize(task.name, repeats)
     row.update({"level": task.level, "sizes": {k: new for k, (_, new) in timing.meta["changes"].items()},
                 "device": next((r["gpu"] for r in repeats if r["gpu"]), device),
+                "date": time.strftime("%Y-%m-%d"), "commit": COMMIT.get("commit"),
                 "wall_s": round(time.monotonic() - start, 1), "repeats": repeats})
     return row
 
@@ -278,7 +280,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jsonl", default=str(RESULTS / "bundled_gpu.jsonl"))
     parser.add_argument("--out", default=str(RESULTS / "bundled_gpu.json"))
     parser.add_argument("--json", action="store_true", help="--dry-run: print JSON")
+    parser.add_argument("--commit", help="this repository's commit, recorded in every row")
     args = parser.parse_args(argv)
+    COMMIT["commit"] = args.commit
     tasks = select(args)
     if args.dry_run:
         dry_run(tasks, args)
