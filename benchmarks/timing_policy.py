@@ -5,8 +5,8 @@
 Separate verifications of one kernel time it in separate runs: fresh input tensors (new allocations), after an
 idle gap (the GPU's clocks drop while the CPU compares outputs). A protocol whose per-run interval is narrow but
 whose medians move between runs credits noise as speed. For each variant below and each case (the bundled
-``l1_relu`` solution and ``torch.relu``, at 256 MiB and at 4 MiB), ``--repeats`` runs of ``time_checked`` (3 input
-sets, refreshed in place, as the harness does), each on freshly allocated inputs after ``torch.cuda.empty_cache()``
+``l1_relu`` solution and ``torch.relu``, at 256 MiB and at 4 MiB), ``--repeats`` runs of ``time_with_sets`` (3 input
+sets, refreshed in place, as the judge times the reference), each on freshly allocated inputs after ``torch.cuda.empty_cache()``
 and ``--gap-s`` idle seconds. Reported per variant and case: the medians, their spread (max/min - 1) and CV,
 timed runs and wall seconds used, the SM clock after each run.
 
@@ -62,7 +62,6 @@ def one_run(model, shape, isolated: bool, warmup_ms: float, min_trials: int, see
     gen = torch.Generator(device="cuda").manual_seed(seed)
     sets = [[torch.randn(*shape, device="cuda", generator=gen)] for _ in range(3)]
     inputs = [torch.empty(*shape, device="cuda")]
-    refresh = timing.make_refresh(inputs, sets)
     timer = timing.CudaTimer()
     policy = timing.TimingPolicy(warmup_ms=warmup_ms, min_trials=min_trials, max_trials=100, rel_ci=0.01,
                                  budget_ms=1000.0)
@@ -73,8 +72,7 @@ def one_run(model, shape, isolated: bool, warmup_ms: float, min_trials: int, see
         with torch.no_grad():
             return model(*inputs)
 
-    stats, _ = timing.time_checked(call, timer=timer, policy=policy, refresh=refresh, n_sets=3, capture=None,
-                                   seed=seed)
+    stats = timing.time_with_sets(call, inputs, sets, timer=timer, policy=policy, seed=seed)
     timer.close()
     sm, _mem = timing.gpu_clocks_mhz()
     return {"median_ms": stats["median_ms"], "trials": stats["trials"], "warmup": stats["warmup"],

@@ -8,7 +8,7 @@ verifications with one warm verifier, the cached reference timing deleted before
 again every time; reported: the coefficient of variation of the speedup and of each side's median (target:
 speedup CV <= 2%). Then, in this process, ``tritonrl.verify.timing.time_forward`` and
 ``triton.testing.do_bench`` (median) on the same ModelNew and inputs (target: within 5%). Then the adaptive,
-output-checked protocol (``time_checked``, ``--rel-ci``) against the fixed one (``time_forward``, ``--trials``),
+adaptive protocol (``time_with_sets``, ``--rel-ci``) against the fixed one (``time_forward``, ``--trials``),
 ``repeats`` times each in this process, on the solution and on the reference ``Model``: timed runs used, wall
 seconds, CV of the median across repeats, agreement of the medians, and how often the speedup interval of one
 adaptive repeat contains the median speedup of the fixed protocol (``--adaptive-only`` skips the Verifier runs).
@@ -99,7 +99,6 @@ def adaptive_vs_fixed(task, repeats: int, warmup: int, trials: int, rel_ci: floa
         torch.manual_seed(seed)
         input_sets.append([x.cuda() if isinstance(x, torch.Tensor) else x for x in task_mod.get_inputs()])
     inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in input_sets[0]]
-    refresh = timing.make_refresh(inputs, input_sets)
     policy = timing.TimingPolicy(rel_ci=rel_ci)
     out: dict = {"policy": policy.as_dict()}
     samples = {}
@@ -114,8 +113,7 @@ def adaptive_vs_fixed(task, repeats: int, warmup: int, trials: int, rel_ci: floa
             stats = timing.time_forward(forward, warmup, trials)
             fixed.append({"median_ms": stats["median_ms"], "trials": trials, "wall_s": time.monotonic() - start})
             timer = timing.CudaTimer()
-            stats, _ = timing.time_checked(forward, timer=timer, policy=policy, refresh=refresh, n_sets=3,
-                                           capture=None, seed=r)
+            stats = timing.time_with_sets(forward, inputs, input_sets, timer=timer, policy=policy, seed=r)
             timer.close()
             adaptive.append({"median_ms": stats["median_ms"], "trials": stats["trials"], "stopped": stats["stopped"],
                              "warmup": stats["warmup"], "ci_rel": stats["ci_rel"], "wall_s": stats["wall_s"]})

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from tritonrl.config import RewardConfig, VerifyConfig
+from tritonrl.config import RewardConfig
 from tritonrl.reward import compute_reward
 from tritonrl.verify import Flag, Stage, VerifyResult, timing
-from tritonrl.verify.judge.session import clock_check
+from tritonrl.verify.judge.timed import clock_check
 from tritonrl.verify.static import run_static_checks
 
 RUNTIME = Path(__file__).parent / "fixtures" / "runtime"

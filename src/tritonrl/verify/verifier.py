@@ -38,20 +38,19 @@ from typing import Any
 from tritonrl.config import VerifyConfig
 from tritonrl.errors import ConfigError, TaskError
 from tritonrl.tasks.model import KernelTask
-from tritonrl.verify import wire
 from tritonrl.verify.child.isolation import safe_to_hide
 from tritonrl.verify.flags import Flag
 from tritonrl.verify.judge.timings import default_cache_dir
+from tritonrl.verify.judges import JudgeClient, JudgeDied
 from tritonrl.verify.plan import build_trials, mark_cpu_size_limit
 from tritonrl.verify.result import MAX_ERROR_CHARS, Stage, VerifyResult
-from tritonrl.verify.sandbox import Forked, VerifierClosed, Zygote, jobs_root, make_workdir
+from tritonrl.verify.sandbox import VerifierClosed, Zygote, jobs_root, make_workdir
 from tritonrl.verify.trial import TrialSpec
 from tritonrl.verify.wire import CODE_FILE
 
 log = logging.getLogger(__name__)
 
 FSIZE_LIMIT_BYTES = 4 << 30
-JUDGE_START_S = 300.0    # a judge's start (CUDA, imports) at most
 JUDGE_SLACK_S = 600.0    # beyond the candidate's own time: references, lock waits, the judge's own work
 
 
@@ -60,10 +59,6 @@ class VerifyItem:
     task: KernelTask
     completion: str | None = None
     code: str | None = None
-
-
-class JudgeDied(RuntimeError):
-    """The judge process ended (or stopped answering) with this session in flight."""
 
 
 def resolve_device(device: str) -> str:
@@ -78,78 +73,6 @@ def resolve_device(device: str) -> str:
     if device == "cuda":
         raise ConfigError("device 'cuda' requested but no CUDA GPU is available")
     return "cpu"
-
-
-class JudgeClient:
-    """The parent's end of one judge: sessions out, facts back (a reader thread routes them by id)."""
-
-    def __init__(self, zygote: Zygote, gpu: str | None, spec: dict[str, Any], env: dict[str, str]) -> None:
-        began = time.monotonic()
-        mine, theirs = socket.socketpair()
-        self.process = zygote.submit("judge", "", spec, env, {}, theirs)
-        self.sock = mine
-        self.gpu = gpu
-        self._next = 0
-        self._results: dict[int, dict] = {}
-        self._cond = threading.Condition()
-        self._send_lock = threading.Lock()
-        self.alive = True
-        try:
-            ready, _ = wire.recv(mine, timeout_s=JUDGE_START_S)
-        except (wire.Closed, wire.TimedOut, wire.BadMessage) as exc:
-            self.process.finish()
-            raise RuntimeError(f"the verifier's judge failed to start ({type(exc).__name__})") from None
-        self.gpu_name = ready.get("gpu")
-        threading.Thread(target=self._read, daemon=True).start()
-        log.info("verifier judge for %s (%s) started in %.2f s", gpu, self.gpu_name, time.monotonic() - began)
-
-    def _read(self) -> None:
-        try:
-            while True:
-                message, _ = wire.recv(self.sock)
-                with self._cond:
-                    key = message.get("id") if "facts" in message else "stats"
-                    self._results[key] = message.get("facts") if "facts" in message else message.get("stats")
-                    self._cond.notify_all()
-        except (wire.Closed, wire.BadMessage, OSError):
-            pass
-        finally:
-            with self._cond:
-                self.alive = False
-                self._cond.notify_all()
-
-    def session(self, message: dict[str, Any], child_end: socket.socket, wait_s: float) -> dict[str, Any]:
-        """Run one candidate's session; its facts. Raises ``JudgeDied`` if the judge ends or hangs meanwhile."""
-        with self._send_lock:
-            self._next += 1
-            key = self._next
-            try:
-                wire.send(self.sock, {**message, "op": "session", "id": key}, fds=[child_end.fileno()])
-            except OSError as exc:
-                raise JudgeDied(f"the judge is gone ({exc})") from None
-            finally:
-                child_end.close()
-        with self._cond:
-            if not self._cond.wait_for(lambda: key in self._results or not self.alive, timeout=wait_s):
-                self.alive = False
-                raise JudgeDied(f"the judge did not answer within {wait_s:g} s")
-            if key not in self._results:
-                raise JudgeDied("the judge process died")
-            return self._results.pop(key)
-
-    def stats(self, wait_s: float = 30.0) -> dict[str, Any]:
-        with self._send_lock:
-            wire.send(self.sock, {"op": "stats"})
-        with self._cond:
-            self._cond.wait_for(lambda: "stats" in self._results or not self.alive, timeout=wait_s)
-            return self._results.pop("stats", None) or {}
-
-    def close(self) -> None:
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-        self.process.finish(keep=True)
 
 
 class Verifier:
@@ -368,7 +291,7 @@ class Verifier:
                            "compile": self.config.compile_baseline}}
 
     def _child_spec(self) -> dict[str, Any]:
-        from tritonrl.verify.static.safety import ALLOWED_IMPORTS
+        from tritonrl.verify.static.vocab import ALLOWED_IMPORTS
 
         return {"device": self.device, "poison": self.config.poison_memory, "strict": self.config.strict,
                 "allowed_imports": sorted(ALLOWED_IMPORTS)}

@@ -39,7 +39,11 @@ from tritonrl.verify import wire
 from tritonrl.verify.arena import Arena, fingerprint
 from tritonrl.verify.child import audit
 from tritonrl.verify.child.fidelity import DataRace, InterpreterOnly
-from tritonrl.verify.child.interpreter import classify_interpreter_error, install_interpreter_compat, is_interpreter
+from tritonrl.verify.child.interpreter import (
+    classify_interpreter_error,
+    install_interpreter_compat,
+    is_interpreter,
+)
 from tritonrl.verify.child.monitor import Monitor, judge_record, output_values
 from tritonrl.verify.result import MAX_ERROR_CHARS
 from tritonrl.verify.trial import build_model, exact_fp32, torch_dtype

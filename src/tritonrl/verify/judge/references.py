@@ -26,7 +26,6 @@ import torch
 from tritonrl.errors import TaskError
 from tritonrl.verify.trial import TrialSpec, as_tuple, build_model, exact_fp32, load_task_module, make_inputs
 
-
 _RNG = threading.Lock()  # torch's global generators are seeded per reference: one at a time in this process
 
 

@@ -15,6 +15,9 @@ The package:
   structure.py  syntax, ModelNew, a Triton kernel, try/except fallbacks, reference ``Model`` reuse
   compute.py    strict mode: PyTorch compute on the forward path instead of Triton
   safety.py     harness safety: tampering, threads and side streams, process exits, imports, torch.compile
+  values.py, objects.py, files.py   values that leave tensors, attribute escapes, file access
+  vocab.py      the names every check shares (imports, torch's compute and layout API, files, processes); the
+                check modules import it and the shared analysis, never each other
 
 Adding a check (a hack found gets a fixture kernel before it gets a fix):
   1. write a fixture that exhibits the hack in ``tests/verify/fixtures/static/`` with the header
@@ -32,11 +35,10 @@ from dataclasses import dataclass
 
 from tritonrl.astlock import parse_source
 from tritonrl.verify.flags import RATIONALE, Flag
-from tritonrl.verify.static.compute import ALLOWED_TORCH, LAYOUT_METHODS, check_torch_compute
+from tritonrl.verify.static.compute import check_torch_compute
 from tritonrl.verify.static.files import check_file_access
 from tritonrl.verify.static.objects import check_attribute_escapes
 from tritonrl.verify.static.safety import (
-    ALLOWED_IMPORTS,
     check_forbidden_imports,
     check_process_exit,
     check_side_streams,
@@ -52,6 +54,7 @@ from tritonrl.verify.static.structure import (
     check_triton_kernel,
     check_try_except,
 )
+from tritonrl.verify.static.vocab import ALLOWED_IMPORTS, ALLOWED_TORCH, LAYOUT_METHODS
 
 __all__ = [
     "ALLOWED_IMPORTS",

@@ -8,55 +8,19 @@ numpy, ``nn`` submodule calls, tensor methods outside ``LAYOUT_METHODS``, operat
 from __future__ import annotations
 
 import ast
-import functools
 
-from tritonrl.verify.static.kinds import META_METHODS
-from tritonrl.verify.static.safety import COMPILERS, FOREIGN_CODE, GLOBAL_STATE_CALLS
 from tritonrl.verify.static.scope import Kind, Scope, const_str, dotted, excerpt
 from tritonrl.verify.static.values import data_exit_call, is_parameter, layout_root, value_message
-
-# fmt: off
-ALLOWED_TORCH = frozenset({"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like",
-    "full", "full_like", "arange", "tensor", "as_tensor", "device", "Size", "finfo", "iinfo", "is_tensor",
-    "is_floating_point", "is_complex", "get_default_dtype", "broadcast_shapes", "result_type",
-    "promote_types", "no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-    "numel", "reshape", "flatten", "permute", "transpose", "t", "unsqueeze", "squeeze", "narrow", "select",
-    "chunk", "split", "unbind", "movedim", "swapaxes", "as_strided"})
-LAYOUT_METHODS = frozenset({"contiguous", "view", "view_as", "reshape", "reshape_as", "flatten", "unflatten",
-    "permute", "transpose", "t", "unsqueeze", "squeeze", "expand", "expand_as", "narrow", "select", "unbind",
-    "chunk", "split", "movedim", "moveaxis", "swapaxes", "swapdims", "as_strided", "to", "type", "type_as",
-    "float", "double", "half", "bfloat16", "int", "long", "short", "bool", "byte", "char", "cuda", "cpu",
-    "detach", "requires_grad_", "new_empty", "new_zeros", "new_ones", "new_full", "new_empty_strided",
-    "new_tensor", "zero_", "fill_", "pin_memory", "record_stream", "untyped_storage", "storage", "is_set_to",
-    "is_same_size", "clone"})
-PERMUTING = frozenset({"t", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "expand",
-    "expand_as", "T", "mT", "mH", "H"})
-MATERIALIZING = frozenset({"contiguous", "reshape", "flatten", "reshape_as"})
-# Names common on non-tensor objects: only flagged when the receiver is known to be a tensor.
-GENERIC_NAMES = frozenset({"values", "index", "add", "sort", "copy_", "name", "map_", "apply_", "set_", "data"})
-_OPS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
-ARITH_DUNDERS = frozenset(f"__{p}{op}__" for op in _OPS for p in ("", "r", "i")) | frozenset({"__neg__", "__pos__",
-    "__abs__", "__invert__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__getitem__",
-    "__setitem__"})
-BUILTIN_REDUCERS = frozenset({"abs", "sum", "pow", "round", "min", "max", "divmod"})
-# fmt: on
-
-
-@functools.cache
-def tensor_compute_methods() -> frozenset[str]:
-    """Every public torch.Tensor method that is not layout/allocation/metadata, plus arithmetic dunders."""
-    import torch  # lazily: only the torch-compute check needs it
-
-    public = {m for m in dir(torch.Tensor) if not m.startswith("_")}
-    return (
-        frozenset(
-            public
-            - LAYOUT_METHODS
-            - META_METHODS
-            - {"shape", "dtype", "device", "ndim", "is_cuda", "layout", "itemsize", "nbytes", "is_leaf"}
-        )
-        | ARITH_DUNDERS
-    )
+from tritonrl.verify.static.vocab import (
+    BUILTIN_REDUCERS,
+    FILE_QUALNAMES,
+    GENERIC_NAMES,
+    LAYOUT_METHODS,
+    MATERIALIZING,
+    PERMUTING,
+    tensor_compute_methods,
+    torch_call_allowed,
+)
 
 
 def check_torch_compute(scope: Scope):
@@ -106,34 +70,6 @@ def _is_dtype_name(q: str) -> bool:
     )
 
 
-def _is_torch_compute_function(q: str) -> bool:
-    if not q.startswith("torch.") or _torch_call_allowed(q):
-        return False
-    import torch  # lazily, as in tensor_compute_methods
-
-    obj = torch
-    for part in q.split(".")[1:]:
-        obj = getattr(obj, part, None)
-        if obj is None:
-            return False
-    return callable(obj) and not isinstance(obj, type)
-
-
-def _torch_call_allowed(q: str) -> bool:
-    last = q.rsplit(".", 1)[-1]
-    from tritonrl.verify.static.files import FILE_QUALNAMES
-
-    if q.startswith(
-        ("torch.cuda.", "torch.backends.", *FOREIGN_CODE, *COMPILERS, *FILE_QUALNAMES)
-    ) or q.endswith(".from_file"):
-        return True  # streams, foreign code, compilers and files have their own checks
-    if q in GLOBAL_STATE_CALLS:
-        return True
-    if q.startswith("torch.Tensor."):
-        return last in LAYOUT_METHODS or last in ("shape", "dtype", "device")
-    return q.count(".") == 1 and last in ALLOWED_TORCH
-
-
 def _compute_message(scope: Scope, node: ast.AST, env: dict[str, Kind]) -> str | None:
     if isinstance(node, ast.Call):
         return _compute_call(scope, node, env)
@@ -169,8 +105,7 @@ def _compute_call(scope: Scope, node: ast.Call, env: dict[str, Kind]) -> str | N
     if q.startswith("torch."):
         if q.startswith("torch.nn.") and last[:1].isupper():
             return f"`{excerpt(node)}` builds an nn layer on the forward path"
-        return None if _torch_call_allowed(q) else f"`{excerpt(node)}` calls {q}"
-    from tritonrl.verify.static.files import FILE_QUALNAMES
+        return None if torch_call_allowed(q) else f"`{excerpt(node)}` calls {q}"
 
     if q.startswith("numpy.") and last not in ("prod", "dtype") and not q.startswith(FILE_QUALNAMES):
         return f"`{excerpt(node)}` computes with numpy"

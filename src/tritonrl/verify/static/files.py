@@ -15,28 +15,14 @@ from __future__ import annotations
 import ast
 
 from tritonrl.verify.static.names import excerpt, names_something
-from tritonrl.verify.static.safety import EXIT_NAMES, PROCESS_CALLS
-
-# fmt: off
-FILE_MODULES = frozenset({"io", "_io", "pathlib", "shutil", "glob", "tempfile", "mmap", "fileinput", "filecmp",
-    "linecache", "tarfile", "zipfile", "gzip", "bz2", "lzma", "shelve", "dbm", "sqlite3", "posix", "nt",
-    "fcntl", "posixpath", "ntpath", "genericpath", "fnmatch", "zipimport", "pkgutil", "codecs"})
-OS_ALLOWED = frozenset({"os.environ", "os.environ.get", "os.getenv", "os.cpu_count", "os.getpid", "os.sep",
-    "os.name", "os.linesep", "os.path", "os.path.join", "os.path.basename", "os.path.dirname",
-    "os.path.split", "os.path.splitext", "os.path.normpath", "os.path.isabs", "os.path.sep"})
-FILE_QUALNAMES = ("numpy.load", "numpy.save", "numpy.savez", "numpy.savetxt", "numpy.loadtxt", "numpy.genfromtxt",
-    "numpy.fromfile", "numpy.memmap", "numpy.fromregex", "numpy.DataSource", "numpy.lib.format",
-    "numpy.lib.npyio", "numpy.lib.format.open_memmap", "numpy.ndarray.tofile", "numpy.ndarray.dump",
-    "torch.load", "torch.save", "torch.from_file", "torch.serialization", "torch.hub", "torch.package",
-    "torch.utils.model_zoo", "torch.utils.tensorboard", "torch.jit.load", "torch.jit.save", "torch.profiler",
-    "torch.autograd.profiler", "torch.cuda.memory._dump_snapshot", "triton.runtime.cache", "triton.tools.compile",
-    "triton.tools.link", "triton.tools.disasm", "triton.tools.build_extern", "triton.tools.mxfp")
-FILE_METHODS = frozenset({"tofile", "fromfile", "from_file", "memmap", "open_memmap", "read_bytes",
-    "write_bytes", "read_text", "write_text", "iterdir", "rglob", "unlink", "rmdir", "mkdir", "makedirs",
-    "touch", "symlink_to", "hardlink_to", "readlink", "chmod", "is_file", "is_dir", "samefile", "dump",
-    "export_chrome_trace", "export_stacks", "export_memory_timeline", "load_state_dict_from_url",
-    "download_url_to_file", "savez", "savetxt", "loadtxt", "fileno", "scandir", "listdir"})
-# fmt: on
+from tritonrl.verify.static.vocab import (
+    EXIT_NAMES,
+    FILE_METHODS,
+    FILE_MODULES,
+    FILE_QUALNAMES,
+    OS_ALLOWED,
+    PROCESS_CALLS,
+)
 
 
 def _imported(node: ast.AST) -> list[str]:

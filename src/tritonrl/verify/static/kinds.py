@@ -24,26 +24,9 @@ import ast
 from enum import Enum
 
 from tritonrl.verify.static.names import const_str, dotted
+from tritonrl.verify.static.vocab import META_METHODS
 
 # Tensor methods / attributes that return metadata (ints, dtypes, devices), not tensors.
-META_METHODS = frozenset(
-    {
-        "size",
-        "stride",
-        "numel",
-        "dim",
-        "ndimension",
-        "nelement",
-        "element_size",
-        "item",
-        "data_ptr",
-        "storage_offset",
-        "is_contiguous",
-        "get_device",
-        "is_floating_point",
-        "is_complex",
-    }
-)
 META_ATTRS = frozenset(
     {
         "shape",

@@ -25,6 +25,7 @@ import sys
 import types
 
 from tritonrl.verify.static.names import excerpt, import_only, is_dunder
+from tritonrl.verify.static.vocab import ALLOWED_IMPORTS, ARITH_DUNDERS, COMPILERS, EXIT_NAMES, FOREIGN_CODE
 
 # fmt: off
 SAFE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__version__", "__init__", "__class__",
@@ -43,7 +44,6 @@ _MISSING = object()
 
 @functools.cache
 def _root(name: str) -> object:
-    from tritonrl.verify.static.safety import ALLOWED_IMPORTS
 
     if name not in ALLOWED_IMPORTS or name == "__future__":
         return _MISSING
@@ -74,7 +74,6 @@ def _link_escape(scope, node: ast.Attribute) -> str | None:
     if not scope.is_module_ref(node):
         return None
     q, parent_q = scope.qualname(node) or "", scope.qualname(node.value) or ""
-    from tritonrl.verify.static.safety import COMPILERS, EXIT_NAMES, FOREIGN_CODE
 
     if q in EXIT_NAMES or q.startswith((*COMPILERS, *FOREIGN_CODE)):
         return None  # their own checks
@@ -95,7 +94,6 @@ def _link_escape(scope, node: ast.Attribute) -> str | None:
 
 
 def _arith_dunder(name: str) -> bool:
-    from tritonrl.verify.static.compute import ARITH_DUNDERS
 
     return name in ARITH_DUNDERS
 

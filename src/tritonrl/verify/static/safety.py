@@ -12,46 +12,23 @@ from collections.abc import Iterator
 
 from tritonrl.verify.static.names import names_something
 from tritonrl.verify.static.scope import Scope, const_str, dotted, excerpt, import_only, is_dunder
-
-# fmt: off
-ALLOWED_IMPORTS = frozenset({"torch", "triton", "numpy", "math", "typing", "typing_extensions", "functools",
-    "itertools", "dataclasses", "collections", "operator", "enum", "abc", "__future__", "numbers", "warnings",
-    "random", "os", "sys", "time", "contextlib", "copy", "string", "re"})
-THREAD_MODULES = frozenset({"threading", "_thread", "multiprocessing", "concurrent", "subprocess", "asyncio",
-    "sched", "torch.multiprocessing", "torch.distributed"})
-EXIT_MODULES = frozenset({"signal", "atexit", "faulthandler"})
-INTROSPECTION_MODULES = frozenset({"builtins", "__builtin__", "gc", "inspect", "ctypes.pythonapi"})
-FOREIGN_CODE = ("torch.utils.cpp_extension", "torch.cuda.jiterator", "torch.cuda._compile_kernel",
-    "torch.ops.load_library", "torch.classes.load_library", "numpy.ctypeslib")
-COMPILERS = ("torch.compile", "torch._dynamo", "torch._inductor", "torch.jit.script", "torch.jit.trace",
-    "torch.export", "torch.compiler.compile")
-PROCESS_CALLS = ("os.fork", "os.forkpty", "os.system", "os.popen", "os.spawn", "os.exec", "os.posix_spawn",
-    "os.register_at_fork")
-EXIT_NAMES = frozenset({"os._exit", "os.abort", "os.kill", "os.killpg", "sys.exit", "exit", "quit",
-    "SystemExit", "KeyboardInterrupt"})
-SYS_ALLOWED = frozenset({"sys.maxsize", "sys.version_info", "sys.version", "sys.platform", "sys.float_info",
-    "sys.byteorder", "sys.stdout", "sys.stderr", "sys.getrecursionlimit", "sys.exit"})
-DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "__builtins__", "exec", "eval", "compile",
-    "breakpoint"})
-INTROSPECTION_ATTRS = frozenset({"f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace", "gi_frame",
-    "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame", "ag_code", "ag_await", "tb_frame",
-    "tb_next", "__globals__", "__code__", "__closure__", "__subclasses__", "__mro__", "__bases__", "__base__",
-    "__builtins__", "__dict__", "__loader__", "__spec__", "__getattribute__", "__traceback__", "__self__",
-    "__func__", "__wrapped__", "__reduce__", "__reduce_ex__", "__objclass__", "__defaults__", "__kwdefaults__"})
-# Names that only introspection or the harness's internals need: as a string value anywhere (a constant
-# getattr, a dict key, a variable holding a name) they are the same as the attribute (the "values" spelling).
-TAMPERING_STRINGS = INTROSPECTION_ATTRS | frozenset({"modules", "_getframe", "_current_frames", "settrace",
-    "setprofile", "addaudithook", "__import__", "_disable_current_modes", "_python_dispatch", "get_referrers",
-    "get_referents", "get_objects", "in_launch", "candidate_in_launch"})
-GLOBAL_STATE_CALLS = frozenset({"torch.manual_seed", "torch.seed", "torch.cuda.manual_seed",
-    "torch.cuda.manual_seed_all", "torch.random.manual_seed", "torch.set_rng_state",
-    "torch.cuda.set_rng_state", "random.seed", "numpy.random.seed", "torch.set_default_dtype",
-    "torch.set_default_tensor_type", "torch.set_default_device", "torch.set_float32_matmul_precision",
-    "torch.use_deterministic_algorithms", "torch.set_flush_denormal"})
-SIDE_STREAMS = frozenset({"torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.set_stream",
-    "torch.cuda.StreamContext", "torch.cuda.ExternalStream", "torch.Stream", "torch.cuda.streams",
-    "torch.cuda.graph", "torch.cuda.CUDAGraph"})
-# fmt: on
+from tritonrl.verify.static.vocab import (
+    ALLOWED_IMPORTS,
+    COMPILERS,
+    DYNAMIC_NAMES,
+    EXIT_MODULES,
+    EXIT_NAMES,
+    FILE_MODULES,
+    FOREIGN_CODE,
+    GLOBAL_STATE_CALLS,
+    INTROSPECTION_ATTRS,
+    INTROSPECTION_MODULES,
+    PROCESS_CALLS,
+    SIDE_STREAMS,
+    SYS_ALLOWED,
+    TAMPERING_STRINGS,
+    THREAD_MODULES,
+)
 
 
 def check_tampering(scope: Scope):
@@ -279,7 +256,6 @@ def _imported_modules(node: ast.AST) -> list[str]:
 
 def check_forbidden_imports(scope: Scope):
     """Only kernel-writing modules are allowed: no sockets, files, pickling, C/CUDA source or dynamic imports."""
-    from tritonrl.verify.static.files import FILE_MODULES
 
     flagged_elsewhere = THREAD_MODULES | EXIT_MODULES | INTROSPECTION_MODULES | FILE_MODULES
     for node in scope.nodes:

@@ -20,6 +20,13 @@ import functools
 
 from tritonrl.verify.static.kinds import Kind
 from tritonrl.verify.static.names import excerpt
+from tritonrl.verify.static.vocab import (
+    GENERIC_NAMES,
+    LAYOUT_METHODS,
+    PERMUTING,
+    is_torch_compute_function,
+    tensor_compute_methods,
+)
 
 # fmt: off
 _OPERATOR_ARITH = frozenset({"add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "neg", "pos",
@@ -52,8 +59,6 @@ def tensor_routines() -> frozenset[str]:
 
     import torch
 
-    from tritonrl.verify.static.compute import tensor_compute_methods
-
     return frozenset(
         n
         for n in tensor_compute_methods()
@@ -68,10 +73,9 @@ def value_message(scope, node: ast.AST, env) -> str | None:
     parent = scope.coverage.parents.get(id(node))
     if isinstance(parent, ast.Call) and parent.func is node:
         return None
-    from tritonrl.verify.static.compute import GENERIC_NAMES, _is_torch_compute_function
 
     q = scope.qualname(node) or ""
-    if not (isinstance(parent, ast.Attribute) and parent.value is node) and _is_torch_compute_function(q):
+    if not (isinstance(parent, ast.Attribute) and parent.value is node) and is_torch_compute_function(q):
         return f"`{excerpt(node)}` passes {q} around as a value"
     if (
         isinstance(node, ast.Attribute)
@@ -133,7 +137,6 @@ def data_exit_call(scope, node: ast.Call, env, q: str) -> str | None:
 
 def layout_root(node: ast.AST) -> ast.AST:
     """The receiver under a chain of layout calls / views: ``self.weight`` in ``self.weight.t().view(...)``."""
-    from tritonrl.verify.static.compute import LAYOUT_METHODS, PERMUTING
 
     while True:
         if (

@@ -1,0 +1,187 @@
+"""Timing, in the judge: the reference timed in the judge's own process, the candidate through its child.
+
+    run_timing(session, refs)     # after every correctness trial passed; the GPU to this candidate alone
+
+The candidate's timed calls each get inputs nobody has seen before (``ReferenceStore.fresh``), every timed call's
+outputs are checked against the reference's for those inputs, a secret share of the calls runs under the child's
+monitor (torch compute while timed is caught), and the judge's wall clock bounds what the child's clock reports
+(``clock_check``). The protocol itself (warm-up, adaptive stop) is ``tritonrl.verify.timing.time_calls``.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import statistics
+import time
+from typing import Any
+
+import torch
+
+from tritonrl.verify import timing as timing_mod
+from tritonrl.verify import wire
+from tritonrl.verify.judge.failures import Failed, number, text
+from tritonrl.verify.judge.layout import Layout
+from tritonrl.verify.judge.references import Reference
+from tritonrl.verify.timing_stats import RUN_TO_RUN_REL, speedup_interval
+from tritonrl.verify.trial import TrialSpec
+
+CALIBRATION_CALLS = 20      # empty timed regions through the child: the protocol's own cost, seen by both clocks
+CLOCK_SLACK_MS = 0.05       # the child's clock may miss the judge's wall clock by this much per call
+CLOCK_SLACK_REL = 0.10      # ... or by this share of the call (host jitter grows with the call)
+REFERENCE_SETS = 3          # input sets the reference's timed calls rotate through
+WATCH_RATE = 0.2            # share of timed calls followed by a watched one (not timed), chosen in secret
+
+
+def run_timing(session, refs: dict[str, Reference]) -> None:
+    trial = next(t for t in session.trials if t.stage == "full")
+    ref, layout = refs[trial.name], Layout.of(refs[trial.name])
+    policy = timing_mod.TimingPolicy.from_dict(session.timing_spec.get("policy"))
+    session.budget_s = float(session.config["timeout_s"])  # timing has its own allowance
+    start = time.monotonic()
+    with session.exclusive():
+        mark = time.monotonic()
+        ref_report, cached = reference_timing(session, trial, policy)
+        session.facts["stage_s"]["reference_timing"] = round(time.monotonic() - mark, 4)
+        candidate = candidate_timing(session, trial, ref, layout, policy)
+    session.facts["stage_s"]["timing"] = round(time.monotonic() - start, 4)
+    report_timing(session, candidate, ref_report, cached)
+
+def reference_timing(session, trial: TrialSpec, policy: timing_mod.TimingPolicy) -> tuple[dict, bool]:
+    """The reference ``Model`` timed here, as the candidate is (cached per inputs' shapes, GPU, policy)."""
+    key = "|".join(map(str, (trial.cache_key(session.judge.device, session.config["randomize"]), session.judge.gpu_name,
+                             policy.key(), bool(session.timing_spec.get("compile")), "timing-v4")))
+    report = session.judge.timings.get(key)
+    if report is not None:
+        return report, True
+    store = session.judge.store
+    try:
+        model = store.model(trial)
+        sets = [store.fresh(trial, -1 - k, model) for k in range(REFERENCE_SETS)]
+        report = {"ok": True, "reference": time_in_process(session, model, sets, policy)}
+        if session.timing_spec.get("compile"):
+            import torch._inductor.config as inductor_config
+
+            inductor_config.compile_threads = 1
+            report["compile"] = time_in_process(session, torch.compile(model), sets, policy)
+        report["device"] = (timing_mod.device_info() if session.judge.device.startswith("cuda")
+                            else {"gpu": "cpu"})
+    except Exception as exc:  # noqa: BLE001 - the reference's failure must not pass for the candidate's
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:500]}, False
+    session.judge.timings.put(key, report)
+    return report, False
+
+def time_in_process(session, model: torch.nn.Module, sets: list[Reference],
+                    policy: timing_mod.TimingPolicy) -> dict[str, Any]:
+    inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in sets[0].inputs]
+    timer = timing_mod.make_timer(session.judge.device)
+    stats = timing_mod.time_with_sets(lambda: model(*inputs), inputs, [s.inputs for s in sets], timer=timer,
+                                      policy=policy)
+    timer.close()
+    return stats
+
+
+def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
+                     policy: timing_mod.TimingPolicy) -> dict[str, Any]:
+    reply = session.call({"op": "time_setup", "seed": trial.seed, "init": layout.init,
+                       "randomize": session.config["randomize"], "dtype": trial.dtype, "inputs": layout.inputs,
+                       "outputs": layout.outputs}, "timing")
+    if not reply.get("ok"):
+        raise Failed("timing", None, text(reply.get("error"), "the timed model could not be built"))
+    session.facts["timing"]["peak_memory_bytes"] = number(reply.get("peak_memory_bytes")) or None
+    layout.write(session.arena, ref.inputs, session.judge.device)
+    mark = time.monotonic()
+    calibration = [timed_region(session, {"op": "null"})[:2] for _ in range(CALIBRATION_CALLS)]
+    session.facts["stage_s"]["clock_calibration"] = round(time.monotonic() - mark, 4)
+    model = session.judge.store.model(trial)
+    gaps: list[float] = []
+    calls = [0]
+    rng = random.Random(secrets.randbits(64))
+    must_watch = {1, rng.randrange(2, max(3, policy.min_trials + 1))}  # and more at WATCH_RATE
+
+    def checked(watch: bool) -> float:
+        """One call on fresh inputs, its outputs checked; a watched one also under the monitor."""
+        calls[0] += 1
+        fresh = session.judge.store.fresh(trial, calls[0], model)
+        layout.write(session.arena, fresh.inputs, session.judge.device)
+        ms, wall, watched = timed_region(session, {"op": "time", "watch": watch})
+        if watched is not None:
+            raise timing_mod.TimedCallRejected(f"timed call {calls[0]} did other work than the checked "
+                                               f"calls: {watched}")
+        problem = session.check_outputs(session.recv("timing").get("outputs"), fresh, layout, "full")
+        if problem is not None:
+            raise timing_mod.TimedCallRejected(f"timed call {calls[0]}: {problem.message}")
+        if not watch:
+            gaps.append(wall - ms)
+        return ms
+
+    def call(warm: bool) -> float:
+        if warm:
+            return timed_region(session, {"op": "time", "warm": True})[0]
+        if len(gaps) + 1 in must_watch or rng.random() < WATCH_RATE:
+            checked(watch=True)  # indistinguishable to the candidate; its time is not a sample
+        return checked(watch=False)
+
+    try:
+        stats = timing_mod.time_calls(call, policy=policy,
+                                      overhead=lambda: statistics.median(ms for ms, _ in calibration))
+    except timing_mod.TimedCallRejected as exc:
+        raise Failed("timing", "timing_mismatch", str(exc)) from None
+    stats["clock_check"] = clock_check(calibration, gaps, stats["samples_ms"])
+    return stats
+
+def timed_region(session, message: dict) -> tuple[float, float, str | None]:
+    """(the child's milliseconds, the judge's wall-clock milliseconds, what a watched call's monitor saw
+    that breaks a rule) of one timed region."""
+    start = time.perf_counter()
+    reply = session.call(message, "timing")
+    wall = (time.perf_counter() - start) * 1000.0
+    if not reply.get("ok", True):
+        raise Failed("timing", None, text(reply.get("error"), "?"))
+    ms = reply.get("ms")
+    if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not ms >= 0:
+        raise wire.BadMessage(f"a timed call reported {ms!r} ms")
+    watched = reply.get("watched")
+    return float(ms), wall, (watched[:400] if isinstance(watched, str) else None)
+
+def report_timing(session, candidate: dict, ref_report: dict, cached: bool) -> None:
+    reference = ref_report.get("reference") or {}
+    device = ref_report.get("device") or {}
+    clock = candidate.pop("clock_check")
+    facts = session.facts
+    facts["timing"].update({"candidate": candidate, "reference": reference, "device": device,
+                            "gpu": device.get("gpu"), "sm_clock_mhz": device.get("sm_clock_mhz"),
+                            "mem_clock_mhz": device.get("mem_clock_mhz"), "ref_cached": cached,
+                            "ref_median_ms": reference.get("median_ms"), "clock_check": clock})
+    if not ref_report.get("ok", True) or not reference:
+        facts["timing"]["reference_error"] = ref_report.get("error", "no reference timing")
+    facts["runtime_ms"] = float(candidate["median_ms"])
+    facts["ref_runtime_ms"] = reference.get("median_ms")
+    if not clock["ok"]:
+        facts["flags"].append("timing_untrusted")
+    if reference.get("samples_ms") and candidate.get("samples_ms"):
+        _, low, high = speedup_interval(reference["samples_ms"], candidate["samples_ms"], seed=0,
+                                        systematic_rel=RUN_TO_RUN_REL)
+        facts["timing"]["speedup_ci95"] = [low, high]
+    if ref_report.get("compile") and facts["runtime_ms"] > 0:
+        facts["timing"]["ref_compile_ms"] = ref_report["compile"]["median_ms"]
+        facts["timing"]["speedup_vs_compile"] = ref_report["compile"]["median_ms"] / facts["runtime_ms"]
+
+
+
+
+def clock_check(calibration: list[tuple[float, float]], gaps: list[float], samples: list[float]) -> dict:
+    """Whether the child's clock agrees with the judge's wall clock.
+
+    An empty region timed through the child shows the protocol's own cost as the two clocks see it (``wall - ms``:
+    the socket round trip, the flush, the synchronizes). A timed call adds the forward to both; a child whose
+    clock under-reports shows a larger gap. The gap's median may exceed the calibration's by the larger of
+    ``CLOCK_SLACK_MS``, ``CLOCK_SLACK_REL`` of the call, or three median absolute deviations of the calibration."""
+    base = [wall - ms for ms, wall in calibration]
+    median = statistics.median(base)
+    mad = statistics.median(abs(g - median) for g in base)
+    call_ms = statistics.median(samples) if samples else 0.0
+    allowed = max(CLOCK_SLACK_MS, CLOCK_SLACK_REL * call_ms, 3 * mad)
+    excess = (statistics.median(gaps) - median) if gaps else 0.0
+    return {"ok": excess <= allowed, "gap_ms": statistics.median(gaps) if gaps else None, "base_gap_ms": median,
+            "excess_ms": excess, "allowed_ms": allowed}
