@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -184,12 +185,23 @@ class Forked:
         if not keep and self.workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def stderr_tail(self, chars: int = 240) -> str:
+    def stderr_tail(self, chars: int = 240, limit: int = 1 << 20) -> str:
+        """The last line the process wrote to stderr; never through a link the candidate put in its place (the
+        parent reads with its own rights: a symlink to any file would leak that file into the verdict)."""
         try:
-            with open(self.path("stderr.txt"), errors="replace") as fh:
-                text = fh.read()
+            fd = os.open(self.path("stderr.txt"), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
             return ""
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return ""
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                fh.seek(max(0, os.fstat(fd).st_size - limit))
+                text = fh.read(limit).decode(errors="replace")
+        except OSError:
+            return ""
+        finally:
+            os.close(fd)
         lines = [line for line in text.strip().splitlines() if line.strip()]
         return lines[-1][-chars:] if lines else ""
 
