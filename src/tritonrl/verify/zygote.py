@@ -104,6 +104,7 @@ def serve(control: socket.socket) -> None:
         import triton.runtime.interpreter  # noqa: F401
     except ImportError:
         pass
+    warm_dispatch_mode()
     if os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):
         warm_triton_compiler()
     os.dup2(2, 1)  # stray prints (library warnings) must not reach anyone as a message
@@ -127,6 +128,23 @@ def serve(control: socket.socket) -> None:
         _reap(children, control)
     for pid in children:
         _kill_group(pid)
+
+
+def warm_dispatch_mode() -> None:
+    """Enter and use a ``TorchDispatchMode`` once, so every fork's monitor finds it ready: the first use imports
+    ``torch._dynamo`` (for the mode's internals, 1.5 s on a 2-core CPU, about 5 s on the GPU machine), which every
+    child would otherwise pay at its first watched forward."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class _Pass(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    with torch.no_grad(), _Pass():
+        x = torch.empty_like(torch.zeros(4))
+        x.copy_(torch.ones(4))
+        (x + 1).sum().item()
 
 
 def warm_triton_compiler() -> None:
