@@ -41,7 +41,7 @@ from tritonrl.verify.sandbox import jobs_root
 
 TASKS = {**BASE_TASKS, **REDTEAM_TASKS, **INTEGRITY_TASKS}
 DIR = Path(__file__).parent / "fixtures" / "integrity"
-FIXTURES = sorted(DIR.glob("i*.py"))
+FIXTURES = sorted([*DIR.glob("i*.py"), *DIR.glob("r3_*.py")])  # r3_: round 3 (README)
 CASES = [(p, m) for p in FIXTURES for m in modes(p)]
 FILE_ATTACKS = [(p, m) for p, m in CASES if header(p, "class") == "i1"]
 HOME_DIR = Path(__file__).resolve().parents[2] / ".pytest_cache" / "integrity-home"  # the children's $HOME
