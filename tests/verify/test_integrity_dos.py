@@ -13,6 +13,8 @@ attack that did one of these when written; it fails while the hole is open (noth
   (``SCM_RIGHTS``) and the session ignores them: they stay open in the long-lived judge. A child (its harness
   reached through any hole, or a raw ``sendmsg`` on its socket) attaches 8 fds to each reply; the judge runs out
   of descriptors (no arena, no socket) for every later candidate.
+- ``test_forged_reply_is_tampering`` (after the fixes): the same raw write, a well-formed reply this time; every
+  message of the harness's is sealed (``wire.Seal``), so a forged one is ``tampering``, never a reply.
 - ``test_deep_json_is_a_verdict_not_a_verifier_error``: the child's socket is fd 3 and ``os.write`` is not
   audited: a candidate writes its own "reply", a JSON object nested 100k deep. ``json.loads`` raises
   ``RecursionError`` (not ``ValueError``), which ``wire.recv`` does not turn into ``BadMessage``: the session
@@ -92,6 +94,24 @@ class ModelNew(nn.Module):
 '''
 
 
+# A well-formed reply of the harness's, written by the candidate straight to its socket during the first trial:
+# "ok", one launch, and the right answer copied into the arena by hand (the harness's own reply, saying
+# torch_compute, would come after it). Refused: it is not sealed with the harness's key.
+FORGED_REPLY = RELU_KERNEL + '''
+import json
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.relu(x)
+        body = json.dumps({"ok": True, "launches": 1, "elapsed_s": 0.001, "outputs": [
+            {"type": "torch.Tensor", "dtype": "float32", "shape": list(x.shape), "device": x.device.type}]}).encode()
+        for fd in _fds("socket:"):
+            os.write(fd, len(body).to_bytes(4, "little") + body)
+        return out
+'''
+
+
 def _config(tmp_path: Path) -> VerifyConfig:
     return VerifyConfig(device="auto" if CUDA else "cpu", timeout_s=15, workers=2, cache_dir=str(tmp_path),
                         static_checks=False)
@@ -117,6 +137,13 @@ def test_deep_json_is_a_verdict_not_a_verifier_error(tmp_path):
     assert result.correct is False
 
 
+def test_forged_reply_is_tampering(tmp_path):
+    with Verifier(_config(tmp_path)) as verifier:
+        result = verifier.verify(TASKS["relu_small"], code=FORGED_REPLY)
+    assert result.correct is False and Flag.TAMPERING.value in result.flags, describe(result)
+    assert "not sealed" in (result.error or ""), result.error
+
+
 def _open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
@@ -133,13 +160,14 @@ def test_judge_closes_fds_a_child_sends(tmp_path):
     trials = build_trials(TASKS["relu_small"], config, "cpu")
     message = {"trials": [t.to_dict() for t in trials],
                "config": {"timeout_s": 10, "atol": config.atol, "rtol": config.rtol, "randomize": True},
-               "timing": {"enabled": False}}
+               "timing": {"enabled": False}, "seal": "00" * 16}
     judge_end, child_end = socket.socketpair()
+    seal = wire.Seal(bytes(16))  # the fake child plays the harness: it holds the key
 
     def fake_child() -> None:
         for reply in ({"op": "ready", "isolation": {}}, {"ok": False, "flag": "import_error", "error": "no"}):
             fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(wire.MAX_FDS)]
-            wire.send(child_end, reply, fds)
+            wire.send(child_end, reply, fds, seal=seal)
             for fd in fds:
                 os.close(fd)
             if reply.get("op") == "ready":
@@ -155,3 +183,16 @@ def test_judge_closes_fds_a_child_sends(tmp_path):
     leaked = _open_fds() - before
     assert "import_error" in facts["flags"], facts
     assert leaked <= 0, f"the judge kept {leaked} file descriptors its candidate's child sent it"
+
+
+def test_cpu_arena_is_sealed():
+    """The fix under the shrink attack, whatever reaches the fd: the memfd's size is sealed."""
+    from tritonrl.verify.arena import Arena
+
+    arena = Arena.create(4096, "cpu")
+    try:
+        for size in (0, 1 << 30):
+            with pytest.raises(PermissionError):
+                os.ftruncate(arena.fd, size)
+    finally:
+        arena.close()

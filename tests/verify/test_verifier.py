@@ -119,7 +119,7 @@ def test_compare_detects_input_mutation_and_device():
     e, x = torch.randn(4), torch.randn(3)
     assert inputs_changed([x, 2], [x.clone(), 2]) is None
     changed = x.clone()
-    changed[1] = float(changed[1]) + 1e-7 if float(changed[1]) else 1.0  # one value, one bit is enough
+    changed[1] = torch.nextafter(changed[1], torch.tensor(float("inf")))  # one value, one ulp is enough
     assert inputs_changed([x], [changed]).flag == Flag.INPUT_MUTATION
     assert compare_trial(_ref(e), _got(e, device="cuda"), ATOL, RTOL, "full").flag == Flag.DEVICE_MISMATCH
     assert compare_trial(_ref(e), None, ATOL, RTOL, "full").flag == Flag.NOT_PLAIN_TENSOR

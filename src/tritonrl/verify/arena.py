@@ -20,6 +20,7 @@ export of one allocation as a file descriptor. Tensors over the mapping are made
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import mmap
 import os
 from typing import Any
@@ -146,8 +147,11 @@ class Arena:
         """New memory of at least ``nbytes`` (rounded up to the allocation granularity) on ``device``."""
         nbytes = max(ALIGN, _round_up(nbytes, ALIGN))
         if device == "cpu":
-            fd = os.memfd_create("tritonrl-arena", os.MFD_CLOEXEC)
+            fd = os.memfd_create("tritonrl-arena", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
             os.ftruncate(fd, nbytes)
+            # Its size is fixed for good: a child holding the fd cannot shrink it under the judge's mapping
+            # (a read there would be a SIGBUS in the judge, with every other candidate's session in it).
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
             return cls._map_cpu(fd, nbytes)
         ordinal = _device_ordinal()
         prop = _prop(ordinal)

@@ -229,11 +229,12 @@ class Verifier:
             fh.write(code)
         self._seed_triton_cache(workdir)
         judge_end, child_end = socket.socketpair()
-        child = self._zygote.submit("candidate", workdir, self._child_spec(), self._child_env(gpu),
-                                    self._limits(), child_end)
+        seal = secrets.token_hex(16)  # the harness signs its messages with it; the judge checks them
+        child = self._zygote.submit("candidate", workdir, {**self._child_spec(), "seal": seal},
+                                    self._child_env(gpu), self._limits(), child_end)
         try:
             wait_s = 2 * self.config.timeout_s + JUDGE_SLACK_S
-            facts = judge.session(self._session(trials), judge_end, wait_s)
+            facts = judge.session({**self._session(trials), "seal": seal}, judge_end, wait_s)
         except JudgeDied as exc:
             child.finish()
             self._drop_judge(gpu)

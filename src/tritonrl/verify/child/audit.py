@@ -7,7 +7,11 @@ future inputs, comparisons and the timing samples; docs/verifier.md). But the wa
 monitor, the timers) is worth keeping out of reach, as a second line behind the static checks, which read
 spellings: here the *event* is seen, however the code spelled it.
 
-Refused when the code that raises the event is the candidate's own (its frames' ``co_filename``):
+Refused when the candidate caused the event: the nearest frame (from the code that raised it outwards) that is
+either the candidate's own (its ``co_filename``) or trusted code's (torch, Triton, this package) is the
+candidate's; frames of any other code in between (a stdlib helper, code made by ``exec``) are bystanders, so
+``logging.currentframe()``, ``typing.get_type_hints`` evaluating a string or ``os.fdopen`` count as the
+candidate's own calls:
   - frames and the object graph: ``sys._getframe``, ``sys._current_frames``/``_current_exceptions``, generator,
     coroutine and traceback frames and code objects (``gi_frame``, ``tb_frame``, ``f_code``, ``__code__`` ...:
     CPython audits these reads as ``object.__getattr__``), ``gc.get_objects``/``get_referrers``/``get_referents``;
@@ -18,10 +22,12 @@ Refused when the code that raises the event is the candidate's own (its frames' 
 Triton and torch raise some of these events on the candidate's behalf (Triton's JIT reads a kernel's
 ``__code__`` and compiles its launcher): their frames are not the candidate's, so they pass.
 
-Limits: an event raised by library code the candidate calls (a stdlib helper that walks frames for it) is judged
-by that helper's frame; the static checks keep such modules out (``inspect``, ``traceback``, ``gc``, ``sys``
-attributes). Attribute reads CPython does not audit (``f_back``, ``f_globals``, ``__globals__``) need a frame or
-function to start from, which the audited events above guard.
+Limits: attribute reads CPython does not audit (``__closure__``/``cell_contents``, ``__globals__``, ``__self__``,
+``f_back``) reach whatever a reachable function holds: the harness's launch wrappers live on Triton's classes, so
+their closures are reachable this way (the static checks refuse these names; the monitor's findings that matter
+are also checked where such a change cannot reach: written bytes against their shadows, outputs by the judge).
+A callback the candidate hands to trusted code (a pre-run hook, a heuristic) that is a builtin or a library
+object raises its events under trusted frames.
 """
 
 from __future__ import annotations
@@ -49,10 +55,51 @@ class AuditRefusal(RuntimeError):
     """Candidate code did something the verifier's child refuses (the message names the event)."""
 
 
+def _trusted_roots() -> tuple[str, ...]:
+    """Directories of the code whose events are its own business: torch, Triton, this package, and the two
+    stdlib modules that build code for their callers from checked names (``collections.namedtuple``,
+    ``dataclasses``)."""
+    import collections
+    import dataclasses
+    import os
+
+    import torch
+    import triton
+
+    import tritonrl.verify
+
+    roots = [os.path.dirname(m.__file__) + os.sep for m in (torch, triton, tritonrl.verify)]
+    return (*roots, collections.__file__, dataclasses.__file__)
+
+
 def install(candidate_file: str, allowed_imports: frozenset[str] | None = None) -> None:
-    """Add the hook. ``allowed_imports``: top-level module names candidate code may import (others are refused)."""
+    """Add the hook. ``allowed_imports``: top-level module names candidate code may import (others are refused).
+
+    An event is judged by the *nearest caller that is not a bystander*: walking out from the code that raised it,
+    the first frame that is either the candidate's (refused) or trusted code's (allowed: torch, Triton, this
+    package). Frames of other code (the stdlib, numpy, code made by ``exec``) are bystanders: ``logging`` walking
+    frames, ``typing`` evaluating a string, ``os.fdopen`` opening a file, all for the candidate, are the
+    candidate's doing."""
     busy = threading.local()
     getframe = sys._getframe
+    trusted = _trusted_roots()
+    verdicts: dict[str, bool | None] = {candidate_file: True}  # filename -> candidate (True), trusted (False)
+
+    def decider(filename: str) -> bool | None:
+        verdict = verdicts.get(filename, 0)
+        if verdict == 0:
+            verdict = False if filename.startswith(trusted) else None
+            verdicts[filename] = verdict
+        return verdict
+
+    def candidate_caused() -> bool:
+        frame = getframe(2)
+        while frame is not None:
+            verdict = decider(frame.f_code.co_filename)
+            if verdict is not None:
+                return verdict
+            frame = frame.f_back
+        return False
 
     def hook(event: str, args: tuple) -> None:
         if event not in REFUSED and event != "import":
@@ -61,8 +108,7 @@ def install(candidate_file: str, allowed_imports: frozenset[str] | None = None) 
             return
         busy.on = True
         try:
-            frame = getframe(1)
-            if frame is None or frame.f_code.co_filename != candidate_file:
+            if not candidate_caused():
                 return
             if event == "import":
                 name = str(args[0]) if args else ""

@@ -16,17 +16,24 @@ that is right on a GPU:
   ``interpreter_only``).
 * **program order and races**: the interpreter runs a launch's programs one at a time, in order, so a program that
   read what an earlier one wrote (a load-add-store across programs, a running sum over program ids) looked right.
-  Programs now run in a shuffled order, and every load and store is recorded by program: a location one program
-  stores to and another loads or stores (with a different value) raises ``DataRace`` (flag ``data_race``).
-  Atomics are not recorded (they are how programs may share a location).
+  Programs now run in a shuffled order (its seed is secret), and every load and store is recorded by program: a
+  location one program stores to and another loads or stores (with a different value) raises ``DataRace`` (flag
+  ``data_race``). Atomics are how programs may share a location: many programs may update one atomically (a sum,
+  a counter, a ticket), but a *read* of a location another program updates (a plain load, an atomic load, or an
+  atomic that changes nothing, ``atomic_add(p, 0)``) sees whatever that program has done by then on a GPU, while
+  the interpreter has always finished it (and an atomic ticket that hands out blocks in start order undoes the
+  shuffle): that is a race too.
 
-Limits: the race check sees plain ``tl.load``/``tl.store`` through pointers (block pointers and tensor
-descriptors are not recorded); a race between programs that happens to produce the same bytes is not reported.
+Limits: the race check sees plain ``tl.load``/``tl.store`` and atomics through pointers (block pointers and tensor
+descriptors are not recorded); a race between programs that happens to produce the same bytes is not reported; a
+read that waits for another program correctly (a spin on a flag) is reported as a race all the same (kernels that
+need such cross-program order within one launch are rare, and cannot be checked here).
 """
 
 from __future__ import annotations
 
 import random
+import secrets
 from typing import Any
 
 RACE_EXAMPLES = 3  # addresses named in a race's message
@@ -103,12 +110,13 @@ class _Accesses:
         self.program = 0
         self.loads: list[tuple[int, Any]] = []
         self.stores: list[tuple[int, Any, Any]] = []
+        self.updates: list[tuple[int, Any]] = []  # addresses changed by atomics, by program
 
     def start(self, grid: tuple[int, int, int], seed: int) -> None:
         self.grid = grid
         self.order = [(x, y, z) for x in range(grid[0]) for y in range(grid[1]) for z in range(grid[2])]
         random.Random(seed).shuffle(self.order)
-        self.loads, self.stores = [], []
+        self.loads, self.stores, self.updates = [], [], []
 
     def program_index(self, x: int, y: int, z: int) -> tuple[int, int, int]:
         """The program run at the loop's step (x, y, z): the step's place in the shuffled order."""
@@ -121,10 +129,14 @@ class _Accesses:
 _ACCESSES = _Accesses()
 
 
-def find_race(loads: list, stores: list) -> str | None:
+def find_race(loads: list, stores: list, updates: list = ()) -> str | None:
     """A description of the first cross-program conflict among this launch's accesses, or None."""
     import numpy as np
 
+    if loads and updates:
+        race = _read_of_update(loads, updates, np)
+        if race:
+            return race
     if not stores:
         return None
     s_addr = np.concatenate([a for _, a, _ in stores])
@@ -158,6 +170,40 @@ def find_race(loads: list, stores: list) -> str | None:
     return None
 
 
+def _read_of_update(loads: list, updates: list, np: Any) -> str | None:
+    """A load of a location that another program of the launch changes with an atomic."""
+    u_addr = np.concatenate([a for _, a in updates])
+    u_pid = np.concatenate([np.full(a.shape, p, dtype=np.int64) for p, a in updates])
+    order = np.argsort(u_addr, kind="stable")
+    u_addr, u_pid = u_addr[order], u_pid[order]
+    starts = np.flatnonzero(np.r_[True, u_addr[1:] != u_addr[:-1]])
+    addr, low, high = u_addr[starts], np.minimum.reduceat(u_pid, starts), np.maximum.reduceat(u_pid, starts)
+    l_addr = np.concatenate([a for _, a in loads])
+    l_pid = np.concatenate([np.full(a.shape, p, dtype=np.int64) for p, a in loads])
+    at = np.clip(np.searchsorted(addr, l_addr), 0, addr.size - 1)
+    hit = (addr[at] == l_addr) & ((low[at] != l_pid) | (high[at] != l_pid))
+    if not hit.any():
+        return None
+    where = ", ".join(f"{int(l_addr[i]):#x}" for i in np.flatnonzero(hit)[:RACE_EXAMPLES])
+    return (f"a program reads a location another program of the same launch updates atomically (address {where}) "
+            "without an order between them: programs run at once on a GPU, so what it reads depends on timing")
+
+
+def _identity(op: str, data: Any, np: Any) -> Any:
+    """Per element, whether an atomic ``op`` with operand ``data`` leaves the location as it was (a read)."""
+    data = np.asarray(data)
+    if op in ("ADD", "FADD", "OR", "XOR", "UMAX"):
+        return data == 0
+    if op in ("AND", "UMIN"):
+        return data == (np.iinfo(data.dtype).max if data.dtype.kind == "u" else -1) if data.dtype.kind in "iu" \
+            else np.zeros(data.shape, dtype=bool)
+    if op == "MAX":
+        return data == (-np.inf if data.dtype.kind == "f" else np.iinfo(data.dtype).min)
+    if op == "MIN":
+        return data == (np.inf if data.dtype.kind == "f" else np.iinfo(data.dtype).max)
+    return np.zeros(data.shape, dtype=bool)
+
+
 def install(report: dict) -> None:
     """Patch the interpreter's builder and grid executor (class level, idempotent)."""
     import numpy as np
@@ -186,8 +232,9 @@ def install(report: dict) -> None:
         if lhs.dtype.scalar != bf16 and rhs.dtype.scalar != bf16:
             return original_binary(self, lhs, rhs, op)
         out = op(values(lhs), values(rhs))
-        data = out.astype(np.uint16) if out.dtype == np.bool_ else to_bf16(out)
-        return interp.TensorHandle(data, lhs.dtype.scalar)
+        if out.dtype == np.bool_:  # a comparison: an int1 mask, as the GPU's
+            return interp.TensorHandle(out, tl.int1)
+        return interp.TensorHandle(to_bf16(out), lhs.dtype.scalar)
 
     def unary_op(self, arg, op):
         if arg.dtype.scalar != bf16:
@@ -208,7 +255,7 @@ def install(report: dict) -> None:
     builder.binary_op, builder.unary_op, builder.create_dot = binary_op, unary_op, create_dot
     _install_programs(builder, executor, np)
     builder._tritonrl_fidelity = True
-    report["fidelity"] = "ok: TF32 dot, bf16 values, shuffled programs, race check"
+    report["fidelity"] = "ok: TF32 dot, bf16 values, shuffled programs, race check (atomics included)"
 
 
 def _tf32(data: Any) -> Any:
@@ -234,7 +281,7 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     original_dim, original_idx = builder.set_grid_dim, builder.set_grid_idx
     original_load, original_store = builder.create_masked_load, builder.create_masked_store
     original_restore, original_call = executor._restore_args_dev, executor.__call__
-    launches = [0]
+    original_rmw, original_cas = builder.create_atomic_rmw, builder.create_atomic_cas
 
     def call(self, *args, **kwargs):
         problem = kernel_problem(self.fn)
@@ -243,8 +290,7 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         return original_call(self, *args, **kwargs)
 
     def set_grid_dim(self, nx, ny, nz):
-        launches[0] += 1
-        _ACCESSES.start((nx, ny, nz), seed=launches[0])
+        _ACCESSES.start((nx, ny, nz), seed=secrets.randbits(64))  # an order the kernel's author cannot predict
         return original_dim(self, nx, ny, nz)
 
     def set_grid_idx(self, x, y, z):
@@ -260,13 +306,26 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         _ACCESSES.stores.append((_ACCESSES.program, np.asarray(ptrs.data)[where], _bits(data, np)))
         return original_store(self, ptrs, value, mask, cache_policy)
 
+    def create_atomic_rmw(self, rmwOp, ptr, val, mask, sem, scope):
+        where = np.broadcast_to(np.asarray(mask.data, dtype=bool), np.shape(ptr.data))
+        addresses = np.asarray(ptr.data)
+        read = np.broadcast_to(_identity(str(rmwOp).rsplit(".", 1)[-1], val.data, np), where.shape)
+        _ACCESSES.loads.append((_ACCESSES.program, addresses[where & read]))
+        _ACCESSES.updates.append((_ACCESSES.program, addresses[where & ~read]))
+        return original_rmw(self, rmwOp, ptr, val, mask, sem, scope)
+
+    def create_atomic_cas(self, ptr, cmp, val, sem, scope):
+        _ACCESSES.updates.append((_ACCESSES.program, np.asarray(ptr.data).reshape(-1)))
+        return original_cas(self, ptr, cmp, val, sem, scope)
+
     def restore_args_dev(self, *args, **kwargs):
-        race = find_race(_ACCESSES.loads, _ACCESSES.stores)
-        _ACCESSES.loads, _ACCESSES.stores = [], []
+        race = find_race(_ACCESSES.loads, _ACCESSES.stores, _ACCESSES.updates)
+        _ACCESSES.loads, _ACCESSES.stores, _ACCESSES.updates = [], [], []
         if race is not None:
             raise DataRace(race)
         return original_restore(self, *args, **kwargs)
 
     builder.set_grid_dim, builder.set_grid_idx = set_grid_dim, set_grid_idx
+    builder.create_atomic_rmw, builder.create_atomic_cas = create_atomic_rmw, create_atomic_cas
     builder.create_masked_load, builder.create_masked_store = create_masked_load, create_masked_store
     executor._restore_args_dev, executor.__call__ = restore_args_dev, call

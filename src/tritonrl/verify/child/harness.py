@@ -115,6 +115,7 @@ class Child:
 
     def __init__(self, sock: socket.socket, spec: dict[str, Any]) -> None:
         self.sock, self.spec = sock, spec
+        self.seal = wire.Seal(bytes.fromhex(spec.pop("seal")))  # only here: the candidate cannot sign a message
         self.device = spec["device"]
         self.monitor = Monitor(CODE_PATH)
         self.module: Any = None
@@ -152,7 +153,10 @@ class Child:
                 return
             reply = handlers[op](message, fds)
             if reply is not None:
-                wire.send(self.sock, reply)
+                self.say(reply)
+
+    def say(self, message: dict) -> None:
+        wire.send(self.sock, message, seal=self.seal)
 
     def do_import(self, message: dict, fds: list) -> dict:
         try:
@@ -249,26 +253,25 @@ class Child:
         return {"ok": True, "peak_memory_bytes": peak}  # the correctness trials' peak (the poison block excluded)
 
     def do_time(self, message: dict, fds: list) -> None:
-        """One timed call: its milliseconds at once (the judge's wall clock stops there), then its outputs. A
-        call the judge asks to ``watch`` runs under the monitor, and says what the monitor saw."""
+        """One timed call: its milliseconds at once (the judge's wall clock stops there), then its outputs. Every
+        timed call runs under the monitor (torch compute, launches, torch-made outputs); one the judge asks to
+        ``watch`` also byte by byte around each launch (copy kernels), the others with one class per storage
+        (nothing on the device). ``watched`` says what broke a rule."""
         inputs, slots = self.timed_call
-        watched = None
+        coarse = not message.get("watch")
         try:
-            if message.get("watch"):
-                elapsed, (output, record) = self.timer(lambda: self.monitor.run_forward(self.timed, inputs))
-                problem = judge_record(record, output, self.monitor.intact(), provenance=False)
-                watched = None if problem is None else f"{problem[0]}: {problem[1]}"
-            else:
-                with torch.no_grad():
-                    elapsed, output = self.timer(lambda: self.timed(*inputs))
+            elapsed, (output, record) = self.timer(
+                lambda: self.monitor.run_forward(self.timed, inputs, coarse=coarse))
+            problem = judge_record(record, output, self.monitor.intact(), weak=True)
+            watched = None if problem is None else f"{problem[0]}: {problem[1]}"
         except BaseException as exc:  # noqa: BLE001
-            wire.send(self.sock, {"ok": False, "error": format_error(exc)})
+            self.say({"ok": False, "error": format_error(exc)})
             return None
-        wire.send(self.sock, {"ok": True, "ms": elapsed, "watched": watched})
+        self.say({"ok": True, "ms": elapsed, "watched": watched})
         if message.get("warm"):
             return None
         values = output_values(output)
-        wire.send(self.sock, {"outputs": self.deliver(output, slots) if values is not None else
+        self.say({"outputs": self.deliver(output, slots) if values is not None else
                               [{"type": f"{type(output).__module__}.{type(output).__qualname__}"}]})
         return None
 
@@ -288,7 +291,7 @@ def run_candidate(sock: socket.socket, spec: dict[str, Any], isolation: dict[str
     """The child's whole life after isolation: prepare, say ready, serve the judge until it says bye."""
     child = Child(sock, spec)
     info = child.prepare()
-    wire.send(sock, {"op": "ready", "isolation": isolation, **info})
+    child.say({"op": "ready", "isolation": isolation, **info})
     try:
         child.serve()
     except (wire.Closed, wire.TimedOut, wire.BadMessage):

@@ -32,6 +32,7 @@ from tritonrl.verify.trial import TrialSpec
 class Session:
     def __init__(self, judge: Any, message: dict[str, Any], sock: Any) -> None:
         self.judge, self.sock = judge, sock
+        self.seal = wire.Seal(bytes.fromhex(message["seal"]))  # every message of the child's must verify
         self.trials = [TrialSpec(**t) for t in message["trials"]]
         self.config = message["config"]
         self.timing_spec = message.get("timing") or {}
@@ -101,7 +102,7 @@ class Session:
         """The child's next message, charged to its time budget."""
         start = time.monotonic()
         try:
-            message, _ = wire.recv(self.sock, timeout_s=max(0.0, self.budget_s))
+            message, _ = wire.recv(self.sock, timeout_s=max(0.0, self.budget_s), seal=self.seal, keep_fds=False)
         except wire.TimedOut:
             raise ChildSilent(stage) from None
         except (wire.Closed, OSError):

@@ -3,9 +3,10 @@
     run_timing(session, refs)     # after every correctness trial passed; the GPU to this candidate alone
 
 The candidate's timed calls each get inputs nobody has seen before (``ReferenceStore.fresh``), every timed call's
-outputs are checked against the reference's for those inputs, a secret share of the calls runs under the child's
-monitor (torch compute while timed is caught), and the judge's wall clock bounds what the child's clock reports
-(``clock_check``). The protocol itself (warm-up, adaptive stop) is ``tritonrl.verify.timing.time_calls``.
+outputs are checked against the reference's for those inputs, every call runs under the child's monitor (torch
+compute, no launch, torch-made outputs: ``timing_mismatch``), a secret share of extra calls (not timed) is also
+watched byte by byte around each launch (copy kernels), and the judge's wall clock bounds what the child's clock
+reports (``clock_check``). The protocol itself (warm-up, adaptive stop) is ``tritonrl.verify.timing.time_calls``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ CALIBRATION_CALLS = 20      # empty timed regions through the child: the protoco
 CLOCK_SLACK_MS = 0.05       # the child's clock may miss the judge's wall clock by this much per call
 CLOCK_SLACK_REL = 0.10      # ... or by this share of the call (host jitter grows with the call)
 REFERENCE_SETS = 3          # input sets the reference's timed calls rotate through
-WATCH_RATE = 0.2            # share of timed calls followed by a watched one (not timed), chosen in secret
+WATCH_RATE = 0.2            # share of timed calls after which one is watched byte by byte (not timed), in secret
 
 
 def run_timing(session, refs: dict[str, Reference]) -> None:
@@ -100,7 +101,7 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
     must_watch = {1, rng.randrange(2, max(3, policy.min_trials + 1))}  # and more at WATCH_RATE
 
     def checked(watch: bool) -> float:
-        """One call on fresh inputs, its outputs checked; a watched one also under the monitor."""
+        """One call on fresh inputs, its outputs and what the monitor saw checked; a watched one byte by byte."""
         calls[0] += 1
         fresh = session.judge.store.fresh(trial, calls[0], model)
         layout.write(session.arena, fresh.inputs, session.judge.device)
@@ -117,9 +118,12 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
 
     def call(warm: bool) -> float:
         if warm:
-            return timed_region(session, {"op": "time", "warm": True})[0]
+            ms, _, watched = timed_region(session, {"op": "time", "warm": True})
+            if watched is not None:
+                raise timing_mod.TimedCallRejected(f"a timed call (warm-up) did other work than the checked calls: {watched}")
+            return ms
         if len(gaps) + 1 in must_watch or rng.random() < WATCH_RATE:
-            checked(watch=True)  # indistinguishable to the candidate; its time is not a sample
+            checked(watch=True)  # its time is not a sample
         return checked(watch=False)
 
     try:

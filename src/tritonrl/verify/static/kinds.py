@@ -306,9 +306,15 @@ class KindInference:
 
     @staticmethod
     def _bind_kind(target: ast.AST, kind: Kind, env: Env) -> None:
-        for n in ast.walk(target):
-            if isinstance(n, ast.Name) and env.get(n.id) != Kind.TENSOR:  # tensor wins: err towards rejecting
-                env[n.id] = kind
+        """Bind the names ``target`` assigns (through tuples, lists and starred ones; ``self.w = ...`` binds no
+        name: ``self`` is not what was assigned)."""
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for t in target.elts:
+                KindInference._bind_kind(t, kind, env)
+        elif isinstance(target, ast.Starred):
+            KindInference._bind_kind(target.value, kind, env)
+        elif isinstance(target, ast.Name) and env.get(target.id) != Kind.TENSOR:  # tensor wins: err towards rejecting
+            env[target.id] = kind
 
     def kind(self, node: ast.AST, env: Env) -> Kind | None:
         """The inferred kind of an expression's value, or None when unknown."""

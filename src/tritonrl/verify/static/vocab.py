@@ -35,7 +35,7 @@ INTROSPECTION_ATTRS = frozenset({"f_back", "f_globals", "f_locals", "f_builtins"
 # getattr, a dict key, a variable holding a name) they are the same as the attribute (the "values" spelling).
 TAMPERING_STRINGS = INTROSPECTION_ATTRS | frozenset({"modules", "_getframe", "_current_frames", "settrace",
     "setprofile", "addaudithook", "__import__", "_disable_current_modes", "_python_dispatch", "get_referrers",
-    "get_referents", "get_objects", "in_launch", "candidate_in_launch"})
+    "get_referents", "get_objects", "in_launch", "candidate_in_launch", "cell_contents"})
 GLOBAL_STATE_CALLS = frozenset({"torch.manual_seed", "torch.seed", "torch.cuda.manual_seed",
     "torch.cuda.manual_seed_all", "torch.random.manual_seed", "torch.set_rng_state",
     "torch.cuda.set_rng_state", "random.seed", "numpy.random.seed", "torch.set_default_dtype",
@@ -83,7 +83,7 @@ LAYOUT_METHODS = frozenset({"contiguous", "view", "view_as", "reshape", "reshape
     "is_same_size", "clone"})
 PERMUTING = frozenset({"t", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "expand",
     "expand_as", "T", "mT", "mH", "H"})
-MATERIALIZING = frozenset({"contiguous", "reshape", "flatten", "reshape_as"})
+MATERIALIZING = frozenset({"contiguous", "reshape", "flatten", "reshape_as", "clone"})
 # Names common on non-tensor objects: only flagged when the receiver is known to be a tensor.
 GENERIC_NAMES = frozenset({"values", "index", "add", "sort", "copy_", "name", "map_", "apply_", "set_", "data"})
 _OPS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
