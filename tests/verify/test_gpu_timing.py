@@ -56,6 +56,8 @@ def _checked(model, shape=(8192, 8192), seed=0, policy=None):
             ms, out = timer(lambda: model(x))
         if not warm and not torch.allclose(out, torch.relu(x)):
             raise timing.TimedCallRejected("a timed call's output differs")
+        if warm:
+            timer.learn()  # as the judge's protocol: the warm-up sizes the hold
         return ms
 
     try:

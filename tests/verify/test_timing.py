@@ -130,6 +130,9 @@ class FakeTimer:
     def sync(self) -> None:
         self.syncs += 1
 
+    def learn(self) -> None:
+        self.learned = getattr(self, "learned", 0) + 1
+
 
 class Honest:
     def __init__(self, clock, cost_ms=1.0):

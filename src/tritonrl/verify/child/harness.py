@@ -269,6 +269,7 @@ class Child:
             return None
         self.say({"ok": True, "ms": elapsed, "watched": watched})
         if message.get("warm"):
+            self.timer.learn()  # the hold covers the warm-up's host time; frozen once the timed calls begin
             return None
         values = output_values(output)
         self.say({"outputs": self.deliver(output, slots) if values is not None else

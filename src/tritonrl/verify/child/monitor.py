@@ -403,10 +403,15 @@ class Monitor:
     def account_in_launch(self, func: Any, args: tuple, out: Any) -> None:
         """An op run inside Triton's launch path with no candidate frame on the stack: Triton's own (autotuning,
         the interpreter's copies) unless it computes on this forward's data (a builtin or an ``nn.Module`` given as
-        a hook runs there without a frame of the candidate's)."""
+        a hook runs there without a frame of the candidate's). Allocations, fills and copies there compute
+        nothing, but what they write is accounted all the same (``reset_to_zero`` zeroes an output between an
+        autotuner's benchmark runs, ``restore_value`` copies one back): unaccounted, those bytes would look written
+        behind the watch's back at the next launch."""
         name = _op_name(func)
-        if (name in META_OPS or name in READ_OPS or name in ALLOC_OPS or name in REBIND_OPS or name in FILL_OPS
-                or name in COPY_OPS or _is_view(func)):
+        if name in META_OPS or name in READ_OPS or _is_view(func):
+            return
+        if name in ALLOC_OPS or name in REBIND_OPS or name in FILL_OPS or name in COPY_OPS:
+            self.account(func, args, out)
             return
         prov = self.record.provenance
         if any(prov.classes(t) & CARRIES_DATA for t in _tensors(args)):

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The GPU tests in parts that each fit one device command (at most 8 minutes a part), on a machine with CUDA.
+#
+#   bash benchmarks/gpu_tests.sh timing funnel          # parts, in order; each prints a time-stamped -v log
+#   OUT=/some/dir bash benchmarks/gpu_tests.sh redteam  # logs and JUnit XML go to $OUT (default: ./gpu-test-logs)
+#
+# Parts (together, every test `pytest -m gpu` collects, except the two named below, plus the red-team and
+# integrity fixtures judged on the device):
+#   timing     tests/verify/test_gpu_timing.py and the GPU test of test_verifier.py
+#   funnel     tests/verify/test_gpu.py without the bundled sweep (benchmarks/bundled_gpu.py does that, resumably)
+#              and without the three-children xfail
+#   redteam    tests/verify/test_redteam.py under CUDA (every fixture judged on the device)
+#   integrity  tests/verify/test_integrity.py under CUDA
+# A part that outlives PART_TIMEOUT_S (default 480) is killed; its log shows how far it got.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PYTHONUNBUFFERED=1 TRITONRL_TEST_CUDA=1 PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+OUT="${OUT:-gpu-test-logs}"
+mkdir -p "$OUT"
+PYTEST=(python3 -m pytest -v -p no:cacheprovider --durations=10)
+status=0
+stamp() { while IFS= read -r line; do printf '%(%T)T %s\n' -1 "$line"; done; }
+
+for part in "$@"; do
+  case "$part" in
+    timing) args=(-m gpu tests/verify/test_gpu_timing.py tests/verify/test_verifier.py) ;;
+    funnel) args=(-m gpu tests/verify/test_gpu.py -k "not bundled and not three_children") ;;
+    redteam) args=(-m "not slow" tests/verify/test_redteam.py) ;;
+    integrity) args=(-m "not slow" tests/verify/test_integrity.py) ;;
+    *) echo "gpu_tests.sh: unknown part '$part' (timing, funnel, redteam, integrity)" >&2; exit 2 ;;
+  esac
+  echo "== part $part: ${args[*]}"
+  timeout "${PART_TIMEOUT_S:-480}" "${PYTEST[@]}" "${args[@]}" --junitxml="$OUT/$part.xml" 2>&1 \
+    | stamp | tee "$OUT/$part.log"
+  rc=${PIPESTATUS[0]}
+  [ "$rc" = 124 ] && echo "== part $part: killed after ${PART_TIMEOUT_S:-480} s"
+  echo "== part $part: exit $rc"
+  [ "$rc" = 0 ] || status=1
+done
+exit "$status"
