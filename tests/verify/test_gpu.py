@@ -81,7 +81,9 @@ def test_timing_report_is_complete(gpu_results):
     assert info["gpu"] and 10 <= info["candidate"]["trials"] <= GPU_CONFIG["timed_trials"]
     for side in ("candidate", "reference"):
         stats = info[side]
-        assert 0 < stats["p10_ms"] <= stats["median_ms"] <= stats["p90_ms"], stats
+        # A few-microsecond kernel, timed without host time (the hold), minus the protocol's own cost: a sample
+        # within the synchronize's wake-up jitter is clamped at 0 (seen on an H100), its median is not.
+        assert 0 <= stats["p10_ms"] <= stats["median_ms"] <= stats["p90_ms"] and stats["median_ms"] > 0, stats
         assert stats["std_ms"] >= 0 and stats["trimmed_mean_ms"] > 0
     assert result.ref_runtime_ms == info["reference"]["median_ms"]
     assert result.speedup == pytest.approx(result.ref_runtime_ms / result.runtime_ms)

@@ -253,7 +253,8 @@ class Child:
         return {"ok": True, "peak_memory_bytes": peak}  # the correctness trials' peak (the poison block excluded)
 
     def do_time(self, message: dict, fds: list) -> None:
-        """One timed call: its milliseconds at once (the judge's wall clock stops there), then its outputs. Every
+        """One timed call: its milliseconds at once (the judge's wall clock stops there, before any check of the
+        child's own: their host time is no part of the call), then what the monitor saw and the outputs. Every
         timed call runs under the monitor (torch compute, launches, torch-made outputs); one the judge asks to
         ``watch`` also byte by byte around each launch (copy kernels), the others with one class per storage
         (nothing on the device). ``watched`` says what broke a rule."""
@@ -262,18 +263,23 @@ class Child:
         try:
             elapsed, (output, record) = self.timer(
                 lambda: self.monitor.run_forward(self.timed, inputs, coarse=coarse))
-            problem = judge_record(record, output, self.monitor.intact(), weak=True)
-            watched = None if problem is None else f"{problem[0]}: {problem[1]}"
         except BaseException as exc:  # noqa: BLE001
             self.say({"ok": False, "error": format_error(exc)})
             return None
-        self.say({"ok": True, "ms": elapsed, "watched": watched})
+        self.say({"ok": True, "ms": elapsed})
+        try:
+            problem = judge_record(record, output, self.monitor.intact(), weak=True)
+            watched = None if problem is None else f"{problem[0]}: {problem[1]}"
+        except BaseException as exc:  # noqa: BLE001
+            watched = f"runtime_error: {format_error(exc)}"
         if message.get("warm"):
             self.timer.learn()  # the hold covers the warm-up's host time; frozen once the timed calls begin
+            self.say({"watched": watched})
             return None
         values = output_values(output)
-        self.say({"outputs": self.deliver(output, slots) if values is not None else
-                              [{"type": f"{type(output).__module__}.{type(output).__qualname__}"}]})
+        self.say({"watched": watched,
+                  "outputs": self.deliver(output, slots) if values is not None else
+                  [{"type": f"{type(output).__module__}.{type(output).__qualname__}"}]})
         return None
 
     def do_null(self, message: dict, fds: list) -> dict:

@@ -18,6 +18,9 @@ _storage_nbytes = torch.UntypedStorage.nbytes
 
 STALE, UNSET, INPUT, PARAM, CONST, KERNEL, COPIED, TORCH, ECHO = range(9)
 CLASS_NAMES = ("stale", "unset", "input", "param", "const", "kernel", "copied", "torch", "echo")
+# A copy (or echo) is recognised from at least this many elements written: one value equal to an input's at its
+# place is no evidence (an honest reduction to one value writes an input's value; at position 0 it matched).
+MIN_COPY_ELEMENTS = 2
 FROM_INPUTS = (INPUT, KERNEL, COPIED, TORCH, ECHO)  # classes whose values may carry this call's inputs
 WRITTEN = {KERNEL, ECHO}  # written by a kernel in this forward (ECHO: the same bits as an input, same place)
 NOT_KERNELS = {STALE, COPIED, TORCH}  # what an output byte must not be
@@ -202,7 +205,8 @@ def credit_launch(prov: Provenance, watched: list, given: list, before: dict, st
         if t.numel() and bool(changed.any()):
             elems = _elements(changed, t)
             prov.region(t)[elems] = KERNEL
-            copies.append((t, elems))
+            if int(elems.sum()) >= MIN_COPY_ELEMENTS:
+                copies.append((t, elems))
     for t, elems in copies:  # after every view is credited: a copy seen through any view of a storage stays one
         source = copied_from(prov, t, elems, given)
         if source is not None:

@@ -98,7 +98,7 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
         these regions carry the same hold as the timed calls); their median is the protocol's own cost."""
         if not calibration:
             mark = time.monotonic()
-            calibration.extend(timed_region(session, {"op": "null"})[:2] for _ in range(CALIBRATION_CALLS))
+            calibration.extend(timed_region(session, {"op": "null"}) for _ in range(CALIBRATION_CALLS))
             session.facts["stage_s"]["clock_calibration"] = round(time.monotonic() - mark, 4)
         return statistics.median(ms for ms, _ in calibration)
 
@@ -113,11 +113,13 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
         calls[0] += 1
         fresh = session.judge.store.fresh(trial, calls[0], model)
         layout.write(session.arena, fresh.inputs, session.judge.device)
-        ms, wall, watched = timed_region(session, {"op": "time", "watch": watch})
+        ms, wall = timed_region(session, {"op": "time", "watch": watch})
+        reply = session.recv("timing")
+        watched = what_broke(reply)
         if watched is not None:
             raise timing_mod.TimedCallRejected(f"timed call {calls[0]} did other work than the checked "
                                                f"calls: {watched}")
-        problem = session.check_outputs(session.recv("timing").get("outputs"), fresh, layout, "full")
+        problem = session.check_outputs(reply.get("outputs"), fresh, layout, "full")
         if problem is not None:
             raise timing_mod.TimedCallRejected(f"timed call {calls[0]}: {problem.message}")
         if not watch:
@@ -126,7 +128,8 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
 
     def call(warm: bool) -> float:
         if warm:
-            ms, _, watched = timed_region(session, {"op": "time", "warm": True})
+            ms, _ = timed_region(session, {"op": "time", "warm": True})
+            watched = what_broke(session.recv("timing"))
             if watched is not None:
                 raise timing_mod.TimedCallRejected(f"a timed call (warm-up) did other work than the checked calls: {watched}")
             return ms
@@ -141,9 +144,9 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
     stats["clock_check"] = clock_check(calibration, gaps, stats["samples_ms"])
     return stats
 
-def timed_region(session, message: dict) -> tuple[float, float, str | None]:
-    """(the child's milliseconds, the judge's wall-clock milliseconds, what a watched call's monitor saw
-    that breaks a rule) of one timed region."""
+def timed_region(session, message: dict) -> tuple[float, float]:
+    """(the child's milliseconds, the judge's wall-clock milliseconds) of one timed region: the wall clock stops
+    at the child's first answer, which carries only its milliseconds (what the monitor saw comes next)."""
     start = time.perf_counter()
     reply = session.call(message, "timing")
     wall = (time.perf_counter() - start) * 1000.0
@@ -152,8 +155,14 @@ def timed_region(session, message: dict) -> tuple[float, float, str | None]:
     ms = reply.get("ms")
     if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not ms >= 0:
         raise wire.BadMessage(f"a timed call reported {ms!r} ms")
+    return float(ms), wall
+
+
+def what_broke(reply: dict) -> str | None:
+    """What the child's monitor saw in a timed call that breaks a rule (its second answer), or None."""
     watched = reply.get("watched")
-    return float(ms), wall, (watched[:400] if isinstance(watched, str) else None)
+    return watched[:400] if isinstance(watched, str) else None
+
 
 def report_timing(session, candidate: dict, ref_report: dict, cached: bool) -> None:
     reference = ref_report.get("reference") or {}

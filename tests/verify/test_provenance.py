@@ -1,0 +1,49 @@
+"""Byte provenance around one launch (``tritonrl.verify.child.provenance.credit_launch``), without a child.
+
+A copy kernel is recognised by its writes repeating a source's values at the same flat positions; one element
+written is no such evidence: an honest reduction to one value (``max|x|``) writes an input's value, and when
+that value sits at position 0 of the input it matched (seen on an H100: ``r3_i8_item_of_kernel_reduction``
+rejected as reading input values into Python, in one run of two)."""
+
+import torch
+
+from tritonrl.verify.child.provenance import (
+    COPIED,
+    ECHO,
+    INPUT,
+    KERNEL,
+    UNSET,
+    Provenance,
+    credit_launch,
+    storage_key,
+)
+
+
+def _bytes(t: torch.Tensor) -> torch.Tensor:
+    """The flat bytes of ``t``'s storage (what the monitor snapshots around a launch)."""
+    return torch.tensor([], dtype=torch.uint8).set_(t.untyped_storage())
+
+
+def _launch(x: torch.Tensor, out: torch.Tensor, write) -> Provenance:
+    """``write()`` as a launch handed ``x`` (an input) and ``out`` (fresh): the classes it leaves."""
+    prov = Provenance()
+    prov.mark(x, INPUT)
+    prov.mark(out, UNSET)
+    before = {storage_key(out): _bytes(out).clone()}
+    write()
+    credit_launch(prov, [out], [x, out], before, _bytes)
+    return prov
+
+
+def test_a_one_element_reduction_equal_to_the_first_input_is_the_kernels():
+    x = torch.tensor([5.0, -1.0, 2.0, 3.0])  # max|x| is x[0]
+    peak = torch.empty(1)
+    prov = _launch(x, peak, lambda: peak.copy_(x.abs().max().reshape(1)))
+    assert prov.classes(peak) == {KERNEL}
+
+
+def test_a_copy_of_the_input_is_still_recognised():
+    x = torch.randn(64)
+    out = torch.empty(64)
+    prov = _launch(x, out, lambda: out.copy_(x))
+    assert prov.classes(out) & {COPIED, INPUT, ECHO} and KERNEL not in prov.classes(out)
