@@ -133,7 +133,7 @@ def run_task(task, verifiers: list, device: str, shared_cache: str | None = None
             "speedup_ci95": t.get("speedup_ci95"), "speedup_vs_compile": t.get("speedup_vs_compile"),
             "ref_compile_ms": t.get("ref_compile_ms"), "peak_memory_bytes": t.get("peak_memory_bytes"),
             "trials": [(t.get("reference") or {}).get("trials"), (t.get("candidate") or {}).get("trials")],
-            "gpu": t.get("gpu"), "elapsed_s": result.elapsed_s})
+            "gpu": t.get("gpu"), "elapsed_s": result.elapsed_s, "clock_check": t.get("clock_check")})
     row = summarize(task.name, repeats)
     row.update({"level": task.level, "sizes": {k: new for k, (_, new) in timing.meta["changes"].items()},
                 "device": next((r["gpu"] for r in repeats if r["gpu"]), device),
@@ -160,7 +160,8 @@ def summarize(name: str, repeats: list[dict]) -> dict:
     row = {"task": name, "ref_ms": _median(refs), "runtime_ms": _median(runs), "speedup": _median(speedups),
            "speedup_cv": _round(cv(speedups)), "ref_ms_cv": _round(cv(refs)), "runtime_ms_cv": _round(cv(runs)),
            "speedup_vs_compile": _median(pick("speedup_vs_compile")), "ref_compile_ms": _median(pick("ref_compile_ms")),
-           "correct": f"{len(good)}/{len(repeats)}"}
+           "correct": f"{len(good)}/{len(repeats)}",
+           "timing_untrusted": f"{sum('timing_untrusted' in (r['flags'] or []) for r in repeats)}/{len(repeats)}"}
     row["cv_ok"] = row["speedup_cv"] is not None and row["speedup_cv"] <= CV_TARGET and len(good) == len(repeats)
     row["cv_why"] = None if row["cv_ok"] else _why(row, repeats, good)
     return row

@@ -6,7 +6,8 @@ The candidate's timed calls each get inputs nobody has seen before (``ReferenceS
 outputs are checked against the reference's for those inputs, every call runs under the child's monitor (torch
 compute, no launch, torch-made outputs: ``timing_mismatch``), a secret share of extra calls (not timed) is also
 watched byte by byte around each launch (copy kernels), and the judge's wall clock bounds what the child's clock
-reports (``clock_check``). The protocol itself (warm-up, adaptive stop) is ``tritonrl.verify.timing.time_calls``.
+reports (``clock_check``: its baseline is empty regions each made after the same preparation as a timed call,
+interleaved with them). The protocol itself (warm-up, adaptive stop) is ``tritonrl.verify.timing.time_calls``.
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ from tritonrl.verify.judge.references import Reference
 from tritonrl.verify.timing_stats import RUN_TO_RUN_REL, speedup_interval
 from tritonrl.verify.trial import TrialSpec
 
-CALIBRATION_CALLS = 20      # empty timed regions through the child: the protocol's own cost, seen by both clocks
+CALIBRATION_CALLS = 20      # empty timed regions through the child, back to back: the timer's own cost
+BASELINE_MIN = 10           # empty regions interleaved with the timed calls (the clock check's baseline): at least
+BASELINE_SHARE = 0.5        # ... this many, and this share of the timed calls
 CLOCK_SLACK_MS = 0.05       # the child's clock may miss the judge's wall clock by this much per call
 CLOCK_SLACK_REL = 0.10      # ... or by this share of the call (host jitter grows with the call)
 REFERENCE_SETS = 3          # input sets the reference's timed calls rotate through
+GAPS_KEPT = 40              # per-call gaps kept in the report (diagnosis)
 WATCH_RATE = 0.2            # share of timed calls after which one is watched byte by byte (not timed), in secret
 
 
@@ -108,11 +112,26 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
     rng = random.Random(secrets.randbits(64))
     must_watch = {1, rng.randrange(2, max(3, policy.min_trials + 1))}  # and more at WATCH_RATE
 
-    def checked(watch: bool) -> float:
-        """One call on fresh inputs, its outputs and what the monitor saw checked; a watched one byte by byte."""
+    baseline: list[tuple[float, float]] = []
+
+    def prepare() -> Reference:
         calls[0] += 1
         fresh = session.judge.store.fresh(trial, calls[0], model)
         layout.write(session.arena, fresh.inputs, session.judge.device)
+        return fresh
+
+    def matched_empty() -> None:
+        """An empty region after the same preparation as a timed call (fresh inputs made, written, the previous
+        call checked): what both clocks see of the protocol when the judge and child have just been busy elsewhere
+        (waking an idle child costs tens of microseconds that back-to-back empty regions never pay)."""
+        prepare()
+        baseline.append(timed_region(session, {"op": "null"}))
+
+    def checked(watch: bool) -> float:
+        """One call on fresh inputs, its outputs and what the monitor saw checked; a watched one byte by byte."""
+        if not watch and (len(baseline) < BASELINE_MIN or len(baseline) < BASELINE_SHARE * (len(gaps) + 1)):
+            matched_empty()
+        fresh = prepare()
         ms, wall = timed_region(session, {"op": "time", "watch": watch})
         reply = session.recv("timing")
         watched = what_broke(reply)
@@ -141,7 +160,8 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
         stats = timing_mod.time_calls(call, policy=policy, overhead=calibrate)
     except timing_mod.TimedCallRejected as exc:
         raise Failed("timing", "timing_mismatch", str(exc)) from None
-    stats["clock_check"] = clock_check(calibration, gaps, stats["samples_ms"])
+    stats["clock_check"] = clock_check(baseline, gaps, stats["samples_ms"])
+    stats["clock_check"]["back_to_back_gap_ms"] = statistics.median(wall - ms for ms, wall in calibration)
     return stats
 
 def timed_region(session, message: dict) -> tuple[float, float]:
@@ -193,9 +213,10 @@ def report_timing(session, candidate: dict, ref_report: dict, cached: bool) -> N
 def clock_check(calibration: list[tuple[float, float]], gaps: list[float], samples: list[float]) -> dict:
     """Whether the child's clock agrees with the judge's wall clock.
 
-    An empty region timed through the child shows the protocol's own cost as the two clocks see it (``wall - ms``:
-    the socket round trip, the flush, the synchronizes). A timed call adds the forward to both; a child whose
-    clock under-reports shows a larger gap. The gap's median may exceed the calibration's by the larger of
+    An empty region timed through the child (``calibration``: each made after the same preparation as a timed
+    call) shows the protocol's own cost as the two clocks see it (``wall - ms``: the socket round trip, waking the
+    child, the flush, the hold, the synchronizes). A timed call adds the forward to both; a child whose clock
+    under-reports shows a larger gap. The gap's median may exceed the calibration's by the larger of
     ``CLOCK_SLACK_MS``, ``CLOCK_SLACK_REL`` of the call, or three median absolute deviations of the calibration."""
     base = [wall - ms for ms, wall in calibration]
     median = statistics.median(base)
@@ -204,4 +225,5 @@ def clock_check(calibration: list[tuple[float, float]], gaps: list[float], sampl
     allowed = max(CLOCK_SLACK_MS, CLOCK_SLACK_REL * call_ms, 3 * mad)
     excess = (statistics.median(gaps) - median) if gaps else 0.0
     return {"ok": excess <= allowed, "gap_ms": statistics.median(gaps) if gaps else None, "base_gap_ms": median,
-            "excess_ms": excess, "allowed_ms": allowed}
+            "excess_ms": excess, "allowed_ms": allowed, "calls": len(gaps), "baseline_calls": len(base),
+            "gaps_ms": [round(g, 4) for g in gaps[:GAPS_KEPT]], "base_gaps_ms": [round(g, 4) for g in base[:GAPS_KEPT]]}
