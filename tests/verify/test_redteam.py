@@ -27,6 +27,9 @@ TASKS = {**BASE_TASKS, **REDTEAM_TASKS}
 DIR = Path(__file__).parent / "fixtures" / "redteam"
 FIXTURES = sorted(DIR.glob("*.py"))
 GOOD_RELU = (Path(__file__).parent / "fixtures" / "runtime" / "good_relu.py").read_text()
+# Triton's JIT compilation counts in a stage's budget: on an H100, ptxas takes 7-10 s per shape for the honest
+# 65536-wide softmax kernels (c6_libdevice_exp: 17.6 s for its full trials), over the CPU's 12 s.
+GPU_TIMEOUT_S = 45
 ISOLATED_CLASSES = ("1", "7")  # attack the cache or the batch: run alone, cache cleared first
 
 
@@ -75,7 +78,8 @@ def verifiers(tmp_path_factory):
     try:
         for mode in ("off", "on"):
             cache = str(tmp_path_factory.mktemp(f"redteam-cache-{mode}"))
-            config = VerifyConfig(device="auto" if CUDA else "cpu", timeout_s=12, workers=2, cache_dir=cache,
+            config = VerifyConfig(device="auto" if CUDA else "cpu", timeout_s=GPU_TIMEOUT_S if CUDA else 12,
+                                  workers=2, cache_dir=cache,
                                   static_checks=(mode == "on"))
             made[mode] = (Verifier(config), cache)
         yield made
