@@ -53,7 +53,7 @@ def fakes(monkeypatch):
     training = FakeTraining()
     evaluated = []
 
-    def fake_evaluate(spec, tasks, k, gen, verify, out, meta=None):
+    def fake_evaluate(spec, tasks, k, gen, verify, out, meta=None, resume=False):
         evaluated.append(spec)
         ok = VerifyResult(stage=Stage.DONE, valid=True, compiled=True, tiny_correct=True, correct=True)
         rows = [{"task": t.name, "level": t.level, "sample": 0, "completion": "x", "code": None,

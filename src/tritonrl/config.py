@@ -389,9 +389,14 @@ class RLRunConfig(Section):
     init_from: str | None = field(default=None, metadata={
         "help": "a manifest stage (sft) whose model to start from; null: model.name_or_path"})
     shuffle_rewards: bool = field(default=False, metadata={
-        "help": "control run: permute each batch's rewards across its completions (no learning signal)"})
+        "help": "control run: permute each group's rewards among its completions (no learning signal)"})
     verify_cache: bool = field(default=False, metadata={
         "help": "verify each distinct (task, extracted code) once per run and reuse the verdict"})
+    stop_without_signal: int = field(default=0, metadata={
+        "help": "after this many steps, stop (and say so) when at least no_signal_share of the reward groups so "
+                "far had zero variance, i.e. no gradient (0: never)", "ge": 0})
+    no_signal_share: float = field(default=0.9, metadata={
+        "help": "stop_without_signal's threshold: the share of zero-variance groups", "gt": 0, "le": 1})
     trl: dict[str, Any] = field(default_factory=dict, metadata={
         "help": "more GRPOConfig/RLOOConfig options, applied after ours; keys checked against the installed TRL"})
     # multi-turn refinement (Kevin): tritonrl.train.multiturn

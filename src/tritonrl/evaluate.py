@@ -10,8 +10,15 @@
 
 Outputs in ``out_dir``: ``results.jsonl`` (``tritonrl.results``: one row per sample: task, level, sample index,
 completion, extracted code, the full ``VerifyResult``), appended as each sample is judged, so an interrupt keeps
-every finished sample; then ``report.json``, ``report.md`` and plots (``tritonrl.report``). Training and
-evaluation share the ``Verifier``, so their numbers cannot drift.
+every finished sample; with a model, ``completions.jsonl`` (``tritonrl.samples``), appended after each generate
+call of ``eval.batch_size`` prompts, before any is judged; then ``report.json``, ``report.md`` and plots
+(``tritonrl.report``). Training and evaluation share the ``Verifier``, so their numbers cannot drift.
+
+SIGTERM or SIGINT (``tritonrl.train.signals``) stops at the next safe point: after the generate call under way
+(its completions saved), or after the verdict under way (candidates still running are stopped, judged again on
+resume); then ``tritonrl.errors.Stopped`` says what was kept (the CLI: exit 143). ``resume`` reuses both files:
+only what is missing is sampled or judged, and the report is the one an uninterrupted run writes. A second
+signal ends the process at once (Ctrl-C: ``KeyboardInterrupt``, below).
 
 Refinement turns (``--turns N``, ``eval.turns``; the loop is ``tritonrl.refinement``): each sample is a
 trajectory of up to N attempts; after a failed one the next prompt carries the task, the earlier attempts' code
@@ -31,13 +38,21 @@ from pathlib import Path
 from typing import Any
 
 from tritonrl.config import EvalConfig, VerifyConfig
-from tritonrl.errors import Interrupted, UserError
-from tritonrl.generation import Generator, ModelSource, load_generator, resolve_model  # noqa: F401 (re-exported)
+from tritonrl.errors import Interrupted, Stopped, UserError
+from tritonrl.generation import (  # noqa: F401 (re-exported)
+    Generator,
+    ModelSource,
+    load_generator,
+    prompts_per_call,
+    resolve_model,
+)
 from tritonrl.jsonl import iter_jsonl
 from tritonrl.refinement import ModelTurns, ReplayTurns, Trajectory, refine
 from tritonrl.report import RESULTS_JSONL, print_warnings, write_report
 from tritonrl.results import Pending, finished_rows, judge, judged_rows, ordered, row_key, write_rows
+from tritonrl.samples import COMPLETIONS_JSONL, SampleLog
 from tritonrl.tasks.model import KernelTask
+from tritonrl.train.signals import SignalHandlers, StopRequest
 
 
 # ---------------------------------------------------------------- the three ways in
@@ -46,31 +61,41 @@ def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: E
              meta: dict[str, Any] | None = None, resume: bool = False, verifier: Any = None) -> dict[str, Any]:
     """Generate k samples per task with ``model`` (a spec or a ``Generator``), verify, write the report.
 
-    ``resume``: tasks whose k samples are all in ``out_dir``'s results are neither generated nor verified again;
-    a verifier error's recorded completion is judged again.
+    ``resume``: samples judged in ``out_dir``'s results are neither generated nor verified again, nor are
+    completions in its ``completions.jsonl`` generated again; a verifier error's recorded completion is judged
+    again. SIGTERM/SIGINT: ``Stopped`` at the next safe point (module docstring).
     ``gen.turns`` > 1: refinement trajectories (``refine``); ``verifier`` replaces the real one (tests)."""
     from tritonrl.prompts import build_messages, load_template
 
     gen = gen or EvalConfig()
-    if gen.turns > 1:
-        return refine(ModelTurns(model, gen), [Trajectory(t, i) for t in tasks for i in range(k)], gen.turns,
-                      gen.refine_for_speed, verify, out_dir, {**_model_info(model, k, gen), **(meta or {})},
-                      resume=resume, verifier=verifier)
-    rows = finished_rows(Path(out_dir) / RESULTS_JSONL) if resume else []
-    done = {row_key(row) for row in judged_rows(rows)}
-    # a verifier error's completion is judged again as it was, not sampled anew
-    again = {row_key(r): r["completion"] for r in rows if row_key(r) not in done and isinstance(r.get("completion"), str)}
-    todo = [t for t in tasks if any(key not in done and key not in again for key in _keys(t, k))]
-    texts = {}
-    if todo:
-        generator = load_generator(model, gen) if isinstance(model, str) else model
-        template = load_template(gen.prompt_template)
-        completions = generator.generate([build_messages(task, template) for task in todo], k)
-        texts = {key: text for t, outs in zip(todo, completions) for key, text in zip(_keys(t, k), outs)}
-    texts.update(again)
-    pending = [Pending(t, i, completion=texts[key]) for t in tasks for i, key in enumerate(_keys(t, k)) if key in texts]
     info = {**_model_info(model, k, gen), **(meta or {})}
-    return verify_and_report(pending, verify, out_dir, info, resume=resume, verifier=verifier)
+    stop = StopRequest()
+    with SignalHandlers(stop):
+        if gen.turns > 1:
+            return refine(ModelTurns(model, gen), [Trajectory(t, i) for t in tasks for i in range(k)], gen.turns,
+                          gen.refine_for_speed, verify, out_dir, info, resume=resume, verifier=verifier, stop=stop)
+        out = Path(out_dir)
+        rows = finished_rows(out / RESULTS_JSONL) if resume else []
+        done = {row_key(row) for row in judged_rows(rows)}
+        # a verifier error's completion is judged again as it was, not sampled anew
+        again = {row_key(r): r["completion"] for r in rows
+                 if row_key(r) not in done and isinstance(r.get("completion"), str)}
+        wanted = {key for t in tasks for key in _keys(t, k) if key not in done and key not in again}
+        template = load_template(gen.prompt_template)
+        prompts, keys = [build_messages(task, template) for task in tasks], [_keys(t, k) for t in tasks]
+        log = SampleLog(out / COMPLETIONS_JSONL, resume)
+
+        def generator() -> Generator:
+            return load_generator(model, gen) if isinstance(model, str) else model
+
+        texts = log.sample(generator, prompts, keys, prompts_per_call(model, gen), stop, wanted) if wanted else {}
+        if texts is None:
+            raise Stopped(f"eval: stopped by {stop.reason} after sampling {log.sampled(prompts, keys)}/{len(tasks)} "
+                          f"prompts (completions in {log.path})", stop.reason)
+        texts.update(again)
+        # every sample, the judged ones too (verify_and_report skips them): the rows are kept in this order
+        pending = [Pending(t, i, completion=texts.get(key)) for t in tasks for i, key in enumerate(_keys(t, k))]
+        return verify_and_report(pending, verify, out_dir, info, resume=resume, verifier=verifier, stop=stop)
 
 
 def _keys(task: KernelTask, k: int) -> list[tuple]:
@@ -217,13 +242,17 @@ def evaluate_solutions(directory: str | Path, verify: VerifyConfig | None = None
 # ---------------------------------------------------------------- verify, record, report
 def verify_and_report(pending: list[Pending], verify: VerifyConfig | None, out_dir: str | Path,
                       meta: dict[str, Any] | None = None, verifier: Any = None,
-                      resume: bool = False) -> dict[str, Any]:
+                      resume: bool = False, stop: StopRequest | None = None) -> dict[str, Any]:
     """Verify every sample, appending each row to ``results.jsonl`` as it is judged, then write the report.
 
     ``resume``: rows already in ``results.jsonl`` stand and their samples are not verified again; otherwise the
-    file starts empty. Ctrl-C stops at once (running candidates are killed), keeps the finished rows, writes a
-    report of them, and raises ``Interrupted`` (a ``KeyboardInterrupt``) saying how to resume. Warnings go to stderr."""
+    file starts empty. SIGTERM/SIGINT (or a raised ``stop``) ends it after the verdict under way (running
+    candidates are killed): the finished rows stay, a report of them is written (meta ``interrupted``) and
+    ``Stopped`` says how many. A second Ctrl-C (or a ``KeyboardInterrupt`` from elsewhere) stops at once, keeps
+    the finished rows, writes a report of them, and raises ``Interrupted`` saying how to resume. Warnings go to
+    stderr."""
     verify = verify or VerifyConfig()
+    stop = stop or StopRequest()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / RESULTS_JSONL
@@ -236,12 +265,18 @@ def verify_and_report(pending: list[Pending], verify: VerifyConfig | None, out_d
         info["resumed_rows"] = len(rows)
     total = len(rows) + len(todo)
     try:
-        info["device"] = judge(todo, verify, verifier, path, rows)
+        with SignalHandlers(stop):
+            info["device"] = judge(todo, verify, verifier, path, rows, stop=stop)
     except KeyboardInterrupt:
         if rows:
             write_report(ordered(rows, pending), out, {**info, "interrupted": True})
         raise Interrupted(f"interrupted: {len(rows)} of {total} samples are in {path}; the same command with "
                           "--resume judges only the rest") from None
+    if stop.is_set() and len(rows) < total:
+        if rows:
+            write_report(ordered(rows, pending), out, {**info, "interrupted": True})
+        raise Stopped(f"eval: stopped by {stop.reason} after {len(rows)}/{total} samples verified (in {path})",
+                      stop.reason)
     rows = ordered(rows, pending)
     write_rows(path, rows)  # finished in any order; kept in the order of the samples
     report = write_report(rows, out, info)

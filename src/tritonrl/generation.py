@@ -137,6 +137,18 @@ def load_generator(spec: str, config: EvalConfig) -> Generator:
     return HFGenerator.load(source, Sampling.from_eval(config), config.device)
 
 
+def prompts_per_call(model: str | Generator, config: EvalConfig) -> int:
+    """How many prompts evaluation gives each ``generate`` call (its completions are saved after each):
+    ``eval.batch_size`` (what transformers batches anyway), or what the generator asks for (``prompts_per_call``:
+    vLLM schedules many prompts at once)."""
+    if isinstance(model, str):
+        import importlib.util
+
+        vllm = config.backend == "vllm" or (config.backend == "auto" and importlib.util.find_spec("vllm") is not None)
+        return VLLMGenerator.prompts_per_call if vllm else config.batch_size
+    return getattr(model, "prompts_per_call", None) or config.batch_size
+
+
 class HFGenerator:
     """transformers ``generate`` on a loaded model: the tokenizer's chat template, left padding (for this call
     only: the tokenizer may be a trainer's too), ``batch_size`` prompts per call, k sequences per prompt."""
@@ -174,8 +186,12 @@ class HFGenerator:
         import torch
 
         s = self.sampling
-        if s.seed is not None:
-            torch.manual_seed(s.seed)
+        if s.seed is not None:  # per call, keyed by its prompts: calls differ, and a resumed call repeats itself
+            import hashlib
+            import json
+
+            digest = hashlib.sha256(json.dumps([list(prompts), k], sort_keys=True, default=str).encode()).hexdigest()
+            torch.manual_seed((s.seed + int(digest[:12], 16)) % 2**63)
         kwargs: dict[str, Any] = {"max_new_tokens": s.max_new_tokens, "num_return_sequences": k,
                                   "do_sample": s.temperature > 0, "pad_token_id": self.tokenizer.pad_token_id}
         if s.temperature > 0:
@@ -201,7 +217,10 @@ class HFGenerator:
 
 
 class VLLMGenerator:
-    """vLLM's offline ``LLM.chat``; a PEFT adapter is served as a LoRA request on its base."""
+    """vLLM's offline ``LLM.chat``; a PEFT adapter is served as a LoRA request on its base. With a seed
+    (``Sampling.seed``) each request is seeded, so a prompt's completions do not depend on the prompts sent with it."""
+
+    prompts_per_call = 64  # evaluation's calls (completions saved after each): enough to keep vLLM's batches full
 
     def __init__(self, source: ModelSource, sampling: Sampling):
         from vllm import LLM

@@ -5,9 +5,12 @@
 Every stage is recorded in ``<run_dir>/manifest.json`` (``tritonrl.train.manifest``): ``data``, ``sft``, the RL
 algorithm's stage (``grpo``, ``rloo`` or ``best_of_n``), ``eval_base`` / ``eval_sft`` / ``eval_rl`` and ``report``.
 Re-running the same command skips stages marked done and resumes an interrupted training stage from its newest
-complete checkpoint; an interrupted evaluation is run again from the start (it has no checkpoints). The
-comparison report is rebuilt every time (it only reads the eval reports). Each model is named by the path its
-stage recorded in the manifest, never by a guessed path.
+complete checkpoint, and an unfinished evaluation from what it saved (``tritonrl.evaluate``'s ``resume``: its
+sampled completions and judged samples are kept). SIGTERM/SIGINT stop a training stage after the current step
+and an evaluation after the current generate call or verdict; either way the stage is marked ``interrupted``
+and ``StageNotFinished`` is raised (run the same command again). The comparison report is rebuilt every time
+(it only reads the eval reports). Each model is named by the path its stage recorded in the manifest, never by a
+guessed path.
 
 Held-out or not: before any stage runs, the evaluation tasks (``eval.tasks``) are compared with every training
 task (``data.source`` and ``data.sft_sources``, less ``data.exclude_tasks``) by name and by exact source. An
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonrl.config import PipelineConfig
-from tritonrl.errors import ConfigError, UserError
+from tritonrl.errors import ConfigError, Stopped, UserError
 from tritonrl.train.stages import stage_name
 
 STAGES = ("data", "sft", "rl", "eval", "report")
@@ -34,7 +37,8 @@ EVAL_MODELS = ("base", "sft", "rl")
 
 
 class StageNotFinished(UserError):
-    """A training stage ended interrupted or failed; re-running the pipeline resumes it."""
+    """A training stage ended interrupted or failed, or an evaluation was stopped by a signal; re-running the
+    pipeline resumes it."""
 
 
 def run_pipeline(config: PipelineConfig, log: Callable[[str], None] = print) -> Path:
@@ -58,8 +62,9 @@ def run_pipeline(config: PipelineConfig, log: Callable[[str], None] = print) -> 
     if "eval" in stages:
         for name in config.pipeline.eval_models:
             spec = {"base": config.model.name_or_path, "sft": f"{run_dir}:sft", "rl": f"{run_dir}:{rl_stage}"}[name]
+            resume = manifest.stage(f"eval_{name}") is not None  # an earlier attempt's work is kept
             _once(manifest, f"eval_{name}", log,
-                  lambda spec=spec, name=name: evaluate_model(config, spec, name, split))
+                  lambda spec=spec, name=name, resume=resume: evaluate_model(config, spec, name, split, resume))
     report = run_dir / "report" / "comparison.md"
     if "report" in stages:
         _always(manifest, "report", log, lambda: build_comparison(config, run_dir, split))
@@ -144,6 +149,9 @@ def _always(manifest, name: str, log, work: Callable[[], dict[str, str]]) -> Non
     except KeyboardInterrupt:
         manifest.finish(name, "interrupted")
         raise
+    except Stopped as exc:  # a signal, obeyed at a safe point: what was done is on disk
+        manifest.finish(name, "interrupted", reason=exc.reason, stopped=exc.message)
+        raise StageNotFinished(f"stage {name} stopped: {exc.message}; run the same command again to resume") from None
     except BaseException as exc:
         manifest.finish(name, "failed", error=f"{type(exc).__name__}: {exc}")
         raise
@@ -190,14 +198,15 @@ def prepare_data(config: PipelineConfig, run_dir: Path) -> dict[str, str]:
     return {"tasks": str(out), "base_model": model}
 
 
-def evaluate_model(config: PipelineConfig, spec: str, name: str, split: TaskSplit | None = None) -> dict[str, str]:
+def evaluate_model(config: PipelineConfig, spec: str, name: str, split: TaskSplit | None = None,
+                   resume: bool = False) -> dict[str, str]:
     from tritonrl.evaluate import evaluate
     from tritonrl.tasks import select_tasks
 
     out = Path(config.run.run_dir) / "eval" / name
     tasks = select_tasks(config.eval.tasks, config.eval.level, config.eval.max_tasks)
     meta = {"stage": name, **({"split": split.label} if split else {})}
-    evaluate(spec, tasks, config.eval.k, config.eval, config.verify, out, meta=meta)
+    evaluate(spec, tasks, config.eval.k, config.eval, config.verify, out, meta=meta, resume=resume)
     return {"report": str(out / "report.json"), "results": str(out / "results.jsonl")}
 
 

@@ -7,6 +7,9 @@ Each turn, the trajectories due for it (the last attempt failed, or ``refine_for
 from a ``ModelTurns`` (the refinement prompt, ``tritonrl.prompts.build_refinement_messages``, to a generator) or a
 ``ReplayTurns`` (a completions file's rows); the attempts are judged in one streaming batch and appended to
 ``results.jsonl`` (``tritonrl.results``); then the report. ``tritonrl.evaluate`` is the way in (``eval.turns``).
+A model's attempts are saved in ``completions.jsonl`` after each generate call (``tritonrl.samples``); SIGTERM or
+SIGINT stops after the call or the verdict under way (``tritonrl.errors.Stopped``), and ``resume`` reuses both
+files: an attempt whose prompt is the same is not generated again.
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from tritonrl.config import EvalConfig, VerifyConfig
-from tritonrl.errors import Interrupted
-from tritonrl.generation import Generator, load_generator
+from tritonrl.errors import Interrupted, Stopped
+from tritonrl.generation import Generator, load_generator, prompts_per_call
 from tritonrl.report import RESULTS_JSONL, print_warnings, write_report
 from tritonrl.results import Pending, finished_rows, judge, judged_rows, row_key, write_rows
+from tritonrl.samples import COMPLETIONS_JSONL, SampleLog
 from tritonrl.tasks.model import KernelTask
+from tritonrl.train.signals import SignalHandlers, StopRequest
 
 
 @dataclass
@@ -44,17 +49,22 @@ class Trajectory:
 
 
 class ModelTurns:
-    """Attempts from a model: the refinement prompt of each trajectory, one completion each."""
+    """Attempts from a model: the refinement prompt of each trajectory, one completion each, saved in ``log``."""
 
     def __init__(self, model: str | Generator, gen: EvalConfig):
         self.model, self.gen, self.generator = model, gen, None
 
-    def attempts(self, turn: int, due: list[Trajectory]) -> list[Pending]:
-        from tritonrl.prompts import build_messages, build_refinement_messages, estimate_tokens, load_template
-
+    def _generator(self) -> Generator:
         if self.generator is None:
             self.generator = load_generator(self.model, self.gen) if isinstance(self.model, str) else self.model
-        count = getattr(self.generator, "count_tokens", estimate_tokens)
+        return self.generator
+
+    def attempts(self, turn: int, due: list[Trajectory], log: SampleLog, stop: StopRequest) -> list[Pending] | None:
+        """The due trajectories' attempts at ``turn`` (from ``log`` when their prompts were sampled before); None
+        when ``stop`` was raised before all were sampled."""
+        from tritonrl.prompts import build_messages, build_refinement_messages, estimate_tokens, load_template
+
+        count = getattr(self._generator(), "count_tokens", estimate_tokens)  # the prompts' size, as the model sees it
         template = load_template(self.gen.prompt_template)
         prompts = [build_refinement_messages(build_messages(t.task, template), t.attempts,
                                              self.gen.max_prompt_tokens, count) for t in due]
@@ -62,9 +72,14 @@ class ModelTurns:
             if p.truncated or p.over_budget:
                 print(f"tritonrl: turn {turn}: prompt shortened to fit eval.max_prompt_tokens="
                       f"{self.gen.max_prompt_tokens}: {p.context()}", file=sys.stderr)
-        texts = self.generator.generate([p.messages for p in prompts], 1)
-        return [Pending(t.task, t.index, completion=out[0], turn=turn, context=p.context() if turn > 1 else None)
-                for t, p, out in zip(due, prompts, texts, strict=True)]
+        keys = [[(*t.key, turn)] for t in due]
+        texts = log.sample(self._generator, [p.messages for p in prompts], keys,
+                           prompts_per_call(self.model, self.gen), stop)
+        if texts is None:
+            return None
+        return [Pending(t.task, t.index, completion=texts[key[0]], turn=turn,
+                        context=p.context() if turn > 1 else None)
+                for t, p, key in zip(due, prompts, keys, strict=True)]
 
 
 class ReplayTurns:
@@ -73,18 +88,25 @@ class ReplayTurns:
     def __init__(self, pending: list[Pending]):
         self.rows = {p.key: p for p in pending}
 
-    def attempts(self, turn: int, due: list[Trajectory]) -> list[Pending]:
+    def attempts(self, turn: int, due: list[Trajectory], log: SampleLog, stop: StopRequest) -> list[Pending]:
         return [self.rows[(*t.key, turn)] for t in due if (*t.key, turn) in self.rows]
 
 
 def refine(source: ModelTurns | ReplayTurns, trajectories: list[Trajectory], turns: int, refine_for_speed: bool,
            verify: VerifyConfig | None, out_dir: str | Path, meta: dict[str, Any], resume: bool = False,
-           verifier: Any = None) -> dict[str, Any]:
+           verifier: Any = None, stop: StopRequest | None = None) -> dict[str, Any]:
     """Up to ``turns`` attempts per trajectory: each turn, the due trajectories' attempts (``source``) are
     verified in one streaming batch and appended to ``results.jsonl``; then the report (``write_report``).
 
-    ``resume`` keeps the rows already written and continues each trajectory from its last judged turn. Ctrl-C
-    behaves as in ``tritonrl.evaluate.verify_and_report``."""
+    ``resume`` keeps the rows already written and continues each trajectory from its last judged turn, with the
+    attempts already sampled (``completions.jsonl``). SIGTERM/SIGINT (or a raised ``stop``) and Ctrl-C behave as
+    in ``tritonrl.evaluate.verify_and_report``."""
+    stop = stop or StopRequest()
+    with SignalHandlers(stop):
+        return _refine(source, trajectories, turns, refine_for_speed, verify, out_dir, meta, resume, verifier, stop)
+
+
+def _refine(source, trajectories, turns, refine_for_speed, verify, out_dir, meta, resume, verifier, stop):
     from tritonrl.verify.result import VerifyResult
 
     verify = verify or VerifyConfig()
@@ -106,6 +128,8 @@ def refine(source: ModelTurns | ReplayTurns, trajectories: list[Trajectory], tur
                 trajectory.attempts.append(Attempt(row.get("code"), VerifyResult.from_dict(row["result"])))
 
     record(rows)
+    log = SampleLog(out / COMPLETIONS_JSONL, resume)
+    stopped = None
     owned = None
     if verifier is None:
         from tritonrl.verify.backends import make_verifier
@@ -114,11 +138,17 @@ def refine(source: ModelTurns | ReplayTurns, trajectories: list[Trajectory], tur
     try:
         for turn in range(1, turns + 1):
             due = [t for t in trajectories if t.wants_turn(turn, refine_for_speed)]
-            pending = source.attempts(turn, due) if due else []
+            pending = source.attempts(turn, due, log, stop) if due else []
+            if pending is None:
+                stopped = f"while sampling turn {turn} (completions in {log.path})"
+                break
             new_rows: list[dict[str, Any]] = []
-            info["device"] = judge(pending, verify, verifier, path, new_rows, desc=f"eval turn {turn}")
+            info["device"] = judge(pending, verify, verifier, path, new_rows, desc=f"eval turn {turn}", stop=stop)
             rows += new_rows
             record(new_rows)
+            if stop.is_set() and len(new_rows) < len(pending):
+                stopped = f"after {len(new_rows)}/{len(pending)} attempts of turn {turn} were verified"
+                break
     except KeyboardInterrupt:
         if rows:
             write_report(_by_trajectory(rows, trajectories), out, {**info, "interrupted": True})
@@ -127,6 +157,10 @@ def refine(source: ModelTurns | ReplayTurns, trajectories: list[Trajectory], tur
     finally:
         if owned is not None:
             owned.close()
+    if stopped:
+        if rows:
+            write_report(_by_trajectory(rows, trajectories), out, {**info, "interrupted": True})
+        raise Stopped(f"eval: stopped by {stop.reason} {stopped}; {len(rows)} attempts are in {path}", stop.reason)
     rows = _by_trajectory(rows, trajectories)
     write_rows(path, rows)
     report = write_report(rows, out, info)

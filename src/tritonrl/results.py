@@ -40,17 +40,18 @@ class Pending:
 
 
 def judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, rows: list[dict],
-          desc: str = "eval") -> str:
+          desc: str = "eval", stop: Any = None) -> str:
     """Verify ``todo``, appending each row to ``path`` (and ``rows``) as it finishes, under a progress line
-    (``desc``; on a terminal only); the device used."""
+    (``desc``; on a terminal only); the device used. A raised ``stop`` (``tritonrl.train.signals.StopRequest``)
+    ends it after the current verdict: the caller sees fewer rows than samples."""
     from tritonrl.progress import ProgressLine
 
     with ProgressLine(len(todo), desc) as line:
-        return _judge(todo, verify, verifier, path, rows, line)
+        return _judge(todo, verify, verifier, path, rows, line, stop)
 
 
 def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, rows: list[dict],
-           line: Any) -> str:
+           line: Any, stop: Any) -> str:
     from tritonrl.verify import VerifyItem
     from tritonrl.verify.result import Stage, VerifyResult
 
@@ -68,25 +69,38 @@ def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path,
         verifier = owned = make_verifier(verify)  # verify.backend: local or ray
     try:
         device = getattr(verifier, "device", None) or verify.device
-        for index, result in _stream(verifier, items):
+        for index, result in stream_verdicts(verifier, items, stop):
             rows.append(_append(path, _row(todo[index], _size_limited(result, todo[index].task, verify, device))))
             line.update(result)
     finally:
         if owned is not None:
-            owned.close()  # on Ctrl-C too: kills the running candidates' process groups
+            owned.close()  # on Ctrl-C or a stop too: kills the running candidates' process groups
     return device
 
 
-def _stream(verifier: Any, items: list) -> Any:
-    """(index, result) as each finishes where the verifier can (``verify_iter``), else all at the end."""
-    if not items:
-        return iter(())
-    if hasattr(verifier, "verify_iter"):
-        return verifier.verify_iter(items)
-    results = verifier.verify_many(items)
-    if len(results) != len(items):
-        raise RuntimeError(f"verifier returned {len(results)} results for {len(items)} samples")
-    return enumerate(results)
+def stream_verdicts(verifier: Any, items: list, stop: Any = None) -> Any:
+    """(index, result) as each finishes where the verifier can (``verify_iter``), else all at the end. A raised
+    ``stop`` ends the stream after the verdict just given (``verify_iter``'s items not started are cancelled; those
+    running are the verifier's to end, ``close()``); results ``verify_many`` already returned are all given. Raised
+    before the first, it gives none."""
+    if not items or (stop is not None and stop.is_set()):
+        return
+    if not hasattr(verifier, "verify_iter"):
+        results = verifier.verify_many(items)
+        if len(results) != len(items):
+            raise RuntimeError(f"verifier returned {len(results)} results for {len(items)} samples")
+        yield from enumerate(results)
+        return
+    stream = verifier.verify_iter(items)
+    try:
+        for pair in stream:
+            yield pair
+            if stop is not None and stop.is_set():
+                return
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
 
 
 def _size_limited(result: Any, task: KernelTask, verify: VerifyConfig, device: str) -> Any:

@@ -103,12 +103,23 @@ def test_grpo_groups_differ_with_the_real_verifier(tmp_path):
 def test_cpu_recipe_end_to_end(tmp_path):
     demo = learning_demo()
     os.chdir(tmp_path)  # the config's run paths are relative
-    code = demo.main(["--config", str(ROOT / "configs" / "demo_cpu.yaml"), "--train-n", "2", "--sft-n", "1",
-                      "--heldout-n", "2", "--hidden", "256", "--layers", "2", "--heads", "4", "--kv-heads", "2"])
+    template = str(ROOT / "configs" / "prompts" / "short.yaml")
+    sets = [f"data.prompt_template={template}", f"eval.prompt_template={template}", "sft.max_steps=40",
+            "run.save_steps=20", "rl.steps=2", "rl.per_device_batch_size=8", "rl.stop_without_signal=0", "eval.k=2"]
+    code = demo.main(["--config", str(ROOT / "configs" / "demo_cpu.yaml"), "--train-n", "3", "--sft-n", "3",
+                      "--heldout-n", "2", "--validation-n", "2", "--validation-k", "1", "--turns", "2", "--vocab", "2000",
+                      "--hidden", "64", "--layers", "1", "--heads", "2", "--kv-heads", "1",
+                      *[arg for s in sets for arg in ("--set", s)]])
     assert code == 0
-    summary = json.loads((tmp_path / "runs" / "demo_cpu" / "learning_demo.json").read_text())
-    assert {"device", "date", "heldout_tasks", "samples_per_task", "base", "sft", "rl", "control"} <= set(summary)
-    assert summary["samples_per_task"] == 8 and summary["heldout_tasks"] == 2
+    run_dir = tmp_path / "runs" / "demo_cpu"
+    summary = json.loads((run_dir / "learning_demo.json").read_text())
+    assert {"criterion", "criterion_met", "heldout_tasks", "families", "k", "base", "sft", "rl", "control",
+            "rl_minus_sft", "control_minus_sft", "runs", "machine", "commit", "wall_s", "sft_selection",
+            "length_audit", "rl_turns2", "nearest_training_combination"} <= set(summary)
+    assert summary["k"] == 2 and summary["heldout_tasks"] == 2 and all("ci95" in summary[a] for a in ("sft", "rl"))
+    assert [r["arm"] for r in summary["runs"]] == ["base", "sft", "rl", "rl_turns2", "control"]
+    assert [s["step"] for s in summary["sft_selection"]["scores"]] == [20, 40]
+    assert (run_dir / "figures" / "learning_demo.png").exists()
 
 
 def test_summary_json_from_a_run_directory(tmp_path):
@@ -122,13 +133,42 @@ def test_summary_json_from_a_run_directory(tmp_path):
                 for s in range(8)]
         (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     summary = demo.summarize(tmp_path, device="test")
-    assert summary["heldout_tasks"] == 2 and summary["samples_per_task"] == 8
-    assert summary["rl"]["correct_rate"] == 14 / 16 and summary["base"]["correct_rate"] == 0
-    low, high = demo.wilson(14, 16)
-    assert summary["rl"]["ci95_low"] == low and 0.63 < low < 0.65 and 0.96 < high < 0.97
+    assert summary["heldout_tasks"] == 2 and summary["k"] == 8
+    assert summary["rl"]["correct_at_1"] == pytest.approx(0.875) and summary["base"]["correct_at_1"] == 0
+    assert summary["rl"]["ci95"] == [0.75, 1.0]  # tasks resampled (6/8 and 8/8), not 16 independent samples
     assert summary["rl_minus_sft"]["mean"] == pytest.approx(0.5)
-    assert summary["rl_minus_sft"]["ci95_low"] == pytest.approx(0.5)  # both tasks +0.5: no spread
+    assert summary["rl_minus_sft"]["ci95"][0] == pytest.approx(0.5)  # both tasks +0.5: no spread
     assert summary["control_minus_sft"]["mean"] == 0
+    assert summary["criterion"]["rl_minus_sft_min"] == 0.15 and summary["criterion_met"] is True
+    assert {"machine", "commit"} <= set(summary)
+
+
+def test_criterion_needs_all_three_conditions():
+    demo = learning_demo()
+    ok = {"mean": 0.2, "ci95": [0.05, 0.3]}
+    flat = {"mean": 0.0, "ci95": [-0.05, 0.05]}
+    assert demo.criterion_met(ok, flat)
+    assert not demo.criterion_met({"mean": 0.14, "ci95": [0.05, 0.2]}, flat)  # under 15 points
+    assert not demo.criterion_met({"mean": 0.2, "ci95": [-0.01, 0.4]}, flat)  # interval reaches 0
+    assert not demo.criterion_met(ok, {"mean": 0.1, "ci95": [0.02, 0.2]})   # the control gained too
+    assert not demo.criterion_met(ok, None)
+
+
+def test_splits_and_subsets_of_the_recipe():
+    demo = learning_demo()
+    rows = [{"name": f"t{i}", "family": ("ew", "row", "gemm")[i % 3], "signature": f"{('ew', 'row', 'gemm')[i % 3]}:"
+             f"op{i % 7}>relu"} for i in range(42)]
+    held, val = demo.split_by_signature(rows, 10)
+    assert len(val) >= 10 and len(held) + len(val) == 42
+    assert not {r["signature"] for r in held} & {r["signature"] for r in val}  # no op combination in both
+    sft = demo.stratified(rows, 9)
+    assert sorted(r["family"] for r in sft) == ["ew"] * 3 + ["gemm"] * 3 + ["row"] * 3
+    assert demo.stratified(rows, 9) == sft  # deterministic
+    assert demo.edit_distance(["a", "b", "c"], ["a", "c"]) == 1 and demo.edit_distance(["a"], ["b", "c"]) == 2
+    near = demo.nearest_training([{"name": "h", "signature": "row:mul>softmax>tanh"},
+                                  {"name": "g", "signature": "gemm:relu"}],
+                                 [{"signature": "row:mul>softmax"}, {"signature": "row:exp>sum>tanh>abs"}])
+    assert near["per_task"] == {"h": 1, "g": None} and near["histogram"] == {"1": 1, "None": 1}
 
 
 class CountingVerifier:
@@ -159,7 +199,82 @@ def test_reward_cache_shuffle_and_signal_metrics():
     assert logged["signal/frac_zero_std_groups"] == 1.0 and logged["signal/reward_std"] > 0
     reward(completions=[good, bad], task_key=[task.key] * 2, log_metric=logged.__setitem__)
     assert verifier.calls == [2] and logged["signal/frac_zero_std_groups"] == 0.0  # all from the cache
+    mixed = [good, bad, good, bad, bad, bad]  # groups of 2: (1, 0), (1, 0), (0, 0)
     shuffled = VerifierReward({task.key: task}, verifier=CountingVerifier(), group_size=2, shuffle=True, seed=1)
-    outs = [shuffled(completions=completions, task_key=[task.key] * 6) for _ in range(5)]
-    assert all(sorted(o) == sorted(rewards) for o in outs) and any(o != rewards for o in outs)
+    outs = [shuffled(completions=mixed, task_key=[task.key] * 6) for _ in range(8)]
+    truth = [1.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+    assert any(o != truth for o in outs)
+    for o in outs:  # permuted within each group only: every group keeps its rewards, the all-wrong one stays so
+        assert [sorted(o[i:i + 2]) for i in (0, 2, 4)] == [[0.0, 1.0], [0.0, 1.0], [0.0, 0.0]]
     assert shuffled.history[-1].correct_rate == pytest.approx(2 / 6)  # metrics describe the true verdicts
+
+
+def test_reward_cache_hits_conversational_completions():
+    """TRL passes conversational completions as message lists: the cache keys on their extracted code."""
+    from tritonrl.tasks import get_task
+    from tritonrl.train.rewards import VerifierReward
+
+    class CodeVerifier(CountingVerifier):
+        def verify_many(self, items):
+            self.calls.append(len(items))
+            return [VerifyResult(stage=Stage.DONE, valid=True, compiled=True, tiny_correct=True,
+                                 correct="good" in str(item.completion)) for item in items]
+
+    task = get_task("l1_relu")
+    say = lambda word: [{"role": "assistant", "content": f"Here:\n```python\nclass ModelNew: {word} = 1\n```"}]  # noqa: E731
+    verifier = CodeVerifier()
+    reward = VerifierReward({task.key: task}, verifier=verifier, group_size=4, cache=True)
+    logged = {}
+    rewards = reward(completions=[say("good"), say("good"), say("bad"), say("good")], task_key=[task.key] * 4,
+                     log_metric=logged.__setitem__)
+    assert rewards == [1.0, 1.0, 0.0, 1.0] and verifier.calls == [2]
+    assert logged["verify/cache_hit_rate"] == pytest.approx(2 / 4)
+
+
+def test_correct_by_turn_counts_a_trajectory_from_its_first_correct_turn(tmp_path):
+    demo = learning_demo()
+    rows = [("a", 0, 1, False), ("a", 0, 2, True), ("a", 1, 1, True), ("b", 0, 1, False), ("b", 0, 2, False),
+            ("b", 0, 3, True), ("b", 1, 1, False), ("b", 1, 2, False), ("b", 1, 3, False)]
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps({"task": t, "sample": s, "turn": n, "result": {"correct": c}}) + "\n"
+                            for t, s, n, c in rows))
+    assert demo.correct_by_turn(path) == {"correct@1": 0.25, "correct@2": 0.5, "correct@3": 0.75}
+
+
+def test_grpo_stops_and_says_so_when_groups_have_no_variance(tmp_path):
+    """rl.stop_without_signal: at that step, a run whose groups were (nearly) all zero-variance stops with a note."""
+    from types import SimpleNamespace
+
+    from tritonrl.train.rl import NO_SIGNAL_FILE, no_signal_stop
+
+    config = SimpleNamespace(rl=SimpleNamespace(stop_without_signal=3, no_signal_share=0.9))
+    flat = SimpleNamespace(health=[{"signal/frac_zero_std_groups": 1.0}] * 3)
+    [callback] = no_signal_stop(config, flat, tmp_path)
+    control = SimpleNamespace(should_training_stop=False)
+    callback.on_step_end(None, SimpleNamespace(global_step=2), control)
+    assert not control.should_training_stop  # not yet at the step
+    callback.on_step_end(None, SimpleNamespace(global_step=3), control)
+    assert control.should_training_stop and json.loads((tmp_path / NO_SIGNAL_FILE).read_text())["step"] == 3
+    mixed = SimpleNamespace(health=[{"signal/frac_zero_std_groups": 1.0}, {"signal/frac_zero_std_groups": 0.5}])
+    [callback] = no_signal_stop(config, mixed, tmp_path / "b")
+    control = SimpleNamespace(should_training_stop=False)
+    callback.on_step_end(None, SimpleNamespace(global_step=3), control)
+    assert not control.should_training_stop and not (tmp_path / "b" / NO_SIGNAL_FILE).exists()
+    off = SimpleNamespace(rl=SimpleNamespace(stop_without_signal=0, no_signal_share=0.9))
+    assert no_signal_stop(off, flat, tmp_path) == []
+
+
+def test_whole_line_tokenizer_is_exact_and_shorter_on_kernels():
+    """The demo's tokenizer (whole-line BPE trained on the train split): decodes back to the same bytes, and a
+    held-out-like kernel (not in its corpus) takes far fewer tokens than with the word-level one."""
+    from tritonrl.tasks import get_task, load_tasks
+    from tritonrl.train.models import build_tiny_tokenizer
+
+    tasks = [t for t in load_tasks("bundled") if t.solution]
+    unseen = get_task("l2_swiglu")
+    corpus = [t.solution for t in tasks if t.name != unseen.name] + [t.source for t in tasks if t.name != unseen.name]
+    lines = build_tiny_tokenizer(4000, corpus, whole_lines=True)
+    words = build_tiny_tokenizer(4000, corpus)
+    ids = lines(unseen.solution)["input_ids"]
+    assert lines.decode(ids) == unseen.solution
+    assert len(ids) < 0.6 * len(words(unseen.solution)["input_ids"])

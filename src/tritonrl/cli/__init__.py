@@ -2,7 +2,9 @@
 
 Each module in this package defines ``register(subparsers)``, which adds its subcommands and sets
 ``func`` on their parsers to a function ``(args) -> int`` (the exit status). Errors the user can fix
-(``tritonrl.errors.UserError``) print one line and exit 2; anything else is a bug and keeps its traceback.
+(``tritonrl.errors.UserError``) print one line and exit 2; anything else is a bug and keeps its traceback. A job
+stopped by SIGTERM/SIGINT at a safe point (``tritonrl.errors.Stopped``: eval, tasks generate) says in one line
+what it kept and exits 143, as a training stage does.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import importlib
 import sys
 
 from tritonrl import __version__
-from tritonrl.errors import Interrupted, UserError
+from tritonrl.errors import Interrupted, Stopped, UserError
+
+EXIT_STOPPED = 143  # 128 + SIGTERM, as tritonrl sft/rl: "stopped, run again to resume"
 
 # Subcommand modules, in the order --help lists them. A module that cannot be imported (for instance
 # because the `train` extra is missing) still lets the others work.
@@ -39,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
+    except Stopped as exc:
+        print(f"tritonrl: {exc}", file=sys.stderr)
+        return EXIT_STOPPED
     except UserError as exc:
         print(f"tritonrl: error: {exc}", file=sys.stderr)
         return 2

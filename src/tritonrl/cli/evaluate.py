@@ -4,12 +4,15 @@
     tritonrl eval --completions examples/golden/completions.jsonl --timeout 10 --out out/golden
     tritonrl eval --solutions my_kernels/ --out out/mine      # file stem = bundled task name
     tritonrl eval --solutions kb/ --tasks ~/KernelBench --level 2 --out out/kb   # 12.py, level2_12.py, 12_Gemm...py
-    tritonrl eval --completions c.jsonl --out out/x --resume  # after Ctrl-C: judge only the samples not in results
+    tritonrl eval --completions c.jsonl --out out/x --resume  # after a stop: judge only the samples not in results
     tritonrl eval --completions c.jsonl --out out/x --overwrite   # start again (a non-empty --out is refused)
     tritonrl eval --model M --turns 3 --out out/t             # refinement: correct@1..3, speedup@1..3
     tritonrl eval --completions turns.jsonl --out out/r       # replay trajectories (rows with turn, sample)
     tritonrl report out/base/results.jsonl --out out/base     # rebuild the report, no GPU or model needed
     tritonrl compare out/base out/sft out/rl --out out/compare
+
+SIGTERM or Ctrl-C stops after the generate call or verdict under way, keeping the completions and verdicts so far
+in --out (exit 143); a second Ctrl-C stops at once (exit 130); --resume goes on from what was kept.
 
 Defaults come from ``EvalConfig`` / ``VerifyConfig`` (or the ``eval``/``verify`` sections of ``--config``);
 flags given on the command line override them. Each flag that sets a config key is generated from its field
@@ -24,7 +27,7 @@ from pathlib import Path
 
 from tritonrl.cli.config import add_field_flag, config_from_args, flag_value
 from tritonrl.config import EvalConfig, PipelineConfig, VerifyConfig
-from tritonrl.errors import UserError
+from tritonrl.errors import Stopped, UserError
 from tritonrl.report import RESULTS_JSONL
 from tritonrl.results import finished_rows
 
@@ -82,28 +85,35 @@ def configs_from_args(args) -> tuple[EvalConfig, VerifyConfig]:
 
 
 def run_eval(args) -> int:
+    gen, verify = configs_from_args(args)
+    check_out_dir(Path(args.out), args.resume or args.overwrite)
+    try:
+        report = _evaluate(args, gen, verify)
+    except Stopped as exc:  # SIGTERM/SIGINT: what was done is in --out
+        exc.hint = "the same command with --resume continues"
+        raise
+    _print_summary(report, Path(args.out))
+    return 0
+
+
+def _evaluate(args, gen: EvalConfig, verify: VerifyConfig) -> dict:
     from tritonrl import evaluate
     from tritonrl.tasks import select_tasks
 
-    gen, verify = configs_from_args(args)
-    check_out_dir(Path(args.out), args.resume or args.overwrite)
     if args.completions:
-        report = evaluate.evaluate_completions(args.completions, verify, args.out, resume=args.resume,
-                                               turns=gen.turns if gen.turns > 1 else None,
-                                               refine_for_speed=gen.refine_for_speed)
-    elif args.solutions:
+        return evaluate.evaluate_completions(args.completions, verify, args.out, resume=args.resume,
+                                             turns=gen.turns if gen.turns > 1 else None,
+                                             refine_for_speed=gen.refine_for_speed)
+    if args.solutions:
         if gen.turns > 1:
             raise UserError(f"--turns {gen.turns}: a solutions directory holds one attempt per sample; refinement "
                             "needs a model (--model) or a completions file with 'turn' fields")
         given = flag_value(args, "eval.tasks")
         tasks = select_tasks(given, gen.level) if given else None
-        report = evaluate.evaluate_solutions(args.solutions, verify, args.out, tasks=tasks, resume=args.resume,
-                                             level=gen.level)
-    else:
-        tasks = select_tasks(gen.tasks, gen.level, gen.max_tasks)
-        report = evaluate.evaluate(args.model, tasks, gen.k, gen, verify, args.out, resume=args.resume)
-    _print_summary(report, Path(args.out))
-    return 0
+        return evaluate.evaluate_solutions(args.solutions, verify, args.out, tasks=tasks, resume=args.resume,
+                                           level=gen.level)
+    tasks = select_tasks(gen.tasks, gen.level, gen.max_tasks)
+    return evaluate.evaluate(args.model, tasks, gen.k, gen, verify, args.out, resume=args.resume)
 
 
 def check_out_dir(out: Path, allowed: bool) -> None:

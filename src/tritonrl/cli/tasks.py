@@ -7,6 +7,9 @@
     tritonrl tasks variants l2_gemm_bias_relu     # the tiny / alt shape variants' changed constants
     tritonrl prompt l1_softmax                    # the chat messages for a task
     tritonrl tasks generate --n 64 --seed 0 --split heldout --out data/gen/heldout   # verified generated tasks
+
+``tasks generate`` stopped by SIGTERM or Ctrl-C keeps every verdict so far (exit 143); the same command again
+finishes it with the files an uninterrupted run writes (``tritonrl.tasks.generate``).
 """
 
 from __future__ import annotations

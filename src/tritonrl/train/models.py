@@ -43,7 +43,16 @@ def is_adapter_dir(path: str | Path) -> bool:
 
 
 def load_tokenizer(name_or_path: str, trust_remote_code: bool = False):
-    tokenizer = AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
+    """The tokenizer saved at ``name_or_path``. One saved from a bare ``tokenizers`` object (our local ones:
+    ``tokenizer_class`` TokenizersBackend) is loaded as saved: ``AutoTokenizer`` would pick the class of the model's
+    type (Qwen2Tokenizer next to a qwen2 config) and replace the saved pre-tokenizer with that class's own, so the
+    text would be split otherwise than the merges were trained on (transformers 5)."""
+    config = Path(name_or_path) / "tokenizer_config.json"
+    saved_class = json.loads(config.read_text()).get("tokenizer_class") if config.is_file() else None
+    if saved_class in ("TokenizersBackend", "PreTrainedTokenizerFast"):
+        tokenizer = PreTrainedTokenizerFast.from_pretrained(name_or_path)
+    else:
+        tokenizer = AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     return tokenizer
@@ -121,16 +130,28 @@ def _training_corpus() -> list[str]:
     return [f.read_text() for f in files]
 
 
-def build_tiny_tokenizer(vocab_size: int = 3000) -> PreTrainedTokenizerFast:
-    """Byte-level BPE trained on the bundled sources: code tokenizes compactly, any byte still encodes."""
+def build_tiny_tokenizer(vocab_size: int = 3000, extra_corpus: list[str] | None = None,
+                         whole_lines: bool = False) -> PreTrainedTokenizerFast:
+    """Byte-level BPE trained on the bundled sources (plus ``extra_corpus``, e.g. a training split's tasks and
+    references): code tokenizes compactly, any byte still encodes.
+
+    ``whole_lines``: merges may cross spaces and punctuation within a line (pieces of up to 24 characters), not
+    only within a word: on generated kernels with a 4,000-token vocabulary the longest reference answer is ~160
+    tokens instead of ~880, which makes every generation phase of a CPU run ~5x cheaper."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    if whole_lines:
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split("\n", "merged_with_previous"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    else:
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    corpus = _training_corpus()
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False,
+                                  max_token_length=24 if whole_lines else None)
+    corpus = _training_corpus() + list(extra_corpus or [])
     corpus.append("<|im_start|>system\nuser\nassistant\n```python\n```\n")
     tok.train_from_iterator(corpus, trainer=trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",

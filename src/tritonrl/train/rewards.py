@@ -134,10 +134,13 @@ class VerifierReward:
         return [compute_reward(r, self.reward_config) for r in results], results
 
     def _cache_key(self, task_key: str, completion) -> tuple[str, str]:
-        from tritonrl.extract import extract_code
+        from tritonrl.extract import completion_text, extract_code
 
-        text = completion if isinstance(completion, str) else str(completion)
-        code = extract_code(text) if self.cache is not None else None
+        # Keyed on the extracted code: TRL passes conversational completions as message lists, whose str() never
+        # extracts (escaped newlines), so a key made from it never hit.
+        code = extract_code(completion) if self.cache is not None else None
+        text = completion_text(completion) if not isinstance(completion, str) else completion
+        text = text if text is not None else repr(completion)
         # Without the cache every completion is its own key (even two identical texts are verified twice).
         return (task_key, code) if code is not None else (task_key, f"\0{id(completion)}:{text}")
 
@@ -147,11 +150,17 @@ class VerifierReward:
         return self._shuffled(rewards)
 
     def _shuffled(self, rewards: list[float]) -> list[float]:
+        """``shuffle``: each group's rewards (``group_size`` consecutive completions of one prompt) permuted among
+        its own completions. The control keeps every group's reward distribution, so a group GRPO learns nothing
+        from (all equal) stays so, and only the link between a completion and its reward is cut."""
         if self.shuffle_rng is None:
             return rewards
-        rewards = list(rewards)
-        self.shuffle_rng.shuffle(rewards)
-        return rewards
+        out: list[float] = []
+        for i in range(0, len(rewards), self.group_size):
+            group = list(rewards[i:i + self.group_size])
+            self.shuffle_rng.shuffle(group)
+            out.extend(group)
+        return out
 
     def _account(self, results, rewards, task_key, log_metric, health: dict[str, float] | None = None) -> None:
         """Log the batch's verdicts and learning-signal ``health`` (default: of ``rewards`` in ``group_size``

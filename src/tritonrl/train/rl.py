@@ -135,7 +135,8 @@ def run_online(config: TrainingConfig, trainer_cls, trainer_args, verifier=None)
         trainer = trainer_class(config, trainer_cls)(
             model=model, reward_funcs=[reward], train_dataset=dataset, processing_class=tokenizer,
             args=args, peft_config=peft_config(config),
-            callbacks=session.callbacks({"curriculum": curriculum} if curriculum else {}),
+            callbacks=session.callbacks({"curriculum": curriculum} if curriculum else {})
+            + no_signal_stop(config, reward, session.stage_dir),
             **rollout,
         )
         trainer.curriculum = curriculum
@@ -150,6 +151,43 @@ def run_online(config: TrainingConfig, trainer_cls, trainer_args, verifier=None)
     return StageResult(stage, session.status, str(session.run_dir), trainer.state.global_step,
                        final_loss=last_logged(history, "loss"), final_reward=last_logged(history, "reward"),
                        model_path=str(final) if final else None)
+
+
+NO_SIGNAL_FILE = "stopped_no_signal.json"
+
+
+def no_signal_stop(config: TrainingConfig, reward, stage_dir) -> list:
+    """``rl.stop_without_signal`` = N > 0: a callback that, at step N, stops training when at least
+    ``rl.no_signal_share`` of the reward groups so far had zero variance (GRPO's advantage, hence its gradient,
+    is zero there), writes ``<stage_dir>/stopped_no_signal.json`` and says so. More steps would only drift."""
+    if not config.rl.stop_without_signal or not hasattr(reward, "health"):
+        return []
+    import json
+    import sys
+    from pathlib import Path
+
+    from transformers import TrainerCallback
+
+    after, threshold = config.rl.stop_without_signal, config.rl.no_signal_share
+
+    class NoSignalStop(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step != after or not reward.health:
+                return control
+            shares = [h.get("signal/frac_zero_std_groups", 0.0) for h in reward.health]
+            share = sum(shares) / len(shares)
+            if share >= threshold:
+                message = (f"stopped at step {after}: {share:.0%} of the reward groups had zero variance (no "
+                           f"gradient), at least rl.no_signal_share={threshold:g}; the SFT model's samples of a task "
+                           "are all right or all wrong")
+                Path(stage_dir).mkdir(parents=True, exist_ok=True)
+                (Path(stage_dir) / NO_SIGNAL_FILE).write_text(json.dumps(
+                    {"step": after, "zero_variance_share": share, "threshold": threshold, "message": message}) + "\n")
+                print(f"tritonrl: WARNING: {message}", file=sys.stderr)
+                control.should_training_stop = True
+            return control
+
+    return [NoSignalStop()]
 
 
 def _report_signal_health(log_history: list[dict], stage_dir) -> None:

@@ -9,6 +9,11 @@ Several processes (``accelerate launch``): each rank has its own flag (a signal,
 rank that stopped alone would leave the others waiting in the next collective. So the decision is shared:
 ``agree(request)`` all-reduces the flags at every step end (``tritonrl.train.ranks.any_rank``); when any rank
 asks, every rank raises its own request (reason ``"<reason> (rank N)"``) and all stop after the same step.
+
+Evaluation (``tritonrl.evaluate``, ``tritonrl.refinement``) and task generation (``tritonrl.tasks.generate``) use
+the same ``SignalHandlers`` + ``StopRequest``: they look at the flag at their own safe points (after a generate
+call, after a verdict) and raise ``tritonrl.errors.Stopped``. ``StopCallback`` (transformers' ``TrainerCallback``)
+is built on first use, so they do not import the training stack.
 """
 
 from __future__ import annotations
@@ -16,8 +21,6 @@ from __future__ import annotations
 import signal
 import threading
 from typing import Self
-
-from transformers import TrainerCallback
 
 
 class StopRequest:
@@ -49,19 +52,6 @@ def agree(request: StopRequest) -> bool:
     return True
 
 
-class StopCallback(TrainerCallback):
-    """Turn a raised ``StopRequest`` (on any rank) into save-and-stop at the next step boundary, on all ranks."""
-
-    def __init__(self, request: StopRequest):
-        self.request = request
-
-    def on_step_end(self, args, state, control, **kwargs):
-        if agree(self.request):
-            control.should_save = True
-            control.should_training_stop = True
-        return control
-
-
 class SignalHandlers:
     """Context manager installing SIGTERM/SIGINT handlers that raise ``request`` (main thread only)."""
 
@@ -88,3 +78,30 @@ class SignalHandlers:
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
         self._previous.clear()
+
+
+def _stop_callback_class() -> type:
+    from transformers import TrainerCallback
+
+    class StopCallback(TrainerCallback):
+        """Turn a raised ``StopRequest`` (on any rank) into save-and-stop at the next step boundary, on all ranks."""
+
+        def __init__(self, request: StopRequest):
+            self.request = request
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if agree(self.request):
+                control.should_save = True
+                control.should_training_stop = True
+            return control
+
+    StopCallback.__module__, StopCallback.__qualname__ = __name__, "StopCallback"
+    return StopCallback
+
+
+def __getattr__(name: str):
+    """``StopCallback``, built (importing transformers) the first time it is asked for."""
+    if name == "StopCallback":
+        globals()[name] = _stop_callback_class()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,26 +14,38 @@ rejects the reference; every drop is counted in ``generation_report.json``.
 Layout written (what ``tritonrl.tasks.load_tasks`` reads, references included): ``OUT/level{1,2}/NAME.py``,
 ``OUT/solutions/NAME.py``, ``OUT/tasks.jsonl`` (name, family, signature, split) and ``OUT/generation_report.json``.
 The same arguments give the same bytes (nothing time-dependent is written).
+
+Resumable: while it runs, ``OUT/generation_progress.jsonl`` holds the arguments (first line), then each judged
+reference's verdict, appended as it arrives; an accepted task's files are written at once. SIGTERM or SIGINT
+(``tritonrl.train.signals``) stops it after the verdict under way (running references are stopped) with
+``tritonrl.errors.Stopped``. Run again with the same arguments, it draws the same drafts (one seeded stream) and
+takes the recorded verdicts instead of verifying again, so it ends with exactly the tasks an uninterrupted run
+writes; other arguments start afresh. ``tasks.jsonl`` and then ``generation_report.json`` are written last, only
+when all ``n`` tasks are kept: the report's presence means the directory is complete; the progress file is then
+removed.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import json
 import random
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tritonrl.astlock import parse_source
-from tritonrl.errors import UserError
+from tritonrl.errors import Stopped, UserError
 from tritonrl.tasks.generate.families import Draft, draw
 from tritonrl.tasks.model import KernelTask
 
 __all__ = ["SPLITS", "GenerationReport", "generate_tasks", "split_of"]
 
 SPLITS = ("train", "heldout")
+PROGRESS_JSONL = "generation_progress.jsonl"
 HELDOUT_SHARE = 0.25
 MAX_DRAWS_PER_TASK = 40
 
@@ -82,25 +94,96 @@ def task_name(draft: Draft) -> str:
 def generate_tasks(n: int, seed: int, split: str, out: str | Path, kernelbench_dir: str | Path | None = None,
                    shape_scale: int = 1, heldout_share: float = HELDOUT_SHARE, verify_config=None,
                    verifier=None) -> GenerationReport:
-    """Write ``n`` verified tasks of ``split`` to ``out`` (replacing what a previous run wrote there)."""
+    """Write ``n`` verified tasks of ``split`` to ``out`` (replacing what a previous run with other arguments wrote
+    there; resuming one with the same arguments that was stopped: module docstring)."""
+    from tritonrl.train.signals import SignalHandlers, StopRequest
+
     if split not in SPLITS:
         raise UserError(f"unknown split {split!r}; choose {' or '.join(SPLITS)}")
     if n < 1:
         raise UserError("--n must be at least 1")
     report = GenerationReport(n=n, seed=seed, split=split, shape_scale=shape_scale,
                               kernelbench=str(kernelbench_dir) if kernelbench_dir is not None else None)
-    rng = random.Random(f"tritonrl-generate:{seed}")
     index = _kernelbench_index(kernelbench_dir)
+    verify = verify_config or default_verify_config()
+    progress = _Progress(Path(out), {"n": n, "seed": seed, "split": split, "shape_scale": shape_scale,
+                                     "heldout_share": heldout_share, "kernelbench": report.kernelbench,
+                                     "verify": dataclasses.asdict(verify)})
+    rng = random.Random(f"tritonrl-generate:{seed}")
     seen: set[str] = set()
     kept: list[tuple[Draft, KernelTask]] = []
-    while len(kept) < n and report.drawn < n * MAX_DRAWS_PER_TASK:
-        batch = _draw_batch(rng, n - len(kept), split, heldout_share, shape_scale, seen, index, report)
-        kept += _verified(batch, report, verify_config, verifier)
+    stop = StopRequest()
+    with SignalHandlers(stop):
+        while len(kept) < n and report.drawn < n * MAX_DRAWS_PER_TASK:
+            batch = _draw_batch(rng, n - len(kept), split, heldout_share, shape_scale, seen, index, report)
+            accepted = _verified(batch, report, verify, verifier, progress, stop)
+            if accepted is None:
+                raise Stopped(f"tasks generate: stopped by {stop.reason} after {progress.accepted}/{n} {split} "
+                              f"tasks accepted ({len(progress.verdicts)} references judged, in {progress.path})",
+                              stop.reason)
+            kept += accepted
     if len(kept) < n:
         raise UserError(f"only {len(kept)} of {n} {split} tasks after {report.drawn} draws "
                         f"({report.verify_failed} references failed verification)")
     _write(out, kept, report)
+    progress.path.unlink(missing_ok=True)
     return report
+
+
+class _Progress:
+    """``OUT/generation_progress.jsonl``: the arguments, then one verdict per judged reference (by task name and
+    source digest), appended as each arrives; an accepted task's files are written before its verdict."""
+
+    def __init__(self, out: Path, args: dict[str, Any]):
+        self.out, self.path = out, out / PROGRESS_JSONL
+        header = json.loads(json.dumps({"args": args}, sort_keys=True, default=str))
+        self.verdicts: dict[str, dict] = {}
+        lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines() if self.path.is_file() else []
+        if lines and _parse(lines[0]) == header:
+            for line in lines[1:]:
+                row = _parse(line)  # None: a line cut short by a kill, judged again
+                if row is not None and {"key", "correct", "stage", "error"} <= set(row):
+                    self.verdicts[row["key"]] = row
+            return
+        for sub in ("level1", "level2", "solutions"):  # other arguments, or none: start afresh
+            shutil.rmtree(out / sub, ignore_errors=True)
+        for name in ("tasks.jsonl", "generation_report.json"):
+            (out / name).unlink(missing_ok=True)
+        out.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps(header, sort_keys=True) + "\n")
+
+    @property
+    def accepted(self) -> int:
+        return sum(v["correct"] for v in self.verdicts.values())
+
+    def get(self, task: KernelTask) -> dict | None:
+        return self.verdicts.get(_key(task))
+
+    def add(self, task: KernelTask, result) -> dict:
+        """Record ``result`` (a ``VerifyResult``): the task's files first when it is accepted. A verifier error
+        is used by this run but not recorded (a rerun judges that reference again)."""
+        from tritonrl.verify.flags import Flag
+
+        verdict = {"key": _key(task), "name": task.name, "correct": bool(result.correct), "stage": str(result.stage),
+                   "error": (result.error or "")[:300]}
+        if verdict["correct"]:
+            _write_task(self.out, task)
+        if Flag.VERIFIER_ERROR.value not in (result.flags or []):
+            self.verdicts[verdict["key"]] = verdict
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(verdict, sort_keys=True) + "\n")
+        return verdict
+
+
+def _key(task: KernelTask) -> str:
+    return hashlib.sha256(f"{task.source}\0{task.solution}".encode()).hexdigest()
+
+
+def _parse(line: str) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError:
+        return None
 
 
 def _draw_batch(rng, want, split, heldout_share, shape_scale, seen, index, report) -> list[tuple[Draft, KernelTask]]:
@@ -141,26 +224,36 @@ def _kernelbench_index(kernelbench_dir):
     return _KernelBenchIndex(decontamination_dir(kernelbench_dir))
 
 
-def _verified(batch, report: GenerationReport, verify_config, verifier) -> list[tuple[Draft, KernelTask]]:
-    """Keep the drafts whose reference our Verifier accepts (one ``verify_many`` for the batch)."""
-    if not batch:
-        return []
-    from tritonrl.verify import Verifier, VerifyItem
+def _verified(batch, report: GenerationReport, verify_config, verifier, progress: _Progress,
+              stop) -> list[tuple[Draft, KernelTask]] | None:
+    """Keep the drafts whose reference our Verifier accepts (verdicts recorded in ``progress`` are taken as they
+    are; the others in one streaming batch); None when ``stop`` was raised before every verdict was in."""
+    from tritonrl.results import stream_verdicts
+    from tritonrl.verify import VerifyItem
 
-    items = [VerifyItem(task, code=task.solution) for _, task in batch]
-    if verifier is not None:
-        results = verifier.verify_many(items)
-    else:
-        with Verifier(verify_config or default_verify_config()) as owned:
-            results = owned.verify_many(items)
+    verdicts = [progress.get(task) for _, task in batch]
+    todo = [i for i, verdict in enumerate(verdicts) if verdict is None]
+    if todo:
+        from tritonrl.verify import Verifier
+
+        items = [VerifyItem(batch[i][1], code=batch[i][1].solution) for i in todo]
+        owned = Verifier(verify_config) if verifier is None else None
+        try:
+            for j, result in stream_verdicts(verifier or owned, items, stop):
+                verdicts[todo[j]] = progress.add(batch[todo[j]][1], result)
+        finally:
+            if owned is not None:
+                owned.close()  # after a stop too: ends the references still running
+        if any(verdict is None for verdict in verdicts):
+            return None
     kept = []
-    for (draft, task), result in zip(batch, results, strict=True):
-        if result.correct:
+    for (draft, task), verdict in zip(batch, verdicts, strict=True):
+        if verdict["correct"]:
             report.verified += 1
             kept.append((draft, task))
         else:
             report.verify_failed += 1
-            report.failures.append({"name": task.name, "stage": str(result.stage), "error": (result.error or "")[:300]})
+            report.failures.append({"name": task.name, "stage": verdict["stage"], "error": verdict["error"]})
     return kept
 
 
@@ -171,6 +264,12 @@ def default_verify_config():
     return VerifyConfig(timing=False)
 
 
+def _write_task(out: Path, task: KernelTask) -> None:
+    for sub, text in ((f"level{task.level}", task.source), ("solutions", task.solution)):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+        (out / sub / f"{task.name}.py").write_text(text)
+
+
 def _write(out: str | Path, kept: list[tuple[Draft, KernelTask]], report: GenerationReport) -> None:
     out = Path(out)
     for sub in ("level1", "level2", "solutions"):
@@ -178,10 +277,7 @@ def _write(out: str | Path, kept: list[tuple[Draft, KernelTask]], report: Genera
     (out / "solutions").mkdir(parents=True, exist_ok=True)
     rows = []
     for draft, task in sorted(kept, key=lambda pair: pair[1].name):
-        level_dir = out / f"level{task.level}"
-        level_dir.mkdir(exist_ok=True)
-        (level_dir / f"{task.name}.py").write_text(task.source)
-        (out / "solutions" / f"{task.name}.py").write_text(task.solution)
+        _write_task(out, task)
         rows.append({"name": task.name, "level": task.level, "family": draft.family, "signature": draft.signature,
                      "split": report.split})
         report.families[draft.family] = report.families.get(draft.family, 0) + 1
