@@ -424,9 +424,14 @@ def record_heldout_run(record_dir: Path, arm: str, eval_dir: Path, config) -> No
         return
     tasks = per_task(results)
     rates = [c / n for c, n in tasks.values()]
+    turns = correct_by_turn(results)
+    if len(turns) > 1:  # a multi-turn run: correct@1 is the first turn's; every attempt is a row
+        tasks = {t: None for t in tasks}
+        rates = [turns["correct@1"]]
     row = {"arm": arm, "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
            "commit": _commit(), "seed": config.run.seed, "k": config.eval.k, "tasks": len(tasks),
-           "correct_at_1": sum(rates) / len(rates) if rates else None, "results": str(results)}
+           "correct_at_1": sum(rates) / len(rates) if rates else None, "results": str(results),
+           **({"by_turn": turns} if len(turns) > 1 else {})}
     with open(Path(record_dir) / "heldout_runs.jsonl", "a") as fh:
         fh.write(json.dumps(row) + "\n")
 
@@ -699,7 +704,9 @@ def plot(run_dir: Path, summary: dict) -> dict[str, str]:
             continue
         steps = json.loads(health_path.read_text()).get("steps") or []
         xs = [s["step"] for s in steps]
-        for ax, key in ((axes[0], "reward"), (axes[0], "reward_std"), (axes[1], "zero_std_groups")):
+        for ax, key in ((axes[0], "reward"), (axes[0], "reward_std"), (axes[1], "true_zero_std_groups")):
+            # true_zero_std_groups: our per-group figure (TRL's frac_reward_zero_std, with scale_rewards=batch,
+            # asks only whether the whole batch was flat)
             values = [s.get(key) for s in steps]
             ax.plot(xs, [float("nan") if v is None else v for v in values], marker=".", label=f"{label} {key}")
     axes[0].set_title("reward per GRPO step")
@@ -777,7 +784,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 def run_all(config, args, run_dir: Path) -> int | None:
     """Data, model, length audit, plan, the stages and the control; an exit code to stop with, or None when done."""
     budget = Budget(args.budget_s)
-    prepare_data(config, args)
+    with phase(run_dir, "generate_tasks"):
+        prepare_data(config, args)
     build_demo_model(config.model.name_or_path, args.hidden, args.layers, args.heads, args.kv_heads, config.run.seed,
                      vocab=args.vocab, corpus_dir=config.data.source if args.vocab else None)
     audit = run_dir / "length_audit.json"

@@ -239,6 +239,12 @@ def test_correct_by_turn_counts_a_trajectory_from_its_first_correct_turn(tmp_pat
     path.write_text("".join(json.dumps({"task": t, "sample": s, "turn": n, "result": {"correct": c}}) + "\n"
                             for t, s, n, c in rows))
     assert demo.correct_by_turn(path) == {"correct@1": 0.25, "correct@2": 0.5, "correct@3": 0.75}
+    from types import SimpleNamespace
+
+    config = SimpleNamespace(run=SimpleNamespace(seed=0), eval=SimpleNamespace(k=2))
+    demo.record_heldout_run(tmp_path, "rl_turns3", tmp_path, config)  # recorded: the first turn's correct@1
+    row = json.loads((tmp_path / "heldout_runs.jsonl").read_text())
+    assert row["correct_at_1"] == 0.25 and row["by_turn"]["correct@3"] == 0.75 and row["tasks"] == 2
 
 
 def test_grpo_stops_and_says_so_when_groups_have_no_variance(tmp_path):
