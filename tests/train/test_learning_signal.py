@@ -284,3 +284,24 @@ def test_whole_line_tokenizer_is_exact_and_shorter_on_kernels():
     ids = lines(unseen.solution)["input_ids"]
     assert lines.decode(ids) == unseen.solution
     assert len(ids) < 0.6 * len(words(unseen.solution)["input_ids"])
+
+
+def test_plan_costs_each_phase_from_the_measured_warm_up():
+    from types import SimpleNamespace
+
+    from tritonrl.config import PipelineConfig
+
+    demo = learning_demo()
+    config = load_config(str(ROOT / "configs" / "demo_cpu.yaml"), [], schema=PipelineConfig)
+    args = demo.parse_args(["--config", "x", "--validation-n", "32", "--heldout-n", "96", "--turns", "3"])
+    m = {"device": "cpu", "gen_s_per_token_rl_batch": 0.02, "gen_s_per_token_eval_batch": 0.02, "sft_step_s": 0.4,
+         "grpo_update_s": 2.0, "verify_s_per_completion": 0.25}
+    report = demo.plan(config, args, m)
+    step = 320 * 0.02 + 32 * 0.25 + 2.0  # generation at the completion limit, verification, the update
+    assert report["grpo_step_s"] == pytest.approx(step)
+    assert report["phases_s"]["rl"] == round(60 * step) and report["phases_s"]["sft"] == round(600 * 0.4)
+    evaluation = 12 * 320 * 0.02 + 384 * 0.25  # 96 tasks x 4 samples in calls of 32
+    assert report["phases_s"]["eval (base, sft, rl)"] == round(3 * evaluation)
+    assert report["total_s"] == pytest.approx(sum(report["phases_s"].values()), abs=3)
+    no_control = demo.plan(config, SimpleNamespace(**{**vars(args), "no_control": True}), m)
+    assert no_control["phases_s"]["control (rl + eval)"] == 0
