@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import functools
 import json
 import math
 import os
@@ -670,7 +671,10 @@ def machine() -> dict:
     return info
 
 
+@functools.lru_cache(maxsize=1)
 def _commit() -> str | None:
+    """This checkout's commit (``+dirty`` with uncommitted changes to tracked files), read once: the code that
+    runs is what was there when the driver started, whatever is committed while it runs."""
     import subprocess
 
     if os.environ.get("TRITONRL_COMMIT"):
@@ -817,6 +821,7 @@ def main(argv=None) -> int:
     from tritonrl.errors import Stopped
 
     args = parse_args(argv)
+    _commit()  # read now: held-out runs record the commit of the code that ran them
     config = load_config(args.config, args.set, schema=PipelineConfig)
     run_dir = Path(config.run.run_dir)
     if not args.summarize_only:
