@@ -190,13 +190,13 @@ def audit_lengths(config, dirs: dict[str, Path], margin: float = 1.1) -> dict:
                                                                add_generation_prompt=True))["input_ids"])
                    for r in rows]
         answers = [len(tokenizer(r["completion"][0]["content"])["input_ids"]) + 1 for r in rows]  # + end token
+        total = max(p + a for p, a in zip(prompts, answers))
         report["splits"][split] = {"tasks": len(rows), "prompt_max": max(prompts), "answer_max": max(answers),
-                                   "answer_median": sorted(answers)[len(answers) // 2],
-                                   "total_max": max(p + a for p, a in zip(prompts, answers))}
+                                   "answer_median": sorted(answers)[len(answers) // 2], "total_max": total}
         if max(answers) * margin > answer_limit:
             problems.append(f"{split}: a reference answer is {max(answers)} tokens, over {answer_limit}/{margin}")
-        if max(p + a for p, a in zip(prompts, answers)) * margin > config.sft.max_length:
-            problems.append(f"{split}: prompt + answer reach {max(p + a for p, a in zip(prompts, answers))} tokens, "
+        if total * margin > config.sft.max_length:
+            problems.append(f"{split}: prompt + answer reach {total} tokens, "
                             f"over sft.max_length {config.sft.max_length}/{margin}")
     if problems:
         raise SystemExit("learning_demo: lengths do not fit: " + "; ".join(problems))
@@ -423,15 +423,10 @@ def record_heldout_run(record_dir: Path, arm: str, eval_dir: Path, config) -> No
     results = eval_dir / "results.jsonl"
     if not results.exists():
         return
-    tasks = per_task(results)
-    rates = [c / n for c, n in tasks.values()]
-    turns = correct_by_turn(results)
-    if len(turns) > 1:  # a multi-turn run: correct@1 is the first turn's; every attempt is a row
-        tasks = {t: None for t in tasks}
-        rates = [turns["correct@1"]]
+    turns = correct_by_turn(results)  # single-turn rows too: correct@1 is then the plain per-task mean
     row = {"arm": arm, "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-           "commit": _commit(), "seed": config.run.seed, "k": config.eval.k, "tasks": len(tasks),
-           "correct_at_1": sum(rates) / len(rates) if rates else None, "results": str(results),
+           "commit": _commit(), "seed": config.run.seed, "k": config.eval.k, "tasks": len(per_task(results)),
+           "correct_at_1": turns.get("correct@1"), "results": str(results),
            **({"by_turn": turns} if len(turns) > 1 else {})}
     with open(Path(record_dir) / "heldout_runs.jsonl", "a") as fh:
         fh.write(json.dumps(row) + "\n")
@@ -530,10 +525,14 @@ def bootstrap(tasks: dict[str, tuple[int, int]], resamples: int = 10000, seed: i
     """correct@1 (the mean over tasks of each task's correct share of its k samples) with a per-task clustered
     bootstrap 95% interval: tasks are resampled, a task's samples move together (they are correlated)."""
     rates = [c / n for c, n in (tasks[t] for t in sorted(tasks))]
+    return {"correct_at_1": sum(rates) / len(rates), "ci95": _percentile_ci(rates, resamples, seed)}
+
+
+def _percentile_ci(values: list[float], resamples: int, seed: int) -> list[float]:
+    """95% percentile interval of the mean of ``values`` (one per task), the tasks resampled with replacement."""
     rng = random.Random(seed)
-    means = sorted(sum(rng.choice(rates) for _ in rates) / len(rates) for _ in range(resamples))
-    return {"correct_at_1": sum(rates) / len(rates),
-            "ci95": [means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]]}
+    means = sorted(sum(rng.choice(values) for _ in values) / len(values) for _ in range(resamples))
+    return [means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]]
 
 
 def paired_bootstrap(a: dict, b: dict, resamples: int = 10000, seed: int = 0) -> dict[str, float]:
@@ -541,9 +540,7 @@ def paired_bootstrap(a: dict, b: dict, resamples: int = 10000, seed: int = 0) ->
     resampling tasks (both models' samples of a task move together: the pairing)."""
     tasks = sorted(set(a) & set(b))
     diffs = [a[t][0] / a[t][1] - b[t][0] / b[t][1] for t in tasks]
-    rng = random.Random(seed)
-    means = sorted(sum(rng.choice(diffs) for _ in diffs) / len(diffs) for _ in range(resamples))
-    low, high = means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]
+    low, high = _percentile_ci(diffs, resamples, seed)
     return {"mean": sum(diffs) / len(diffs), "ci95": [low, high], "ci95_low": low, "ci95_high": high,
             "tasks": len(tasks), "resamples": resamples}
 

@@ -139,8 +139,7 @@ class VerifierReward:
         # Keyed on the extracted code: TRL passes conversational completions as message lists, whose str() never
         # extracts (escaped newlines), so a key made from it never hit.
         code = extract_code(completion) if self.cache is not None else None
-        text = completion_text(completion) if not isinstance(completion, str) else completion
-        text = text if text is not None else repr(completion)
+        text = completion_text(completion) or repr(completion)
         # Without the cache every completion is its own key (even two identical texts are verified twice).
         return (task_key, code) if code is not None else (task_key, f"\0{id(completion)}:{text}")
 
@@ -156,8 +155,7 @@ class VerifierReward:
         if self.shuffle_rng is None:
             return rewards
         out: list[float] = []
-        for i in range(0, len(rewards), self.group_size):
-            group = list(rewards[i:i + self.group_size])
+        for group in groups_of(rewards, self.group_size):
             self.shuffle_rng.shuffle(group)
             out.extend(group)
         return out
@@ -201,8 +199,13 @@ def signal_health(rewards: Sequence[float], group_size: int) -> dict[str, float]
     """Is there anything for a group-relative method to learn from? Std of the batch's rewards, and the share of
     groups (``group_size`` consecutive completions of one prompt) whose rewards are all equal: those groups give
     GRPO zero advantage, hence no gradient."""
-    rewards = [float(r) for r in rewards]
-    return groups_health([rewards[i:i + group_size] for i in range(0, len(rewards), max(1, group_size))])
+    return groups_health(groups_of([float(r) for r in rewards], group_size))
+
+
+def groups_of(values: Sequence[float], group_size: int) -> list[list[float]]:
+    """``values`` cut into groups of ``group_size`` consecutive items (one prompt's completions; TRL's order)."""
+    size = max(1, group_size)
+    return [list(values[i:i + size]) for i in range(0, len(values), size)]
 
 
 def groups_health(groups: Sequence[Sequence[float]]) -> dict[str, float]:
