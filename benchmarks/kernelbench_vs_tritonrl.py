@@ -178,7 +178,7 @@ class BusySampler:
     """Samples the GPU's ``utilization.gpu`` (percent of time a kernel ran) in a thread: pynvml or nvidia-smi."""
 
     def __init__(self, index: int = 0, interval_s: float = 0.1, read=None) -> None:
-        self.index, self.interval_s, self.samples = index, interval_s, []
+        self.index, self.interval_s, self.samples, self.times = index, interval_s, [], []
         self.method, self._read, self._proc, self.error = None, read, None, None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -213,12 +213,14 @@ class BusySampler:
                     break
                 try:
                     self.samples.append(float(line.strip()))
+                    self.times.append(time.monotonic())
                 except ValueError:
                     pass
             return
         while not self._stop.is_set() and self._read is not None:
             try:
                 self.samples.append(self._read())
+                self.times.append(time.monotonic())
             except Exception as exc:  # noqa: BLE001
                 self.error = f"{type(exc).__name__}: {exc}"
                 break
@@ -384,8 +386,52 @@ def run_tritonrl(tasks: dict, cands: list[Candidate], device: str, timeout_s: fl
     rows = [{"correct": r.correct, "stage": r.stage.value, "flags": list(r.flags),
              "error": (r.error or "")[:300] or None, "runtime_ms": r.runtime_ms, "ref_runtime_ms": r.ref_runtime_ms,
              "speedup": r.speedup, "elapsed_s": r.elapsed_s, "stage_s": r.timing.get("stage_s"),
-             "timed_trials": (r.timing.get("candidate") or {}).get("trials")} for r in results]
+             "timed_trials": (r.timing.get("candidate") or {}).get("trials"), "timeline": row_timeline(r, began)}
+            for r in results]
     return rows, wall
+
+
+def row_timeline(result, began: float) -> dict:
+    """Where one verdict sat in the batch, in seconds from the batch's start: the whole verify call, the judge's
+    session ([start, the child ready, end]) and each hold of the GPU's lease ([mode, start, end])."""
+    def rel(t):
+        return None if t is None else round(t - began, 3)
+
+    timing = result.timing
+    return {"span": [rel(t) for t in timing.get("span") or []],
+            "session": [rel(t) for t in timing.get("session_span") or []],
+            "leases": [[mode, rel(a), rel(b)] for mode, a, b in timing.get("gpu_lease") or []]}
+
+
+def print_timeline(timeline: list[dict]) -> None:
+    print("   t  verifying  sessions  shared  exclusive  gpu%")
+    for b in timeline:
+        print(f"{b['t']:>4.0f}  {b['verifying']:>9.1f}  {b['sessions']:>8.1f}  {b['shared']:>6.1f}  "
+              f"{b['exclusive']:>9.2f}  {b['gpu_util'] if b['gpu_util'] is not None else '-':>4}")
+
+
+def batch_timeline(rows: list[dict], sampler: BusySampler, began: float, wall: float, step_s: float = 1.0) -> list:
+    """Per ``step_s`` of our batch: verdicts in flight, sessions in the judge (children started), shared leases
+    held, whether a timing run held the GPU alone (its share of the step), and NVML's mean utilization: where the
+    GPU sat idle, and what was holding it up."""
+    out = []
+    for k in range(int(wall / step_s) + 1):
+        lo, hi = k * step_s, (k + 1) * step_s
+
+        def overlap(a, b):
+            return max(0.0, min(b, hi) - max(a, lo)) / step_s if a is not None and b is not None else 0.0
+
+        lines = [r["timeline"] for r in rows if r and r.get("timeline")]
+        util = [u for t, u in zip(sampler.times, sampler.samples) if lo <= t - began < hi]
+        out.append({"t": lo,
+                    "verifying": round(sum(overlap(*(tl["span"] or [None, None])) for tl in lines), 2),
+                    "sessions": round(sum(overlap(tl["session"][0], tl["session"][2]) for tl in lines
+                                          if len(tl["session"]) == 3), 2),
+                    "shared": round(sum(overlap(a, b) for tl in lines for m, a, b in tl["leases"] if m == "shared"), 2),
+                    "exclusive": round(sum(overlap(a, b) for tl in lines for m, a, b in tl["leases"]
+                                           if m == "exclusive"), 2),
+                    "gpu_util": round(sum(util) / len(util), 1) if util else None})
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ comparison
@@ -664,11 +710,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{step}] {len(cands)} candidates ...", flush=True)
         with BusySampler(args.gpu_index, args.sample_interval) as sampler:
             if step == "tritonrl":
+                began = time.monotonic()
                 ours, ours_wall = run_tritonrl(tasks, cands, "cuda", args.timeout, args.workers_per_gpu)
             else:
                 kb_rows, kb_wall = run_kernelbench(args.kernelbench, cands, args.timeout, args.num_correct_trials,
                                                    args.num_perf_trials, on_row=kb_progress)
         busy[step] = sampler.summary()
+        if step == "tritonrl":
+            busy[step]["timeline"] = batch_timeline(ours, sampler, began, ours_wall)
+            print_timeline(busy[step]["timeline"])
         print(f"[{step}] done in {ours_wall if step == 'tritonrl' else kb_wall:.1f} s", flush=True)
         save()
     stand_ins = sorted({s for r in kb_rows for s in (r.get("stand_ins") or [])})

@@ -129,6 +129,7 @@ class Verifier:
             result = VerifyResult(Stage.COMPILE, flags=[Flag.VERIFIER_ERROR.value],
                                   error=_clip(f"verifier error ({type(exc).__name__}): {exc}"), code=code)
         result.elapsed_s = round(time.monotonic() - start, 3)
+        result.timing["span"] = [start, time.monotonic()]  # monotonic s: where this verdict sat in a batch
         return result
 
     @property
@@ -314,6 +315,8 @@ class Verifier:
             result.timing["stage_s"]["gpu_lock_wait"] = round(facts["gpu_lock_wait_s"], 4)
         if facts.get("gpu_lease"):
             result.timing["gpu_lease"] = facts["gpu_lease"]  # [mode, start, end] (monotonic s) of each hold
+        if facts.get("span"):
+            result.timing["session_span"] = facts["span"]  # [start, child ready, end] (monotonic s) in the judge
         iso = facts.get("isolation") or {}
         if self.config.fs_isolation and iso and not (iso.get("fs_isolated") and iso.get("readonly")):
             result.timing["isolation"] = iso

@@ -47,8 +47,11 @@ class Session:
     # ------------------------------------------------------------ the whole session
     def run(self) -> dict[str, Any]:
         stage = "compile"
+        began = time.monotonic()
+        span = self.facts["span"] = [began, None, None]  # [start, the child ready, end] (monotonic s): diagnosis
         try:
             ready = self.recv(stage)
+            span[1] = time.monotonic()
             self.facts["isolation"] = ready.get("isolation") or {}
             iso = self.facts["isolation"]
             self.judge.timings.trust_disk(bool(iso.get("fs_isolated") and iso.get("readonly")))
@@ -72,6 +75,7 @@ class Session:
             self.facts["error"] = str(exc)
         finally:
             self.close()
+            span[2] = time.monotonic()
         return self.facts
 
     def fail(self, stage: str, flag: str | None, error: str) -> None:

@@ -16,6 +16,8 @@ import random
 import secrets
 import statistics
 import time
+from collections import defaultdict
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -107,6 +109,7 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
         return statistics.median(ms for ms, _ in calibration)
 
     model = session.judge.store.model(trial)
+    parts = Parts()
     gaps: list[float] = []
     calls = [0]
     rng = random.Random(secrets.randbits(64))
@@ -116,8 +119,10 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
 
     def prepare() -> Reference:
         calls[0] += 1
-        fresh = session.judge.store.fresh(trial, calls[0], model)
-        layout.write(session.arena, fresh.inputs, session.judge.device)
+        with parts("fresh"):
+            fresh = session.judge.store.fresh(trial, calls[0], model)
+        with parts("write"):
+            layout.write(session.arena, fresh.inputs, session.judge.device)
         return fresh
 
     def matched_empty() -> None:
@@ -125,20 +130,24 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
         call checked): what both clocks see of the protocol when the judge and child have just been busy elsewhere
         (waking an idle child costs tens of microseconds that back-to-back empty regions never pay)."""
         prepare()
-        baseline.append(timed_region(session, {"op": "null"}))
+        with parts("empty"):
+            baseline.append(timed_region(session, {"op": "null"}))
 
     def checked(watch: bool) -> float:
         """One call on fresh inputs, its outputs and what the monitor saw checked; a watched one byte by byte."""
         if not watch and (len(baseline) < BASELINE_MIN or len(baseline) < BASELINE_SHARE * (len(gaps) + 1)):
             matched_empty()
         fresh = prepare()
-        ms, wall = timed_region(session, {"op": "time", "watch": watch})
-        reply = session.recv("timing")
+        with parts("watched" if watch else "region"):
+            ms, wall = timed_region(session, {"op": "time", "watch": watch})
+        with parts("monitor"):
+            reply = session.recv("timing")
         watched = what_broke(reply)
         if watched is not None:
             raise timing_mod.TimedCallRejected(f"timed call {calls[0]} did other work than the checked "
                                                f"calls: {watched}")
-        problem = session.check_outputs(reply.get("outputs"), fresh, layout, "full")
+        with parts("check"):
+            problem = session.check_outputs(reply.get("outputs"), fresh, layout, "full")
         if problem is not None:
             raise timing_mod.TimedCallRejected(f"timed call {calls[0]}: {problem.message}")
         if not watch:
@@ -147,8 +156,9 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
 
     def call(warm: bool) -> float:
         if warm:
-            ms, _ = timed_region(session, {"op": "time", "warm": True})
-            watched = what_broke(session.recv("timing"))
+            with parts("warm"):
+                ms, _ = timed_region(session, {"op": "time", "warm": True})
+                watched = what_broke(session.recv("timing"))
             if watched is not None:
                 raise timing_mod.TimedCallRejected(f"a timed call (warm-up) did other work than the checked calls: {watched}")
             return ms
@@ -160,9 +170,32 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
         stats = timing_mod.time_calls(call, policy=policy, overhead=calibrate)
     except timing_mod.TimedCallRejected as exc:
         raise Failed("timing", "timing_mismatch", str(exc)) from None
+    finally:
+        session.facts["stage_s"]["timing_parts"] = parts.report()
     stats["clock_check"] = clock_check(baseline, gaps, stats["samples_ms"])
     stats["clock_check"]["back_to_back_gap_ms"] = statistics.median(wall - ms for ms, wall in calibration)
     return stats
+
+class Parts:
+    """Seconds and counts per part of a candidate's timing run (``stage_s["timing_parts"]``): where its exclusive
+    hold on the GPU goes (fresh inputs and their reference, writes, timed regions, monitor replies, checks)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.counts: dict[str, int] = defaultdict(int)
+
+    @contextmanager
+    def __call__(self, name: str):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] += time.perf_counter() - start
+            self.counts[name] += 1
+
+    def report(self) -> dict[str, list]:
+        return {name: [round(s, 4), self.counts[name]] for name, s in self.seconds.items()}
+
 
 def timed_region(session, message: dict) -> tuple[float, float]:
     """(the child's milliseconds, the judge's wall-clock milliseconds) of one timed region: the wall clock stops
