@@ -373,7 +373,8 @@ def run_kernelbench(kernelbench: str, cands: list[Candidate], timeout_s: float, 
 
 # ------------------------------------------------------------------------------------------------ ours
 def run_tritonrl(tasks: dict, cands: list[Candidate], device: str, timeout_s: float, workers_per_gpu: int,
-                 workers: int = 0) -> tuple[list[dict], float]:
+                 workers: int = 0, info: dict | None = None) -> tuple[list[dict], float]:
+    """Our verdicts and the batch's wall time; ``info`` (when given) gets the verifier's cold-start seconds."""
     from tritonrl.config import VerifyConfig
     from tritonrl.verify import Verifier, VerifyItem
 
@@ -382,6 +383,8 @@ def run_tritonrl(tasks: dict, cands: list[Candidate], device: str, timeout_s: fl
                           cache_dir=tempfile.mkdtemp(prefix="kb-vs-ours-"))
     with Verifier(config) as verifier:
         results = verifier.verify_many([VerifyItem(tasks[c.problem], code=c.code) for c in cands])
+        if info is not None:
+            info["startup_s"] = verifier.startup
     wall = time.monotonic() - began
     rows = [{"correct": r.correct, "stage": r.stage.value, "flags": list(r.flags),
              "error": (r.error or "")[:300] or None, "runtime_ms": r.runtime_ms, "ref_runtime_ms": r.ref_runtime_ms,
@@ -710,15 +713,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{step}] {len(cands)} candidates ...", flush=True)
         with BusySampler(args.gpu_index, args.sample_interval) as sampler:
             if step == "tritonrl":
-                began = time.monotonic()
-                ours, ours_wall = run_tritonrl(tasks, cands, "cuda", args.timeout, args.workers_per_gpu)
+                began, info = time.monotonic(), {}
+                ours, ours_wall = run_tritonrl(tasks, cands, "cuda", args.timeout, args.workers_per_gpu, info=info)
             else:
                 kb_rows, kb_wall = run_kernelbench(args.kernelbench, cands, args.timeout, args.num_correct_trials,
                                                    args.num_perf_trials, on_row=kb_progress)
         busy[step] = sampler.summary()
         if step == "tritonrl":
             busy[step]["timeline"] = batch_timeline(ours, sampler, began, ours_wall)
+            busy[step]["startup_s"] = info.get("startup_s")
             print_timeline(busy[step]["timeline"])
+            print(f"cold start (s): {info.get('startup_s')}")
         print(f"[{step}] done in {ours_wall if step == 'tritonrl' else kb_wall:.1f} s", flush=True)
         save()
     stand_ins = sorted({s for r in kb_rows for s in (r.get("stand_ins") or [])})

@@ -47,6 +47,7 @@ class JudgeClient:
             self.process.finish()
             raise RuntimeError(f"the verifier's judge failed to start ({type(exc).__name__})") from None
         self.gpu_name = ready.get("gpu")
+        self.startup = {"ready": round(time.monotonic() - began, 3), **(ready.get("startup_s") or {})}
         threading.Thread(target=self._read, daemon=True).start()
         log.info("verifier judge for %s (%s) started in %.2f s", gpu, self.gpu_name, time.monotonic() - began)
 

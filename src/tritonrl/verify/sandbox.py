@@ -60,6 +60,7 @@ class Zygote:
         self._proc: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
         self._closed = False
+        self.startup: dict[str, float] = {}  # seconds: the whole start, the zygote's imports, its warm-ups
 
     def _start(self) -> None:
         began = time.monotonic()
@@ -76,6 +77,7 @@ class Zygote:
             self._proc.kill()
             raise RuntimeError("the verifier's zygote process failed to start")
         self._sock = mine
+        self.startup = {"ready": round(time.monotonic() - began, 3), **(ready.get("startup_s") or {})}
         threading.Thread(target=self._read, args=(self._proc, mine), daemon=True).start()
         log.info("verifier zygote started in %.2f s", time.monotonic() - began)
 
@@ -86,6 +88,7 @@ class Zygote:
                 with self._cond:
                     if "pid" in message:
                         self._pids[message["id"]] = message["pid"]
+                        self.startup.update(message.get("startup_s") or {})
                     elif "exit" in message:
                         self._exits[message["id"]] = Exit(message["exit"], message["signal"])
                     self._cond.notify_all()

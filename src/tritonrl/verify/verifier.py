@@ -96,7 +96,9 @@ class Verifier:
             self._slots.put(self._judge_ids[k % len(self._judge_ids)])
         self._capacity = count
         self._judges: dict[str, JudgeClient] = {}
-        self._judges_lock = threading.Lock()
+        self._judges_lock = threading.Lock()  # the dict; each GPU's judge starts under its own lock
+        self._start_locks = {gpu: threading.Lock() for gpu in self._judge_ids}
+        self._started = False
         self.sandbox_info: dict = {}
         self._triton_template = os.path.join(jobs_root(), "triton-driver")  # hidden from children, like the jobs
 
@@ -116,6 +118,7 @@ class Verifier:
         full disk, memory) is that item's ``verifier_error`` verdict, logged with its traceback, and a batch goes
         on (``verify_many``, ``verify_iter``)."""
         start = time.monotonic()
+        self.start()
         try:
             result = self._verify(task, code, completion)
         except ConfigError:
@@ -139,6 +142,7 @@ class Verifier:
 
     def verify_many(self, items: list[VerifyItem], progress: bool = False) -> list[VerifyResult]:
         """Results in the order of ``items``; ``concurrency`` candidates run at a time."""
+        self.start()
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             futures = [pool.submit(self.verify, it.task, it.code, it.completion) for it in items]
             bar = progress_bar(len(items)) if progress else None
@@ -154,6 +158,7 @@ class Verifier:
     def verify_iter(self, items: list[VerifyItem]):
         """``(index, result)`` for each item as it finishes (not in order). Closing the generator (or an exception
         in it, such as Ctrl-C) cancels the items not started and returns at once; ``close()`` ends running ones."""
+        self.start()
         pool = ThreadPoolExecutor(max_workers=self.concurrency)
         try:
             futures = {pool.submit(self.verify, it.task, it.code, it.completion): i for i, it in enumerate(items)}
@@ -224,16 +229,18 @@ class Verifier:
     def _judge(self, gpu: str, code: str, trials: list[TrialSpec], retries: int = 1) -> dict[str, Any]:
         """One candidate through its child and its GPU's judge: the verdict's facts. A judge that dies with the
         session in flight is restarted and the candidate judged again, once."""
-        judge = self._judge_for(gpu)
         workdir = make_workdir()
         with open(os.path.join(workdir, CODE_FILE), "w") as fh:
             fh.write(code)
-        self._seed_triton_cache(workdir)
         judge_end, child_end = socket.socketpair()
         seal = secrets.token_hex(16)  # the harness signs its messages with it; the judge checks them
+        # The child first: it starts (isolation, CUDA) while the judge does, on a cold start. It waits for the
+        # judge's first call before anything of Triton's, so its cache is seeded in time after the judge is ready.
         child = self._zygote.submit("candidate", workdir, {**self._child_spec(), "seal": seal},
                                     self._child_env(gpu), self._limits(), child_end)
         try:
+            judge = self._judge_for(gpu)
+            self._seed_triton_cache(workdir)
             wait_s = 2 * self.config.timeout_s + JUDGE_SLACK_S
             facts = judge.session({**self._session(trials), "seal": seal}, judge_end, wait_s)
         except JudgeDied as exc:
@@ -242,6 +249,9 @@ class Verifier:
             if retries > 0:
                 log.warning("the judge of GPU %s died (%s): judging the candidate again", gpu, exc)
                 return self._judge(gpu, code, trials, retries - 1)
+            raise
+        except BaseException:
+            child.finish()
             raise
         finally:
             judge_end.close()
@@ -267,17 +277,46 @@ class Verifier:
             shutil.copytree(self._triton_template, os.path.join(workdir, ".triton"), dirs_exist_ok=True)
 
     def _judge_for(self, gpu: str) -> JudgeClient:
-        with self._judges_lock:
-            judge = self._judges.get(gpu)
-            if judge is None or not judge.alive:
-                if judge is not None:
-                    judge.close()
-                env = {"CUDA_VISIBLE_DEVICES": gpu} if self.device == "cuda" else {}
-                spec = {"device": self.device, "salt": self._salt, "randomize": self.config.randomize_params,
-                        "reference_bytes": int(self.config.reference_memory_gb * (1 << 30)),
-                        "cache_dir": self.cache_dir, "gpu": gpu, "triton_template": self._triton_template}
-                judge = self._judges[gpu] = JudgeClient(self._zygote, gpu, spec, env)
+        with self._start_locks[gpu]:  # one start per GPU; GPUs start side by side
+            with self._judges_lock:
+                judge = self._judges.get(gpu)
+            if judge is not None and judge.alive:
+                return judge
+            if judge is not None:
+                judge.close()
+            env = {"CUDA_VISIBLE_DEVICES": gpu} if self.device == "cuda" else {}
+            spec = {"device": self.device, "salt": self._salt, "randomize": self.config.randomize_params,
+                    "reference_bytes": int(self.config.reference_memory_gb * (1 << 30)),
+                    "cache_dir": self.cache_dir, "gpu": gpu, "triton_template": self._triton_template}
+            judge = JudgeClient(self._zygote, gpu, spec, env)
+            with self._judges_lock:
+                self._judges[gpu] = judge
             return judge
+
+    def start(self) -> None:
+        """Start the zygote and every GPU's judge now, in background threads, instead of with the first candidates
+        (``verify_many`` and ``verify_iter`` call it): the batch's first items make their plans and children
+        meanwhile. Once per verifier; a start that fails is tried again, and reported, by the items themselves."""
+        if self._started:
+            return
+        self._started = True
+
+        def start_one(gpu: str) -> None:
+            try:
+                self._judge_for(gpu)
+            except Exception as exc:  # noqa: BLE001 - each item starting the judge again raises it as its verdict
+                log.info("background start of the judge for %s failed (%s); the items will retry", gpu, exc)
+
+        for gpu in self._judge_ids:
+            threading.Thread(target=start_one, args=(gpu,), daemon=True, name=f"tritonrl-judge-start-{gpu}").start()
+
+    @property
+    def startup(self) -> dict[str, Any]:
+        """Seconds the cold start took: the zygote's (``ready``, ``imports``, the candidates' warm-ups) and each
+        judge's (``ready``, ``cuda``, ``driver_utils``); empty until started."""
+        with self._judges_lock:
+            judges = {gpu: judge.startup for gpu, judge in self._judges.items()}
+        return {"zygote": dict(self._zygote.startup), "judges": judges}
 
     def _drop_judge(self, gpu: str) -> None:
         with self._judges_lock:

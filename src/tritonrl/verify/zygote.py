@@ -26,6 +26,7 @@ import signal
 import socket
 import sys
 import tempfile
+import time
 import traceback
 
 from tritonrl.verify import wire
@@ -92,6 +93,7 @@ def run_candidate_job(job: dict, sock: socket.socket) -> None:
 
 def serve(control: socket.socket) -> None:
     # Warm imports: what every fork needs, loaded once. Nothing here touches CUDA.
+    began = time.monotonic()
     import numpy  # noqa: F401
     import torch  # noqa: F401 - not torch._inductor: 5 to 6 s on the GPU machine, and no fork needs it
     import triton
@@ -104,12 +106,12 @@ def serve(control: socket.socket) -> None:
         import triton.runtime.interpreter  # noqa: F401
     except ImportError:
         pass
-    warm_dispatch_mode()
-    if os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):
-        warm_triton_compiler()
+    startup = {"imports": round(time.monotonic() - began, 3)}
     os.dup2(2, 1)  # stray prints (library warnings) must not reach anyone as a message
     children: dict[int, int] = {}  # pid -> job id
-    wire.send(control, {"ready": True})
+    # Ready before the candidates' warm-ups: a judge (forked first) starts CUDA while they run.
+    wire.send(control, {"ready": True, "startup_s": startup})
+    warmed = False
     while True:
         readable, _, _ = select.select([control], [], [], 0.01)
         if readable:
@@ -118,16 +120,32 @@ def serve(control: socket.socket) -> None:
             except wire.Closed:
                 break
             sock = socket.socket(fileno=fds[0]) if fds else None
+            if job["kind"] == "candidate" and not warmed:
+                startup.update(warm_candidates())
+                warmed = True
             pid = os.fork()
             if pid == 0:
                 run_fork(job, sock, control)
             if sock is not None:
                 sock.close()  # the fork has it; the zygote keeps no end of a judge's or child's socket
             children[pid] = job["id"]
-            wire.send(control, {"id": job["id"], "pid": pid})
+            wire.send(control, {"id": job["id"], "pid": pid, "startup_s": startup})
         _reap(children, control)
     for pid in children:
         _kill_group(pid)
+
+
+def warm_candidates() -> dict[str, float]:
+    """What every candidate child needs warm, done once before the first is forked (judges do not need it):
+    returns the seconds each step took."""
+    began = time.monotonic()
+    warm_dispatch_mode()
+    took = {"dispatch_mode": round(time.monotonic() - began, 3)}
+    if os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):
+        began = time.monotonic()
+        warm_triton_compiler()
+        took["triton_compiler"] = round(time.monotonic() - began, 3)
+    return took
 
 
 def warm_dispatch_mode() -> None:
