@@ -77,16 +77,32 @@ def test_the_gpu_tiny_shape_keeps_divisibility_by_16_so_one_compilation_serves_e
             assert (value % 16 == 0) == (gpu_tiny[name] % 16 == 0), (name, value, gpu_tiny[name])
 
 
+def test_on_a_gpu_each_alternative_shapes_divisibility_class_gets_a_tiny_trial_cpu_none():
+    """Triton compiles per divisibility class (by 16) of its integer arguments: a tiny trial per class the full
+    trials use compiles the candidate's kernels in the tiny stage, off the GPU's lease."""
+    from tritonrl.tasks.variants import find_constants
+
+    task = next(t for t in load_tasks("bundled") if t.name == "l2_gemm_bias_relu")
+    gpu = build_trials(task, VerifyConfig(), device="cuda")
+    sizes = {t.name: {c.name: c.value for c in find_constants(t.source)} for t in gpu}
+    tiny_classes = {tuple(v % 16 == 0 for v in sizes[t.name].values()) for t in gpu if t.stage == "tiny"}
+    full_classes = {tuple(v % 16 == 0 for v in sizes[t.name].values()) for t in gpu if t.stage == "full"}
+    assert full_classes <= tiny_classes and len(full_classes) == 2  # the timing shape's and the alternatives'
+    assert all(max(sizes[t.name].values()) <= 64 for t in gpu if t.stage == "tiny")
+    assert [t.name for t in build_trials(task, VerifyConfig(), device="cpu") if t.stage == "tiny"] == ["tiny"]
+
+
 def test_gpu_full_trials_use_a_bundled_tasks_timing_shape_cpu_does_not():
     from tritonrl.tasks.variants import timing_variant, tiny_variant
 
     task = next(t for t in load_tasks("bundled") if t.name == "l2_gemm_bias_relu")
     timing = timing_variant(task)
     gpu = build_trials(task, VerifyConfig(), device="cuda")
-    assert [t.name for t in gpu] == ["tiny", "full0", "full1", "full2", "full3", "full4"]
+    assert [t.name for t in gpu] == ["tiny", "tiny_alt1", "full0", "full1", "full2", "full3", "full4"]
     assert gpu[0].source == tiny_variant(task, same_divisibility=True).source  # the tiny shape, sizes that 16 divided still divided by 16
-    assert gpu[1].source == timing.source and gpu[1].task_key == timing.key  # timed: the first full trial
-    assert task_cost(gpu[2].source).flops > 2**33  # alternative shapes are around the timing shape, not the task
+    full = [t for t in gpu if t.stage == "full"]
+    assert full[0].source == timing.source and full[0].task_key == timing.key  # timed: the first full trial
+    assert task_cost(full[1].source).flops > 2**33  # alternative shapes are around the timing shape, not the task
     assert not gpu.reduced and gpu.flags == [] and not gpu.oversize  # a timing shape is not a reduction
     cpu = build_trials(task, VerifyConfig(), device="cpu")
     assert cpu[1].source == task.source and not cpu.reduced  # on the CPU nothing changes

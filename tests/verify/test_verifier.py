@@ -296,3 +296,42 @@ def test_compare_band_stays_tight_beside_a_minority_of_large_channels():
     sloppy[:, 200:] *= 1.005
     mismatch = compare_trial(_ref(e), _got(sloppy), ATOL, RTOL, "full")
     assert mismatch is not None and mismatch.flag == Flag.OUTPUT_MISMATCH
+
+
+def test_the_monitors_dispatch_mode_never_imports_dynamo():
+    """The first dispatch of a plain TorchDispatchMode imports torch._dynamo (seconds); the monitor's mode, and the
+    zygote's warm-up, must not, and must still see every op."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, torch\n"
+        "from torch.utils._python_dispatch import TorchDispatchMode\n"
+        "from tritonrl.verify.child.monitor import without_dynamo_import\n"
+        "from tritonrl.verify.zygote import warm_dispatch_mode\n"
+        "seen = []\n"
+        "class M(TorchDispatchMode):\n"
+        "    def __torch_dispatch__(self, func, types, args=(), kwargs=None):\n"
+        "        seen.append(str(func))\n"
+        "        return func(*args, **(kwargs or {}))\n"
+        "warm_dispatch_mode()\n"
+        "with without_dynamo_import(M)():\n"
+        "    (torch.ones(3) * 2).sum()\n"
+        "print('dynamo' if 'torch._dynamo' in sys.modules else 'none', len(seen))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    imported, ops = out.stdout.split()
+    assert imported == "none"
+    assert int(ops) >= 2  # ones, mul, sum: the mode still sees the ops
+
+
+def test_a_batch_reports_its_cold_start_and_each_verdicts_span(runtime_verifier):
+    from tritonrl.verify import VerifyItem
+
+    results = runtime_verifier.verify_many([VerifyItem(TASKS["relu"], code=GOOD)])
+    startup = runtime_verifier.startup
+    assert startup["zygote"]["ready"] > 0 and startup["zygote"]["imports"] > 0
+    assert "dispatch_mode" in startup["zygote"]  # the candidates' warm-up, before the first candidate fork
+    assert startup["judges"]["cpu"]["ready"] > 0
+    start, end = results[0].timing["span"]
+    session = results[0].timing["session_span"]
+    assert start <= session[0] <= session[1] <= session[2] <= end

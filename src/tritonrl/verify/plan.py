@@ -72,6 +72,8 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
         while len(plan) < config.num_trials:
             plan.append((base, seed + 10 + len(plan), 1.0))
         plan = plan[: max(1, config.num_trials)]
+    if config.staged and not _on_cpu(config, device):
+        trials += _tiny_alternatives(trials, plan)
     for k, (variant, trial_seed, scale) in enumerate(plan):
         trials.append(TrialSpec(f"full{k}", "full", variant.key, variant.source, trial_seed, scale))
     if config.extra_dtype:
@@ -79,6 +81,29 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
                                 config.extra_dtype))
     reduced = base.meta.get("changes") if base.variant == "reduced" and base is not task else None
     return TrialPlan(trials, reduced, oversize)
+
+
+def _tiny_alternatives(tiny: list[TrialSpec], plan: list[tuple]) -> list[TrialSpec]:
+    """On a GPU, a tiny trial for each alternative shape of the full trials, its sizes divisible by 16 where the
+    alternative's are (``tiny_variant(same_divisibility=True)``): Triton compiles one kernel per divisibility class
+    of its integer arguments, and an alternative shape is usually another class. Compiled here, in the tiny stage
+    (seconds of CPU, no lease on the GPU), the full trial then reuses the kernel; compiled in the full trial it held
+    the GPU's shared lease all that time, and every timing run of that GPU waited for it (docs/verifier.md)."""
+    from tritonrl.tasks.variants import tiny_variant
+
+    seen = {t.task_key for t in tiny}
+    extra = []
+    for variant, trial_seed, _ in plan:
+        if not variant.variant.startswith("alt"):
+            continue
+        try:
+            small = tiny_variant(variant, same_divisibility=True)
+        except TaskError:
+            continue  # its full trial compiles, as before
+        if small.key not in seen:
+            seen.add(small.key)
+            extra.append(TrialSpec(f"tiny_{variant.variant}", "tiny", small.key, small.source, trial_seed))
+    return extra
 
 
 def fit_cpu_budget(task: KernelTask, config: VerifyConfig) -> tuple[KernelTask, bool]:

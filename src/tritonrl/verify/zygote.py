@@ -80,15 +80,17 @@ def run_candidate_job(job: dict, sock: socket.socket) -> None:
                        "CUDA_CACHE_PATH": "/proc/self/cwd/.nv"})
     tempfile.tempdir = None
     limits = job.get("limits", {})
+    began = time.monotonic()
     report = isolate(limits.get("hide", []), bool(limits.get("network_isolation")),
                      bool(limits.get("fs_isolation")))
     apply_limits(limits)
+    startup = {"isolate": round(time.monotonic() - began, 4)}
     import torch
 
     torch.set_num_threads(max(1, int(limits.get("threads", 1))))
     from tritonrl.verify.child.harness import run_candidate
 
-    run_candidate(sock, job["spec"], report.to_dict())
+    run_candidate(sock, job["spec"], report.to_dict(), startup)
 
 
 def serve(control: socket.socket) -> None:
@@ -149,17 +151,19 @@ def warm_candidates() -> dict[str, float]:
 
 
 def warm_dispatch_mode() -> None:
-    """Enter and use a ``TorchDispatchMode`` once, so every fork's monitor finds it ready: the first use imports
-    ``torch._dynamo`` (for the mode's internals, 1.5 s on a 2-core CPU, about 5 s on the GPU machine), which every
-    child would otherwise pay at its first watched forward."""
+    """Enter and use a ``TorchDispatchMode`` once, so every fork's monitor finds the mode machinery loaded. Made as
+    the monitor's is (``without_dynamo_import``): the first dispatch no longer imports ``torch._dynamo``, which
+    took 4.2-4.7 s of the zygote's start on the GPU machine before any candidate could be forked."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
+
+    from tritonrl.verify.child.monitor import without_dynamo_import
 
     class _Pass(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             return func(*args, **(kwargs or {}))
 
-    with torch.no_grad(), _Pass():
+    with torch.no_grad(), without_dynamo_import(_Pass)():
         x = torch.empty_like(torch.zeros(4))
         x.copy_(torch.ones(4))
         (x + 1).sum().item()

@@ -189,7 +189,22 @@ def _watch_mode(monitor: Monitor) -> type:
                 monitor.internal -= 1
         return out
 
-    return type("_Watch", (TorchDispatchMode,), {"__torch_dispatch__": __torch_dispatch__})
+    return without_dynamo_import(type("_Watch", (TorchDispatchMode,), {"__torch_dispatch__": __torch_dispatch__}))
+
+
+def without_dynamo_import(mode_class: type) -> type:
+    """``mode_class`` (a ``TorchDispatchMode``) whose dispatch never imports ``torch._dynamo``.
+
+    torch wraps a mode's ``__torch_dispatch__`` in ``torch._disable_dynamo``, whose first call imports
+    ``torch._dynamo`` (and sympy: 1.2 s on a 2-core CPU, 4.5 s on the GPU machine) only to keep dynamo from
+    tracing into the function, and caches the result on the function as ``__dynamo_disable``. Nothing here runs
+    under ``torch.compile`` (candidates may not use it), so that cache is filled with the function itself: each
+    child skips the import, and the zygote no longer has to make it for them. A torch without the wrapper or the
+    cache is left as it is (the import then happens, as before)."""
+    raw = getattr(mode_class.__dict__.get("__torch_dispatch__"), "__wrapped__", None)
+    if callable(raw) and getattr(raw, "__dynamo_disable", None) is None:
+        setattr(raw, "__dynamo_disable", raw)
+    return mode_class
 
 
 def _launch_wrapper(original: Callable, monitor: Monitor) -> Callable:

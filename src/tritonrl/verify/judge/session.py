@@ -52,6 +52,7 @@ class Session:
         try:
             ready = self.recv(stage)
             span[1] = time.monotonic()
+            self.facts["stage_s"]["child_start"] = _seconds(ready.get("startup_s"))  # its claim: diagnosis only
             self.facts["isolation"] = ready.get("isolation") or {}
             iso = self.facts["isolation"]
             self.judge.timings.trust_disk(bool(iso.get("fs_isolated") and iso.get("readonly")))
@@ -267,6 +268,14 @@ def _flag(value: Any, default: Any) -> Any:
         return Flag(value)
     except ValueError:
         return default
+
+
+def _seconds(claimed: Any) -> dict[str, float]:
+    """A child's claimed per-step seconds, kept only where they are numbers (shown, never decided on)."""
+    if not isinstance(claimed, dict):
+        return {}
+    return {str(k)[:40]: float(v) for k, v in list(claimed.items())[:16]
+            if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
 @contextmanager
