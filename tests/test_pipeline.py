@@ -116,6 +116,20 @@ def test_an_interrupted_stage_is_resumed_on_rerun(tmp_path, fakes):
     assert training.calls == [("sft", False), ("grpo", False), ("grpo", True)]
 
 
+def test_the_cli_exits_143_when_a_stage_was_stopped(monkeypatch, capsys):
+    """A stage stopped by a signal or a pre-emption: the CLI says how to resume and exits 143, as tritonrl rl does
+    (not 2, which means a bad config an orchestrator should not retry)."""
+    from tritonrl.cli import main
+
+    def stopped(config):
+        raise pipeline.StageNotFinished("stage grpo ended interrupted", "SIGTERM")
+
+    monkeypatch.setattr(pipeline, "run_pipeline", stopped)
+    assert main(["pipeline", "--config", "configs/smoke.yaml"]) == 143
+    err = capsys.readouterr().err
+    assert "stage grpo ended interrupted; run the same command again to resume" in err
+
+
 def test_unknown_stage_is_a_config_error(tmp_path):
     config = smoke_config(tmp_path)
     config.pipeline.stages = ["data", "distill"]

@@ -36,9 +36,15 @@ STAGES = ("data", "sft", "rl", "eval", "report")
 EVAL_MODELS = ("base", "sft", "rl")
 
 
-class StageNotFinished(UserError):
-    """A training stage ended interrupted or failed, or an evaluation was stopped by a signal; re-running the
-    pipeline resumes it."""
+RESUME_HINT = "run the same command again to resume"
+
+
+class StageNotFinished(Stopped):
+    """A training stage ended interrupted (a signal, a pre-emption), or an evaluation was stopped by one; re-running
+    the pipeline resumes it. The CLI exits 143, as ``tritonrl sft``/``rl``/``eval`` stopped the same way do."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message, reason, RESUME_HINT)
 
 
 def run_pipeline(config: PipelineConfig, log: Callable[[str], None] = print) -> Path:
@@ -151,7 +157,7 @@ def _always(manifest, name: str, log, work: Callable[[], dict[str, str]]) -> Non
         raise
     except Stopped as exc:  # a signal, obeyed at a safe point: what was done is on disk
         manifest.finish(name, "interrupted", reason=exc.reason, stopped=exc.message)
-        raise StageNotFinished(f"stage {name} stopped: {exc.message}; run the same command again to resume") from None
+        raise StageNotFinished(f"stage {name} stopped: {exc.message}", exc.reason) from None
     except BaseException as exc:
         manifest.finish(name, "failed", error=f"{type(exc).__name__}: {exc}")
         raise
@@ -178,7 +184,7 @@ def _train(manifest, stage: str, config: PipelineConfig, log) -> None:
         rl = dataclasses.replace(config.rl, init_from=init_from)
         result = run_rl(dataclasses.replace(config, run=run, rl=rl))
     if result.status != "done":
-        raise StageNotFinished(f"stage {stage} ended {result.status}; run the same command again to resume")
+        raise StageNotFinished(f"stage {stage} ended {result.status}")
 
 
 # ---------------------------------------------------------------- the stages' work

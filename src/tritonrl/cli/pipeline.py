@@ -4,7 +4,8 @@
     tritonrl pipeline --config configs/smoke.yaml --run-dir runs/x --set eval.k=2
 
 Re-running the same command skips finished stages and resumes an interrupted one (see ``tritonrl.pipeline``).
-The last line printed is the path of the comparison report.
+The last line printed is the path of the comparison report. Exit status: 0 done, 143 a stage was stopped by a
+signal or a pre-emption (run the same command again), 2 a bad config or input, 130 Ctrl-C.
 """
 
 from __future__ import annotations
