@@ -326,6 +326,23 @@ def test_resume_of_a_model_run_judges_a_verifier_errors_completion_again_as_it_w
     assert (report["n_samples"], report["n_verifier_errors"], report["correct_rate"]) == (2, 0, 0.5)
 
 
+def test_resume_with_other_sampling_is_refused_in_one_line_and_the_same_is_accepted(tmp_path):
+    """Judged rows and kept completions of an earlier run must not stand beside samples of another model or
+    temperature: a resume that changes either is a UserError naming what changed; the same settings resume."""
+    from tritonrl.config import EvalConfig
+    from tritonrl.errors import UserError
+
+    out = tmp_path / "out"
+    evaluate.evaluate("runs/model-a", [], k=1, gen=EvalConfig(temperature=1.0), out_dir=out)
+    assert json.loads((out / "sampling.json").read_text())["model"] == "runs/model-a"
+    with pytest.raises(UserError, match=r"temperature 1.0 -> 0.5.*a new --out"):
+        evaluate.evaluate("runs/model-a", [], k=1, gen=EvalConfig(temperature=0.5), out_dir=out, resume=True)
+    with pytest.raises(UserError, match=r"model 'runs/model-a' -> 'runs/model-b'"):
+        evaluate.evaluate("runs/model-b", [], k=1, gen=EvalConfig(temperature=1.0), out_dir=out, resume=True)
+    evaluate.evaluate("runs/model-a", [], k=1, gen=EvalConfig(temperature=1.0), out_dir=out, resume=True)
+    evaluate.evaluate("runs/model-b", [], k=1, gen=EvalConfig(temperature=0.5), out_dir=out)  # no resume: a new run
+
+
 def test_rows_and_reports_name_the_solution_file(tmp_path):
     sols = tmp_path / "sols"
     sols.mkdir()

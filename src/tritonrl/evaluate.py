@@ -34,9 +34,11 @@ A model is a spec that ``tritonrl.generation.resolve_model`` reads (a hub id, a 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+from tritonrl.atomic import write_atomic
 from tritonrl.config import EvalConfig, VerifyConfig
 from tritonrl.errors import Interrupted, Stopped, UserError
 from tritonrl.generation import (  # noqa: F401 (re-exported)
@@ -69,6 +71,7 @@ def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: E
 
     gen = gen or EvalConfig()
     info = {**_model_info(model, k, gen), **(meta or {})}
+    check_sampling(Path(out_dir), model, gen, resume)
     stop = StopRequest()
     with SignalHandlers(stop):
         if gen.turns > 1:
@@ -101,6 +104,31 @@ def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: E
 def _keys(task: KernelTask, k: int) -> list[tuple]:
     """The row keys (``tritonrl.results.row_key``) of a task's k single-turn samples."""
     return [(task.name, task.path, i, 1) for i in range(k)]
+
+
+SAMPLING_JSON = "sampling.json"
+SAMPLING_KEYS = ("temperature", "top_p", "max_new_tokens", "seed", "prompt_template", "backend", "turns")
+
+
+def check_sampling(out: Path, model: str | Generator, gen: EvalConfig, resume: bool) -> None:
+    """Record how ``out``'s samples are made (``sampling.json``: the model and ``SAMPLING_KEYS``); on ``resume``,
+    refuse in one line when the earlier run's differ: its judged rows and kept completions would otherwise stand
+    beside samples of another model or temperature. An ``out`` from before this record is resumed as it is."""
+    now = {"model": model if isinstance(model, str) else type(model).__name__,
+           **{key: getattr(gen, key) for key in SAMPLING_KEYS}}
+    path = out / SAMPLING_JSON
+    if resume and path.is_file():
+        try:
+            before = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            before = {}
+        changed = {k: (before.get(k), v) for k, v in now.items() if k in before and before[k] != v}
+        if changed:
+            what = ", ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in changed.items())
+            raise UserError(f"--resume of {out} with other sampling than its earlier run ({what}): use the same "
+                            "settings, or a new --out")
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps(now, indent=1) + "\n")
 
 
 def _model_info(model: str | Generator, k: int, gen: EvalConfig) -> dict[str, Any]:
