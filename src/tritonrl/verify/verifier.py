@@ -17,7 +17,8 @@ process do the rest (docs/verifier.md, "Processes and trust"):
 - the **zygote** (``tritonrl.verify.zygote``) that forks both, warm.
 
 On a GPU, up to ``workers_per_gpu`` candidates share each GPU (their children import, compile and run trials at
-once); each timing run has the GPU to itself (the judge's lock; docs/timing.md, "Sharing a GPU").
+once); each timing run has the GPU to itself (the judge's lock; docs/timing.md, "Sharing a GPU"). The first call
+starts the zygote and the judges in the background (``start``; ``startup`` says what each step took).
 """
 
 from __future__ import annotations
@@ -295,8 +296,9 @@ class Verifier:
 
     def start(self) -> None:
         """Start the zygote and every GPU's judge now, in background threads, instead of with the first candidates
-        (``verify_many`` and ``verify_iter`` call it): the batch's first items make their plans and children
-        meanwhile. Once per verifier; a start that fails is tried again, and reported, by the items themselves."""
+        (``verify``, ``verify_many`` and ``verify_iter`` call it; a caller may call it early): the batch's first
+        items make their plans and children meanwhile. Once per verifier; a start that fails is tried again, and
+        reported, by the items themselves."""
         if self._started:
             return
         self._started = True
