@@ -13,6 +13,10 @@
 4. The trained model evaluated the same way (``<out>/after``); ``<out>/direction.json``: correct@1 and the mean
    staged reward before and after, and the training rollouts' correct rate and reward by thirds of the run.
 
+``--eval-split validation`` measures before and after on the validation split instead (whole op combinations
+never trained on): does what GRPO learns on the train tasks transfer? Pair it with a large ``--tasks-n`` (all of
+the train split: 1600), as the demonstration trains.
+
 ``--greedy`` instead evaluates the SFT model on the validation split at temperature 0 (k=1) beside its recorded
 temperature-1.0 figure: is there room for RL to sharpen the distribution? (The validation split, not held-out:
 held-out is evaluated only by the demonstration itself.)
@@ -111,6 +115,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--tasks-n", type=int, default=16, help="train tasks, round-robin over the families")
     parser.add_argument("--steps", type=int, default=40, help="GRPO steps")
     parser.add_argument("--k", type=int, default=8, help="samples per task before and after")
+    parser.add_argument("--eval-split", choices=("train", "validation"), default="train",
+                        help="measure before and after on the GRPO tasks (train) or on the validation split")
     parser.add_argument("--greedy", action="store_true",
                         help="only: the SFT model on the validation split at temperature 0 (k=1) and 1.0")
     return parser.parse_args(argv)
@@ -132,10 +138,13 @@ def main(argv=None) -> int:
                   "sampled": evaluate_on(config, sft_spec, validation, args.k, out / f"sampled_k{args.k}")}
     else:
         tasks = task_subset(config, args.tasks_n, out.parent)
-        before = evaluate_on(config, sft_spec, tasks, args.k, out.parent / f"before_{args.tasks_n}_k{args.k}")
+        on_train = args.eval_split == "train"
+        measured, tag = (tasks, f"{args.tasks_n}") if on_train else (validation_dir(config), "validation")
+        before = evaluate_on(config, sft_spec, measured, args.k, out.parent / f"before_{tag}_k{args.k}")
         run_grpo(config, tasks, out / "run", args.steps, source)
-        after = evaluate_on(config, f"{out / 'run'}:grpo", tasks, args.k, out / "after")
-        report = {"tasks": str(tasks), "steps": args.steps, "overrides": args.set, "before": before, "after": after,
+        after = evaluate_on(config, f"{out / 'run'}:grpo", measured, args.k, out / "after")
+        report = {"tasks": str(tasks), "measured_on": str(measured), "steps": args.steps, "overrides": args.set,
+                  "before": before, "after": after,
                   "delta_correct_at_1": after["correct_at_1"] - before["correct_at_1"],
                   "training": by_thirds(out / "run" / "grpo")}
     (out / "direction.json").write_text(json.dumps(report, indent=1) + "\n")
