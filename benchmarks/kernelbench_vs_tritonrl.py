@@ -417,22 +417,22 @@ def batch_timeline(rows: list[dict], sampler: BusySampler, began: float, wall: f
     """Per ``step_s`` of our batch: verdicts in flight, sessions in the judge (children started), shared leases
     held, whether a timing run held the GPU alone (its share of the step), and NVML's mean utilization: where the
     GPU sat idle, and what was holding it up."""
+    lines = [r["timeline"] for r in rows if r and r.get("timeline")]
     out = []
     for k in range(int(wall / step_s) + 1):
         lo, hi = k * step_s, (k + 1) * step_s
 
-        def overlap(a, b):
-            return max(0.0, min(b, hi) - max(a, lo)) / step_s if a is not None and b is not None else 0.0
+        def share(spans, lo=lo, hi=hi):  # of this step, summed over the spans [a, b]
+            return round(sum(max(0.0, min(b, hi) - max(a, lo)) / step_s for a, b in spans
+                             if a is not None and b is not None), 2)
 
-        lines = [r["timeline"] for r in rows if r and r.get("timeline")]
         util = [u for t, u in zip(sampler.times, sampler.samples) if lo <= t - began < hi]
         out.append({"t": lo,
-                    "verifying": round(sum(overlap(*(tl["span"] or [None, None])) for tl in lines), 2),
-                    "sessions": round(sum(overlap(tl["session"][0], tl["session"][2]) for tl in lines
-                                          if len(tl["session"]) == 3), 2),
-                    "shared": round(sum(overlap(a, b) for tl in lines for m, a, b in tl["leases"] if m == "shared"), 2),
-                    "exclusive": round(sum(overlap(a, b) for tl in lines for m, a, b in tl["leases"]
-                                           if m == "exclusive"), 2),
+                    "verifying": share(tl["span"] for tl in lines if len(tl["span"]) == 2),
+                    "sessions": share((tl["session"][0], tl["session"][2]) for tl in lines
+                                      if len(tl["session"]) == 3),
+                    "shared": share((a, b) for tl in lines for m, a, b in tl["leases"] if m == "shared"),
+                    "exclusive": share((a, b) for tl in lines for m, a, b in tl["leases"] if m == "exclusive"),
                     "gpu_util": round(sum(util) / len(util), 1) if util else None})
     return out
 

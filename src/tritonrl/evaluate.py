@@ -114,8 +114,7 @@ def check_sampling(out: Path, model: str | Generator, gen: EvalConfig, resume: b
     """Record how ``out``'s samples are made (``sampling.json``: the model and ``SAMPLING_KEYS``); on ``resume``,
     refuse in one line when the earlier run's differ: its judged rows and kept completions would otherwise stand
     beside samples of another model or temperature. An ``out`` from before this record is resumed as it is."""
-    now = {"model": model if isinstance(model, str) else type(model).__name__,
-           **{key: getattr(gen, key) for key in SAMPLING_KEYS}}
+    now = {"model": _model_name(model), **{key: getattr(gen, key) for key in SAMPLING_KEYS}}
     path = out / SAMPLING_JSON
     if resume and path.is_file():
         try:
@@ -131,8 +130,12 @@ def check_sampling(out: Path, model: str | Generator, gen: EvalConfig, resume: b
     write_atomic(path, json.dumps(now, indent=1) + "\n")
 
 
+def _model_name(model: str | Generator) -> str:
+    return model if isinstance(model, str) else type(model).__name__
+
+
 def _model_info(model: str | Generator, k: int, gen: EvalConfig) -> dict[str, Any]:
-    return {"model": model if isinstance(model, str) else type(model).__name__, "k": k,
+    return {"model": _model_name(model), "k": k,
             "temperature": gen.temperature, "max_new_tokens": gen.max_new_tokens}
 
 

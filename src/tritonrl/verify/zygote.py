@@ -26,10 +26,10 @@ import signal
 import socket
 import sys
 import tempfile
-import time
 import traceback
 
 from tritonrl.verify import wire
+from tritonrl.verify.stopwatch import Stopwatch
 
 
 def apply_limits(limits: dict) -> None:
@@ -80,11 +80,11 @@ def run_candidate_job(job: dict, sock: socket.socket) -> None:
                        "CUDA_CACHE_PATH": "/proc/self/cwd/.nv"})
     tempfile.tempdir = None
     limits = job.get("limits", {})
-    began = time.monotonic()
-    report = isolate(limits.get("hide", []), bool(limits.get("network_isolation")),
-                     bool(limits.get("fs_isolation")))
-    apply_limits(limits)
-    startup = {"isolate": round(time.monotonic() - began, 4)}
+    startup = Stopwatch()
+    with startup("isolate"):
+        report = isolate(limits.get("hide", []), bool(limits.get("network_isolation")),
+                         bool(limits.get("fs_isolation")))
+        apply_limits(limits)
     import torch
 
     torch.set_num_threads(max(1, int(limits.get("threads", 1))))
@@ -95,24 +95,24 @@ def run_candidate_job(job: dict, sock: socket.socket) -> None:
 
 def serve(control: socket.socket) -> None:
     # Warm imports: what every fork needs, loaded once. Nothing here touches CUDA.
-    began = time.monotonic()
-    import numpy  # noqa: F401
-    import torch  # noqa: F401 - not torch._inductor: 5 to 6 s on the GPU machine, and no fork needs it
-    import triton
-    import triton.language  # noqa: F401
+    startup = Stopwatch()
+    with startup("imports"):
+        import numpy  # noqa: F401
+        import torch  # noqa: F401 - not torch._inductor: 5 to 6 s on the GPU machine, and no fork needs it
+        import triton
+        import triton.language  # noqa: F401
 
-    from tritonrl.verify import arena, timing, trial  # noqa: F401
-    from tritonrl.verify.child import harness  # noqa: F401
-    from tritonrl.verify.judge import server  # noqa: F401
-    try:
-        import triton.runtime.interpreter  # noqa: F401
-    except ImportError:
-        pass
-    startup = {"imports": round(time.monotonic() - began, 3)}
+        from tritonrl.verify import arena, timing, trial  # noqa: F401
+        from tritonrl.verify.child import harness  # noqa: F401
+        from tritonrl.verify.judge import server  # noqa: F401
+        try:
+            import triton.runtime.interpreter  # noqa: F401
+        except ImportError:
+            pass
     os.dup2(2, 1)  # stray prints (library warnings) must not reach anyone as a message
     children: dict[int, int] = {}  # pid -> job id
     # Ready before the candidates' warm-ups: a judge (forked first) starts CUDA while they run.
-    wire.send(control, {"ready": True, "startup_s": startup})
+    wire.send(control, {"ready": True, "startup_s": startup.seconds(3)})
     warmed = False
     while True:
         readable, _, _ = select.select([control], [], [], 0.01)
@@ -122,32 +122,30 @@ def serve(control: socket.socket) -> None:
             except wire.Closed:
                 break
             sock = socket.socket(fileno=fds[0]) if fds else None
+            reply = {"id": job["id"]}
             if job["kind"] == "candidate" and not warmed:
-                startup.update(warm_candidates())
-                warmed = True
+                warm_candidates(startup)
+                reply["startup_s"], warmed = startup.seconds(3), True  # said once, with the fork it preceded
             pid = os.fork()
             if pid == 0:
                 run_fork(job, sock, control)
             if sock is not None:
                 sock.close()  # the fork has it; the zygote keeps no end of a judge's or child's socket
             children[pid] = job["id"]
-            wire.send(control, {"id": job["id"], "pid": pid, "startup_s": startup})
+            wire.send(control, {**reply, "pid": pid})
         _reap(children, control)
     for pid in children:
         _kill_group(pid)
 
 
-def warm_candidates() -> dict[str, float]:
-    """What every candidate child needs warm, done once before the first is forked (judges do not need it):
-    returns the seconds each step took."""
-    began = time.monotonic()
-    warm_dispatch_mode()
-    took = {"dispatch_mode": round(time.monotonic() - began, 3)}
+def warm_candidates(startup: Stopwatch) -> None:
+    """What every candidate child needs warm, done once before the first is forked (judges do not need it), each
+    step timed on ``startup``."""
+    with startup("dispatch_mode"):
+        warm_dispatch_mode()
     if os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):
-        began = time.monotonic()
-        warm_triton_compiler()
-        took["triton_compiler"] = round(time.monotonic() - began, 3)
-    return took
+        with startup("triton_compiler"):
+            warm_triton_compiler()
 
 
 def warm_dispatch_mode() -> None:

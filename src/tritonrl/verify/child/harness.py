@@ -46,6 +46,7 @@ from tritonrl.verify.child.interpreter import (
 )
 from tritonrl.verify.child.monitor import Monitor, judge_record, output_values
 from tritonrl.verify.result import MAX_ERROR_CHARS
+from tritonrl.verify.stopwatch import Stopwatch
 from tritonrl.verify.trial import build_model, exact_fp32, torch_dtype
 from tritonrl.verify.wire import CODE_FILE, CODE_PATH
 
@@ -126,30 +127,25 @@ class Child:
         self.timed_call: tuple[list, list] | None = None
 
     # ------------------------------------------------------------ before the candidate
-    def prepare(self, startup: dict[str, float] | None = None) -> dict[str, Any]:
-        """Everything before the candidate's import; ``startup`` (seconds per step, for the judge's diagnosis)
-        gets this part's steps."""
-        startup = startup if startup is not None else {}
-        began = time.monotonic()
-        warnings.simplefilter("ignore")
-        exact_fp32()
+    def prepare(self, startup: Stopwatch) -> dict[str, Any]:
+        """Everything before the candidate's import, each step timed on ``startup`` (the judge's diagnosis)."""
         info: dict[str, Any] = {}
-        if is_interpreter():  # honest constructs the CPU interpreter lacks (autotune, libdevice, driver queries)
-            info["interpreter"] = install_interpreter_compat()
-        self.monitor.install()
-        startup["monitor"] = round(time.monotonic() - began, 4)
+        with startup("monitor"):
+            warnings.simplefilter("ignore")
+            exact_fp32()
+            if is_interpreter():  # honest constructs the CPU interpreter lacks (autotune, libdevice, driver queries)
+                info["interpreter"] = install_interpreter_compat()
+            self.monitor.install()
         if self.device.startswith("cuda"):
-            began = time.monotonic()
-            torch.empty(1, device=self.device)  # CUDA initialised here, not by the candidate's import
-            startup["cuda"] = round(time.monotonic() - began, 4)
-        began = time.monotonic()
-        if self.spec.get("poison", True):
-            poison_memory(self.device)
-        if self.device.startswith("cuda"):
-            torch.cuda.reset_peak_memory_stats()  # the peak reported is the candidate's, not the poison block's
-        audit.install(CODE_PATH, frozenset(self.spec.get("allowed_imports") or ()) or None)
-        startup["poison_audit"] = round(time.monotonic() - began, 4)
-        info["startup_s"] = startup
+            with startup("cuda"):
+                torch.empty(1, device=self.device)  # CUDA initialised here, not by the candidate's import
+        with startup("poison_audit"):
+            if self.spec.get("poison", True):
+                poison_memory(self.device)
+            if self.device.startswith("cuda"):
+                torch.cuda.reset_peak_memory_stats()  # the peak reported is the candidate's, not the poison block's
+            audit.install(CODE_PATH, frozenset(self.spec.get("allowed_imports") or ()) or None)
+        info["startup_s"] = startup.seconds()
         return info
 
     # ------------------------------------------------------------ the calls
@@ -304,8 +300,7 @@ def _nothing() -> None:
     return None
 
 
-def run_candidate(sock: socket.socket, spec: dict[str, Any], isolation: dict[str, Any],
-                  startup: dict[str, float] | None = None) -> None:
+def run_candidate(sock: socket.socket, spec: dict[str, Any], isolation: dict[str, Any], startup: Stopwatch) -> None:
     """The child's whole life after isolation: prepare, say ready, serve the judge until it says bye."""
     child = Child(sock, spec)
     info = child.prepare(startup)

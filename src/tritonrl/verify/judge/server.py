@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-import time
 import traceback
 from typing import Any
 
@@ -29,6 +28,7 @@ from tritonrl.verify.judge.gpu_lock import GpuFileLock, RWLock
 from tritonrl.verify.judge.references import ReferenceStore
 from tritonrl.verify.judge.session import Session
 from tritonrl.verify.judge.timings import TimingStore
+from tritonrl.verify.stopwatch import Stopwatch
 
 log = logging.getLogger(__name__)
 
@@ -39,18 +39,16 @@ class Judge:
     def __init__(self, spec: dict[str, Any]) -> None:
         self.spec = spec
         self.device = spec["device"]
-        self.startup: dict[str, float] = {}  # seconds per step of the start (``JudgeClient.startup``)
-        began = time.monotonic()
+        self.startup = Stopwatch()  # seconds per step of the start (``JudgeClient.startup``)
         if self.device == "cuda":
-            torch.cuda.set_device(0)
-            torch.empty(1, device="cuda")  # CUDA initialised once, before any session
+            with self.startup("cuda"):
+                torch.cuda.set_device(0)
+                torch.empty(1, device="cuda")  # CUDA initialised once, before any session
             self.device = "cuda:0"
-            self.startup["cuda"] = round(time.monotonic() - began, 3)
         self.gpu_name = torch.cuda.get_device_name() if self.device.startswith("cuda") else "cpu"
         if self.device.startswith("cuda") and spec.get("triton_template"):
-            began = time.monotonic()
-            build_driver_utils(spec["triton_template"])
-            self.startup["driver_utils"] = round(time.monotonic() - began, 3)
+            with self.startup("driver_utils"):
+                build_driver_utils(spec["triton_template"])
         self.store = ReferenceStore(self.device, bool(spec.get("randomize", True)),
                                     int(spec.get("reference_bytes", 8 << 30)), str(spec["salt"]))
         self.timings = TimingStore(spec.get("cache_dir"), self.gpu_name)
@@ -85,7 +83,7 @@ def build_driver_utils(template: str) -> None:
 def serve(sock: socket.socket, spec: dict[str, Any]) -> None:
     """The judge's life: set up, say ready, run each session in a thread, until the parent closes its end."""
     judge = Judge(spec)
-    judge.send(sock, {"op": "ready", "gpu": judge.gpu_name, "startup_s": judge.startup})
+    judge.send(sock, {"op": "ready", "gpu": judge.gpu_name, "startup_s": judge.startup.seconds()})
     threads: list[threading.Thread] = []
     while True:
         try:

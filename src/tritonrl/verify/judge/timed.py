@@ -16,8 +16,6 @@ import random
 import secrets
 import statistics
 import time
-from collections import defaultdict
-from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -27,6 +25,7 @@ from tritonrl.verify import wire
 from tritonrl.verify.judge.failures import Failed, number, text
 from tritonrl.verify.judge.layout import Layout
 from tritonrl.verify.judge.references import Reference
+from tritonrl.verify.stopwatch import Stopwatch
 from tritonrl.verify.timing_stats import RUN_TO_RUN_REL, speedup_interval
 from tritonrl.verify.trial import TrialSpec
 
@@ -109,7 +108,7 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
         return statistics.median(ms for ms, _ in calibration)
 
     model = session.judge.store.model(trial)
-    parts = Parts()
+    parts = Stopwatch()  # where the exclusive hold goes: stage_s["timing_parts"]
     gaps: list[float] = []
     calls = [0]
     rng = random.Random(secrets.randbits(64))
@@ -171,31 +170,10 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
     except timing_mod.TimedCallRejected as exc:
         raise Failed("timing", "timing_mismatch", str(exc)) from None
     finally:
-        session.facts["stage_s"]["timing_parts"] = parts.report()
+        session.facts["stage_s"]["timing_parts"] = parts.with_counts()
     stats["clock_check"] = clock_check(baseline, gaps, stats["samples_ms"])
     stats["clock_check"]["back_to_back_gap_ms"] = statistics.median(wall - ms for ms, wall in calibration)
     return stats
-
-class Parts:
-    """Seconds and counts per part of a candidate's timing run (``stage_s["timing_parts"]``): where its exclusive
-    hold on the GPU goes (fresh inputs and their reference, writes, timed regions, monitor replies, checks)."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = defaultdict(float)
-        self.counts: dict[str, int] = defaultdict(int)
-
-    @contextmanager
-    def __call__(self, name: str):
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.seconds[name] += time.perf_counter() - start
-            self.counts[name] += 1
-
-    def report(self) -> dict[str, list]:
-        return {name: [round(s, 4), self.counts[name]] for name, s in self.seconds.items()}
-
 
 def timed_region(session, message: dict) -> tuple[float, float]:
     """(the child's milliseconds, the judge's wall-clock milliseconds) of one timed region: the wall clock stops
