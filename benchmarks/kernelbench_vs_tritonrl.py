@@ -373,8 +373,11 @@ def run_kernelbench(kernelbench: str, cands: list[Candidate], timeout_s: float, 
 
 # ------------------------------------------------------------------------------------------------ ours
 def run_tritonrl(tasks: dict, cands: list[Candidate], device: str, timeout_s: float, workers_per_gpu: int,
-                 workers: int = 0, info: dict | None = None) -> tuple[list[dict], float]:
-    """Our verdicts and the batch's wall time; ``info`` (when given) gets the verifier's cold-start seconds."""
+                 workers: int = 0, info: dict | None = None, started: bool = False) -> tuple[list[dict], float]:
+    """Our verdicts and the batch's wall time; ``info`` (when given) gets the verifier's cold-start seconds and
+    the batch's start (``began``, monotonic s). ``started``: the verifier is started (zygote, judge, warm-ups) before
+    the clock starts, as a trainer's is before its first step; otherwise that start is inside the measured time.
+    Either way the caches are fresh: references, reference timings and every child's Triton cache."""
     from tritonrl.config import VerifyConfig
     from tritonrl.verify import Verifier, VerifyItem
 
@@ -382,16 +385,58 @@ def run_tritonrl(tasks: dict, cands: list[Candidate], device: str, timeout_s: fl
     config = VerifyConfig(device=device, workers_per_gpu=workers_per_gpu, timeout_s=timeout_s, workers=workers,
                           cache_dir=tempfile.mkdtemp(prefix="kb-vs-ours-"))
     with Verifier(config) as verifier:
+        if started:
+            verifier.start(wait=True)
+            began = time.monotonic()
         results = verifier.verify_many([VerifyItem(tasks[c.problem], code=c.code) for c in cands])
         if info is not None:
-            info["startup_s"] = verifier.startup
+            info["startup_s"] = relative_instants(verifier.startup, began)
+            info["began"] = began
     wall = time.monotonic() - began
     rows = [{"correct": r.correct, "stage": r.stage.value, "flags": list(r.flags),
              "error": (r.error or "")[:300] or None, "runtime_ms": r.runtime_ms, "ref_runtime_ms": r.ref_runtime_ms,
              "speedup": r.speedup, "elapsed_s": r.elapsed_s, "stage_s": r.timing.get("stage_s"),
-             "timed_trials": (r.timing.get("candidate") or {}).get("trials"), "timeline": row_timeline(r, began)}
+             "timed_trials": (r.timing.get("candidate") or {}).get("trials"), "parent_s": r.timing.get("parent_s"),
+             "timeline": row_timeline(r, began)}
             for r in results]
     return rows, wall
+
+
+def run_started(tasks: dict, cands: list[Candidate], args) -> dict:
+    """Our batch again, with a new verifier started before the clock (``run_tritonrl(started=True)``): what each
+    step of an RL run sees, its verifier started once. Fresh caches, so every candidate costs what it did cold."""
+    print(f"[tritonrl, verifier started first] {len(cands)} candidates ...", flush=True)
+    info: dict = {}
+    with BusySampler(args.gpu_index, args.sample_interval) as sampler:
+        rows, wall = run_tritonrl(tasks, cands, "cuda", args.timeout, args.workers_per_gpu, info=info, started=True)
+    busy = sampler.summary()
+    busy["timeline"] = batch_timeline(rows, sampler, info["began"], wall)
+    print_timeline(busy["timeline"])
+    matches = sum(r["correct"] == c.expected_correct for r, c in zip(rows, cands)) / len(cands)
+    print(f"[tritonrl, verifier started first] done in {wall:.1f} s: {wall / len(cands):.2f} s per candidate, "
+          f"GPU busy {busy.get('busy_fraction')}, verdicts as expected {matches:.0%}", flush=True)
+    return {"wall_s": wall, "s_per_candidate": wall / len(cands), "matches_expected": matches,
+            "gpu_busy_fraction": busy.get("busy_fraction"), "gpu_busy_sampling": busy,
+            "startup_s_before_clock": info.get("startup_s"),
+            "rows": [{"candidate": c.name, **r} for c, r in zip(cands, rows)]}
+
+
+def started_ratio(started: dict | None, summary: dict) -> None:
+    """KernelBench's seconds per candidate over ours with the verifier started first, when both are known."""
+    kb_s = summary.get("kernelbench_s_per_candidate")
+    if started and kb_s and started.get("s_per_candidate"):
+        started["ratio"] = kb_s / started["s_per_candidate"]
+        print(f"verifier started first: {started['s_per_candidate']:.2f} s per candidate, ratio "
+              f"{started['ratio']:.1f}x, GPU busy {started.get('gpu_busy_fraction')}")
+
+
+def relative_instants(startup: dict, began: float) -> dict:
+    """``Verifier.startup`` with each ``ready_at`` (monotonic s) as seconds from the batch's start."""
+    def rel(part: dict) -> dict:
+        return {k: (round(v - began, 3) if k == "ready_at" and v is not None else v) for k, v in part.items()}
+
+    return {"zygote": rel(startup.get("zygote") or {}),
+            "judges": {gpu: rel(part) for gpu, part in (startup.get("judges") or {}).items()}}
 
 
 def row_timeline(result, began: float) -> dict:
@@ -403,6 +448,7 @@ def row_timeline(result, began: float) -> dict:
     timing = result.timing
     return {"span": [rel(t) for t in timing.get("span") or []],
             "session": [rel(t) for t in timing.get("session_span") or []],
+            "fork": [rel(t) for t in timing.get("fork_span") or []],
             "leases": [[mode, rel(a), rel(b)] for mode, a, b in timing.get("gpu_lease") or []]}
 
 
@@ -653,6 +699,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--num-perf-trials", type=int, default=100)
     parser.add_argument("--order", choices=("tritonrl-first", "kernelbench-first"), default="tritonrl-first")
     parser.add_argument("--only", choices=("both", "tritonrl", "kernelbench"), default="both")
+    parser.add_argument("--started", action="store_true",
+                        help="ours once more after the cold batch, the verifier started before the clock (as an RL "
+                             "run's is before its first step): reported as tritonrl_started")
     parser.add_argument("--gpu-index", type=int, default=0, help="NVML index of the GPU (for the busy sampling)")
     parser.add_argument("--sample-interval", type=float, default=0.1)
     parser.add_argument("--out", default=str(DEFAULT_OUT))
@@ -713,23 +762,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{step}] {len(cands)} candidates ...", flush=True)
         with BusySampler(args.gpu_index, args.sample_interval) as sampler:
             if step == "tritonrl":
-                began, info = time.monotonic(), {}
+                info: dict = {}
                 ours, ours_wall = run_tritonrl(tasks, cands, "cuda", args.timeout, args.workers_per_gpu, info=info)
             else:
                 kb_rows, kb_wall = run_kernelbench(args.kernelbench, cands, args.timeout, args.num_correct_trials,
                                                    args.num_perf_trials, on_row=kb_progress)
         busy[step] = sampler.summary()
         if step == "tritonrl":
-            busy[step]["timeline"] = batch_timeline(ours, sampler, began, ours_wall)
+            busy[step]["timeline"] = batch_timeline(ours, sampler, info["began"], ours_wall)
             busy[step]["startup_s"] = info.get("startup_s")
             print_timeline(busy[step]["timeline"])
             print(f"cold start (s): {info.get('startup_s')}")
         print(f"[{step}] done in {ours_wall if step == 'tritonrl' else kb_wall:.1f} s", flush=True)
+        if step == "tritonrl" and args.started:
+            data["tritonrl_started"] = run_started(tasks, cands, args)
         save()
     stand_ins = sorted({s for r in kb_rows for s in (r.get("stand_ins") or [])})
     data["kernelbench_stand_ins"] = stand_ins
     data["complete"] = True
     summary = summarize(cands, ours, ours_wall, kb_rows, kb_wall, busy)
+    started_ratio(data.get("tritonrl_started"), summary)
     write_json(out_path, {**data, **summary})
     print_table(cands, summary)
     print(f"KernelBench stand-in modules (not installed, never called by eval): {stand_ins or 'none'}")
@@ -768,7 +820,10 @@ def merge(cands: list[Candidate], paths: list[str], out_path: Path) -> int:
     data.update(kernelbench_commit=kb_runs[0].get("kernelbench_commit"), merged_from=[str(p) for p in paths],
                 dates=sorted({run.get("date") for run in [ours_run, *kb_runs]}), complete=True,
                 kernelbench_stand_ins=sorted({s for run in kb_runs for s in run.get("kernelbench_stand_ins") or []}))
+    if ours_run.get("tritonrl_started"):
+        data["tritonrl_started"] = ours_run["tritonrl_started"]
     summary = summarize(cands, ours, ours_run["tritonrl_wall_s"], kb, kb_wall, busy)
+    started_ratio(data.get("tritonrl_started"), summary)
     write_json(out_path, {**data, **summary})
     print_table(cands, summary)
     print(f"wrote {out_path}")

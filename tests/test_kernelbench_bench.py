@@ -150,9 +150,10 @@ def test_batch_timeline_places_verdicts_leases_and_samples_per_second(bench):
 
     began = 100.0
     result = SimpleNamespace(timing={"span": [100.0, 102.5], "session_span": [100.5, 101.0, 102.5],
+                                     "fork_span": [100.1, 100.3, 100.35],
                                      "gpu_lease": [["shared", 101.0, 101.5], ["exclusive", 102.0, 102.5]]})
     row = {"timeline": bench.row_timeline(result, began)}
-    assert row["timeline"] == {"span": [0.0, 2.5], "session": [0.5, 1.0, 2.5],
+    assert row["timeline"] == {"span": [0.0, 2.5], "session": [0.5, 1.0, 2.5], "fork": [0.1, 0.3, 0.35],
                                "leases": [["shared", 1.0, 1.5], ["exclusive", 2.0, 2.5]]}
     sampler = SimpleNamespace(times=[100.2, 100.7, 101.2, 102.1], samples=[0.0, 10.0, 50.0, 90.0])
     steps = bench.batch_timeline([row, None], sampler, began, wall=2.5)

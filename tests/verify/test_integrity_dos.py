@@ -149,8 +149,8 @@ def _open_fds() -> int:
 
 
 def test_judge_closes_fds_a_child_sends(tmp_path):
-    """A fake child on the other end of a session's socket: it says ready and answers the import call, 8 file
-    descriptors riding on each message. After the session, the judge's process holds none of them."""
+    """A fake child on the other end of a session's socket: it says hello and ready and answers the import call, 8
+    file descriptors riding on each message. After the session, the judge's process holds none of them."""
     from tritonrl.verify.judge.server import Judge
     from tritonrl.verify.judge.session import Session
     from tritonrl.verify.plan import build_trials
@@ -165,13 +165,14 @@ def test_judge_closes_fds_a_child_sends(tmp_path):
     seal = wire.Seal(bytes(16))  # the fake child plays the harness: it holds the key
 
     def fake_child() -> None:
-        for reply in ({"op": "ready", "isolation": {}}, {"ok": False, "flag": "import_error", "error": "no"}):
+        for reply in ({"op": "hello"}, {"op": "ready", "isolation": {}},
+                      {"ok": False, "flag": "import_error", "error": "no"}):
             fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(wire.MAX_FDS)]
             wire.send(child_end, reply, fds, seal=seal)
             for fd in fds:
                 os.close(fd)
-            if reply.get("op") == "ready":
-                wire.recv(child_end, timeout_s=10)  # the import call
+            if reply.get("op") in ("hello", "ready"):
+                wire.recv(child_end, timeout_s=10)  # the start call, then the import call
 
     before = _open_fds()
     child = threading.Thread(target=fake_child)

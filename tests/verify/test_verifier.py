@@ -335,3 +335,44 @@ def test_a_batch_reports_its_cold_start_and_each_verdicts_span(runtime_verifier)
     start, end = results[0].timing["span"]
     session = results[0].timing["session_span"]
     assert start <= session[0] <= session[1] <= session[2] <= end
+    asked, forked, child_started = results[0].timing["fork_span"]  # where a late fork or a slow child start shows
+    assert start <= asked <= forked <= session[2] and asked <= child_started <= session[1]
+    assert startup["zygote"]["ready_at"] <= forked
+
+
+def test_start_wait_returns_a_verifier_ready_for_its_first_candidate():
+    """``start(wait=True)``: the judge up, the zygote's candidate warm-ups done (reported once they are), and the
+    plans' meta-device machinery loaded, before the caller's clock starts (a trainer's first step)."""
+    with Verifier(VerifyConfig(device="cpu", workers=1, timeout_s=60)) as verifier:
+        verifier.start(wait=True)
+        startup = verifier.startup
+        assert startup["judges"]["cpu"]["ready"] > 0
+        assert "dispatch_mode" in startup["zygote"]  # warmed after the judge's fork, before any candidate
+        result = verifier.verify_many([VerifyItem(TASKS["relu"], code=GOOD)])[0]
+        assert result.correct, result.error
+        assert result.timing["stage_s"]["start_wait"] >= 0.0  # the judge's CUDA-start turn (no wait on a CPU)
+
+
+def test_a_plan_that_fails_after_the_session_opened_ends_it_cleanly(monkeypatch):
+    """The session opens (the child starting) before the trials are planned: a task whose plan fails then gets
+    its ``reference_error`` verdict, its child is ended, and the next candidate is judged as usual."""
+    from tritonrl.errors import TaskError
+    from tritonrl.verify import verifier as verifier_module
+
+    real = verifier_module.build_trials
+    calls = []
+
+    def plan_once_broken(task, config, device=None):
+        calls.append(task.name)
+        if len(calls) == 1:
+            raise TaskError(f"{task.name}: no shape of it runs")
+        return real(task, config, device)
+
+    monkeypatch.setattr(verifier_module, "build_trials", plan_once_broken)
+    with Verifier(VerifyConfig(device="cpu", workers=1, timeout_s=60)) as verifier:
+        broken = verifier.verify(TASKS["relu"], code=GOOD)
+        assert Flag.REFERENCE_ERROR.value in broken.flags and "no shape of it runs" in broken.error
+        assert not broken.correct
+        good = verifier.verify(TASKS["relu"], code=GOOD)
+        assert good.correct, good.error
+        assert good.timing["stage_s"]["plan_wait"] >= 0.0  # the judge waited for the trials after the child started

@@ -35,10 +35,13 @@ import contextlib
 import dataclasses
 import math
 import random
+import threading
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tritonrl.astlock import compile_source, parse_source
 from tritonrl.errors import TaskError
@@ -60,6 +63,7 @@ TINY_MAX_S = 1.0
 REDUCE_FACTORS = tuple(2**k for k in range(1, 13))  # reduced variant: every size divided by one of these
 REDUCE_FLOOR = 16  # a first pass keeps sizes at least this (or as written, if smaller): a batch of 1 tests little
 
+_MAKE_LOCK = threading.RLock()  # the caches below are made under it (``_once``)
 _TINY_CACHE: dict[tuple[str, bool], KernelTask | TaskError] = {}
 _ALT_CACHE: dict[tuple[str, int, int], list[KernelTask]] = {}
 
@@ -88,14 +92,13 @@ def tiny_variant(task: KernelTask, same_divisibility: bool = False) -> KernelTas
     so the tiny trial's integer arguments and strides fall in the classes Triton compiles a kernel for
     (divisible by 16 or not, equal to 1 or not) as the full trials' do, and the kernel compiled for the tiny
     trial serves them too: one compilation per candidate instead of two (seconds each at KernelBench scale)."""
-    key = (task.key, same_divisibility)
-    cached = _TINY_CACHE.get(key)
-    if cached is None:
+    def make() -> KernelTask | TaskError:
         try:
-            cached = _make_tiny(task, same_divisibility)
+            return _make_tiny(task, same_divisibility)
         except TaskError as exc:
-            cached = exc
-        _TINY_CACHE[key] = cached
+            return exc
+
+    cached = _once(_TINY_CACHE, (task.key, same_divisibility), make)
     if isinstance(cached, TaskError):
         raise cached
     return cached
@@ -103,10 +106,29 @@ def tiny_variant(task: KernelTask, same_divisibility: bool = False) -> KernelTas
 
 def alt_variants(task: KernelTask, n: int = 2, seed: int = 0) -> list[KernelTask]:
     """Up to ``n`` variants "alt1".. with similar-size, different shapes; empty if none can be made."""
-    cache_key = (task.key, n, seed)
-    if cache_key not in _ALT_CACHE:
-        _ALT_CACHE[cache_key] = _make_alts(task, n, seed)
-    return list(_ALT_CACHE[cache_key])
+    return list(_once(_ALT_CACHE, (task.key, n, seed), lambda: _make_alts(task, n, seed)))
+
+
+def _once(cache: dict, key: Any, make: Callable[[], Any]) -> Any:
+    """``cache[key]``, made by one thread: a batch plans its items in threads, and 36 of them making the same
+    task's variants at once (the first meta run imports much of torch) kept a GPU batch's forks waiting 5 s."""
+    if key in cache:
+        return cache[key]
+    with _MAKE_LOCK:
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
+
+
+def warm_meta() -> None:
+    """One small forward on the meta device, so torch's lazily imported machinery for it (decompositions, refs:
+    2 to 5 s on a GPU machine's first run) is loaded: ``Verifier.start`` calls it in the background while the zygote
+    starts, instead of the batch's first plans waiting for it."""
+    import torch
+
+    with _MAKE_LOCK, torch.device("meta"):
+        x = torch.nn.Linear(8, 8)(torch.empty(4, 8))
+        torch.nn.functional.gelu(x * 2 - 1).relu().sigmoid().sum()
 
 
 def find_constants(source: str) -> list[Constant]:
@@ -732,10 +754,11 @@ def timing_variant(task: KernelTask) -> KernelTask | None:
     name a constant the task does not define, or the resized task does not run on the meta device."""
     if task.origin != "bundled" or task.variant:
         return None
-    if task.key not in _TIMING_CACHE:
+    def make() -> KernelTask | None:
         entry = timing_shapes().get(task.name)
-        _TIMING_CACHE[task.key] = _make_timing(task, entry["sizes"]) if entry else None
-    return _TIMING_CACHE[task.key]
+        return _make_timing(task, entry["sizes"]) if entry else None
+
+    return _once(_TIMING_CACHE, task.key, make)
 
 
 def _make_timing(task: KernelTask, sizes: dict[str, int | list[int]]) -> KernelTask:

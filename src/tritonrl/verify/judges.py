@@ -1,7 +1,8 @@
 """The parent's end of each judge process: sessions out, verdict facts back.
 
     judge = JudgeClient(zygote, gpu="0", spec={...}, env={"CUDA_VISIBLE_DEVICES": "0"})
-    facts = judge.session(message, child_socket, wait_s)   # raises JudgeDied if the judge ends or hangs meanwhile
+    key = judge.open(message, child_socket)        # the child starts while the parent plans the trials
+    facts = judge.finish(key, plan, wait_s)        # raises JudgeDied if the judge ends or hangs meanwhile
 
 A judge (``tritonrl.verify.judge.server``) is forked by the zygote with one end of a socket pair; this holds the
 other. Sessions are numbered; a reader thread routes the judge's replies to the threads waiting for them.
@@ -47,7 +48,8 @@ class JudgeClient:
             self.process.finish()
             raise RuntimeError(f"the verifier's judge failed to start ({type(exc).__name__})") from None
         self.gpu_name = ready.get("gpu")
-        self.startup = {"ready": round(time.monotonic() - began, 3), **(ready.get("startup_s") or {})}
+        self.startup = {"ready": round(time.monotonic() - began, 3), "ready_at": time.monotonic(),
+                        **(ready.get("startup_s") or {})}
         threading.Thread(target=self._read, daemon=True).start()
         log.info("verifier judge for %s (%s) started in %.2f s", gpu, self.gpu_name, time.monotonic() - began)
 
@@ -66,8 +68,9 @@ class JudgeClient:
                 self.alive = False
                 self._cond.notify_all()
 
-    def session(self, message: dict[str, Any], child_end: socket.socket, wait_s: float) -> dict[str, Any]:
-        """Run one candidate's session; its facts. Raises ``JudgeDied`` if the judge ends or hangs meanwhile."""
+    def open(self, message: dict[str, Any], child_end: socket.socket) -> int:
+        """Open a session with the socket to its child (closed here once sent): the judge starts the child (its
+        hello, its turn at CUDA) and then waits for the trials (``finish``). Its key."""
         with self._send_lock:
             self._next += 1
             key = self._next
@@ -77,6 +80,17 @@ class JudgeClient:
                 raise JudgeDied(f"the judge is gone ({exc})") from None
             finally:
                 child_end.close()
+        return key
+
+    def finish(self, key: int, plan: dict[str, Any] | None, wait_s: float) -> dict[str, Any]:
+        """Send session ``key`` its trials and timing (``plan``; None ends it unjudged) and wait for its facts.
+        Raises ``JudgeDied`` if the judge ends or hangs meanwhile."""
+        message = {"op": "plan", "id": key, **(plan if plan is not None else {"cancel": True})}
+        with self._send_lock:
+            try:
+                wire.send(self.sock, message)
+            except OSError as exc:
+                raise JudgeDied(f"the judge is gone ({exc})") from None
         with self._cond:
             if not self._cond.wait_for(lambda: key in self._results or not self.alive, timeout=wait_s):
                 self.alive = False

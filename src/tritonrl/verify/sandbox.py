@@ -61,9 +61,11 @@ class Zygote:
         self._sock: socket.socket | None = None
         self._closed = False
         self.startup: dict[str, float] = {}  # seconds: the whole start, the zygote's imports, its warm-ups
+        self._warmed = False
 
     def _start(self) -> None:
         began = time.monotonic()
+        self._warmed = False
         env = {**os.environ, **self.env}
         mine, theirs = socket.socketpair()
         self._proc = subprocess.Popen([sys.executable, "-m", "tritonrl.verify.zygote", "--fd", str(theirs.fileno())],
@@ -77,7 +79,8 @@ class Zygote:
             self._proc.kill()
             raise RuntimeError("the verifier's zygote process failed to start")
         self._sock = mine
-        self.startup = {"ready": round(time.monotonic() - began, 3), **(ready.get("startup_s") or {})}
+        self.startup = {"ready": round(time.monotonic() - began, 3), "ready_at": time.monotonic(),
+                        **(ready.get("startup_s") or {})}
         threading.Thread(target=self._read, args=(self._proc, mine), daemon=True).start()
         log.info("verifier zygote started in %.2f s", time.monotonic() - began)
 
@@ -88,7 +91,9 @@ class Zygote:
                 with self._cond:
                     if "pid" in message:
                         self._pids[message["id"]] = message["pid"]
+                    elif message.get("warmed"):
                         self.startup.update(message.get("startup_s") or {})
+                        self._warmed = True
                     elif "exit" in message:
                         self._exits[message["id"]] = Exit(message["exit"], message["signal"])
                     self._cond.notify_all()
@@ -126,6 +131,11 @@ class Zygote:
                 raise RuntimeError("the verifier's zygote did not fork a process")
             pid = self._pids[job_id]
         return Forked(self, job_id, pid, workdir)
+
+    def wait_warm(self, timeout_s: float) -> bool:
+        """Whether the zygote finished the candidates' warm-ups (after its first fork) within ``timeout_s``."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._warmed, timeout=timeout_s)
 
     def exit_of(self, job_id: int) -> Exit | None:
         with self._cond:

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 
 class Stopwatch:
     def __init__(self) -> None:
+        self.began = time.monotonic()  # where the watch started (monotonic s, comparable across this machine)
         self._seconds: dict[str, float] = defaultdict(float)
         self._counts: dict[str, int] = defaultdict(int)
 

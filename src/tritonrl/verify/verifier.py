@@ -23,6 +23,7 @@ starts the zygote and the judges in the background (``start``; ``startup`` says 
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import queue
@@ -31,8 +32,8 @@ import shutil
 import socket
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,12 +43,12 @@ from tritonrl.tasks.model import KernelTask
 from tritonrl.verify.child.isolation import safe_to_hide
 from tritonrl.verify.flags import Flag
 from tritonrl.verify.judge.timings import default_cache_dir
-from tritonrl.verify.judges import JudgeClient, JudgeDied
-from tritonrl.verify.plan import build_trials, mark_cpu_size_limit
+from tritonrl.verify.judges import JUDGE_START_S, JudgeClient, JudgeDied
+from tritonrl.verify.plan import TrialPlan, build_trials, mark_cpu_size_limit
 from tritonrl.verify.result import MAX_ERROR_CHARS, Stage, VerifyResult
 from tritonrl.verify.sandbox import VerifierClosed, Zygote, jobs_root, make_workdir
-from tritonrl.verify.trial import TrialSpec
-from tritonrl.verify.wire import CODE_FILE
+from tritonrl.verify.stopwatch import Stopwatch
+from tritonrl.verify.wire import CODE_FILE, TRITON_SEED
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,7 @@ class Verifier:
         self._judges_lock = threading.Lock()  # the dict; each GPU's judge starts under its own lock
         self._start_locks = {gpu: threading.Lock() for gpu in self._judge_ids}
         self._started = False
+        self._start_threads: list[threading.Thread] = []
         self.sandbox_info: dict = {}
         self._triton_template = os.path.join(jobs_root(), "triton-driver")  # hidden from children, like the jobs
 
@@ -198,38 +200,44 @@ class Verifier:
         if not code:
             return VerifyResult(Stage.EXTRACT, flags=[Flag.NO_CODE.value],
                                 error="no Python code defining ModelNew was found in the completion")
+        watch = Stopwatch()  # the parent's own steps (diagnosis): ``timing["parent_s"]``
         if self.config.static_checks:
             from tritonrl.verify.static import run_static_checks
 
-            violations = run_static_checks(code, self.config.strict)
+            with watch("static"):
+                violations = run_static_checks(code, self.config.strict)
             if violations:
                 flags = list(dict.fromkeys(Flag(v.flag).value for v in violations))
                 error = "; ".join(f"line {v.line}: {v.message}" if v.line else v.message for v in violations)
                 return VerifyResult(Stage.STATIC, flags=flags, error=error[:MAX_ERROR_CHARS], code=code)
         result = VerifyResult(Stage.COMPILE, valid=True, code=code)
+
+        @functools.cache
+        def plan() -> TrialPlan:  # made while the child starts (``_judge``), once even if judged again
+            with watch("plan"):
+                return build_trials(task, self.config, self.device)
+
+        with watch("slot"):  # waiting for one of the GPU's workers_per_gpu places
+            gpu = self._slots.get()
         try:
-            trials = build_trials(task, self.config, self.device)
+            facts = self._judge(gpu, code, plan)
         except TaskError as exc:  # the task's fault, this item's verdict: a batch goes on
             result.flags.append(Flag.REFERENCE_ERROR.value)
             result.error = _clip(str(exc))
             return result
-        result.flags += trials.flags  # reduced_shapes: judged at sizes the CPU can run (tritonrl.verify.plan)
-        with self._slot() as gpu:
-            facts = self._judge(gpu, code, trials)
-        self._apply(result, facts)
-        return mark_cpu_size_limit(result, trials.oversize)
-
-    @contextmanager
-    def _slot(self):
-        gpu = self._slots.get()
-        try:
-            yield gpu
         finally:
             self._slots.put(gpu)
+        trials = plan()
+        result.flags += trials.flags  # reduced_shapes: judged at sizes the CPU can run (tritonrl.verify.plan)
+        self._apply(result, facts)
+        result.timing["parent_s"] = watch.seconds()
+        return mark_cpu_size_limit(result, trials.oversize)
 
-    def _judge(self, gpu: str, code: str, trials: list[TrialSpec], retries: int = 1) -> dict[str, Any]:
-        """One candidate through its child and its GPU's judge: the verdict's facts. A judge that dies with the
-        session in flight is restarted and the candidate judged again, once."""
+    def _judge(self, gpu: str, code: str, plan: Callable[[], TrialPlan], retries: int = 1) -> dict[str, Any]:
+        """One candidate through its child and its GPU's judge: the verdict's facts. The session opens before the
+        trials are planned (``plan``, which may raise ``TaskError``): the child starts meanwhile, and on a cold
+        start the plans (the first loads torch's meta-device machinery: seconds) no longer hold back every child.
+        A judge that dies with the session in flight is restarted and the candidate judged again, once."""
         workdir = make_workdir()
         with open(os.path.join(workdir, CODE_FILE), "w") as fh:
             fh.write(code)
@@ -237,25 +245,34 @@ class Verifier:
         seal = secrets.token_hex(16)  # the harness signs its messages with it; the judge checks them
         # The child first: it starts (isolation, CUDA) while the judge does, on a cold start. It waits for the
         # judge's first call before anything of Triton's, so its cache is seeded in time after the judge is ready.
+        asked = time.monotonic()
         child = self._zygote.submit("candidate", workdir, {**self._child_spec(), "seal": seal},
                                     self._child_env(gpu), self._limits(), child_end)
+        forked = time.monotonic()
         try:
             judge = self._judge_for(gpu)
             self._seed_triton_cache(workdir)
             wait_s = 2 * self.config.timeout_s + JUDGE_SLACK_S
-            facts = judge.session({**self._session(trials), "seal": seal}, judge_end, wait_s)
+            key = judge.open({**self._session_config(), "seal": seal}, judge_end)
+            try:
+                trials = plan()
+            except BaseException:
+                judge.finish(key, None, wait_s)  # the session ends; its child is told bye
+                raise
+            facts = judge.finish(key, self._plan_message(trials), wait_s)
         except JudgeDied as exc:
             child.finish()
             self._drop_judge(gpu)
             if retries > 0:
                 log.warning("the judge of GPU %s died (%s): judging the candidate again", gpu, exc)
-                return self._judge(gpu, code, trials, retries - 1)
+                return self._judge(gpu, code, plan, retries - 1)
             raise
         except BaseException:
             child.finish()
             raise
         finally:
             judge_end.close()
+        facts["fork_span"] = [asked, forked, facts.pop("child_started_at", None) or None]
         try:
             if "verifier_error" in facts:
                 log.error("verifier error in the judge: %s\n%s", facts["verifier_error"], facts.get("traceback", ""))
@@ -272,10 +289,13 @@ class Verifier:
         return facts
 
     def _seed_triton_cache(self, workdir: str) -> None:
-        """Start the child's own Triton cache with what the judge built (the CUDA driver module): trusted files,
-        copied, never shared; a child's cache is its own and is deleted with it."""
+        """What the judge built for Triton (the CUDA driver module), for the child's own cache: trusted files,
+        copied, never shared. Into ``TRITON_SEED``, which the child copies into its cache as its own user once the
+        judge lets it start (after this, as the session is sent after it): written into the cache directory itself,
+        they raced the child's start, which hands its directory to an unprivileged user, and a cache directory
+        left to root stopped the child's first compilation (PermissionError)."""
         if self.device == "cuda" and os.path.isdir(self._triton_template):
-            shutil.copytree(self._triton_template, os.path.join(workdir, ".triton"), dirs_exist_ok=True)
+            shutil.copytree(self._triton_template, os.path.join(workdir, TRITON_SEED), dirs_exist_ok=True)
 
     def _judge_for(self, gpu: str) -> JudgeClient:
         with self._start_locks[gpu]:  # one start per GPU; GPUs start side by side
@@ -294,23 +314,34 @@ class Verifier:
                 self._judges[gpu] = judge
             return judge
 
-    def start(self) -> None:
+    def start(self, wait: bool = False) -> None:
         """Start the zygote and every GPU's judge now, in background threads, instead of with the first candidates
         (``verify``, ``verify_many`` and ``verify_iter`` call it; a caller may call it early): the batch's first
         items make their plans and children meanwhile. Once per verifier; a start that fails is tried again, and
-        reported, by the items themselves."""
-        if self._started:
-            return
-        self._started = True
+        reported, by the items themselves. ``wait``: return once the judges, the zygote's warm-ups and the plans'
+        warm-up are done (or failed): a trainer starting its verifier before its first step."""
+        if not self._started:
+            self._started = True
+            self._start_threads = self._start_in_background()
+        if wait:
+            for thread in self._start_threads:
+                thread.join(JUDGE_START_S)
+            if self._judges:  # a judge started, so did the zygote: its warm-ups follow the judge's fork
+                self._zygote.wait_warm(JUDGE_START_S)
 
+    def _start_in_background(self) -> list[threading.Thread]:
         def start_one(gpu: str) -> None:
             try:
                 self._judge_for(gpu)
             except Exception as exc:  # noqa: BLE001 - each item starting the judge again raises it as its verdict
                 log.info("background start of the judge for %s failed (%s); the items will retry", gpu, exc)
 
-        for gpu in self._judge_ids:
-            threading.Thread(target=start_one, args=(gpu,), daemon=True, name=f"tritonrl-judge-start-{gpu}").start()
+        threads = [threading.Thread(target=start_one, args=(gpu,), daemon=True, name=f"tritonrl-judge-start-{gpu}")
+                   for gpu in self._judge_ids]
+        threads.append(threading.Thread(target=_warm_plans, daemon=True, name="tritonrl-warm-plans"))
+        for thread in threads:
+            thread.start()
+        return threads
 
     @property
     def startup(self) -> dict[str, Any]:
@@ -326,10 +357,12 @@ class Verifier:
         if judge is not None:
             judge.close()
 
-    def _session(self, trials: list[TrialSpec]) -> dict[str, Any]:
+    def _session_config(self) -> dict[str, Any]:
+        return {"config": {"timeout_s": self.config.timeout_s, "atol": self.config.atol, "rtol": self.config.rtol,
+                           "randomize": self.config.randomize_params}}
+
+    def _plan_message(self, trials: TrialPlan) -> dict[str, Any]:
         return {"trials": [t.to_dict() for t in trials],
-                "config": {"timeout_s": self.config.timeout_s, "atol": self.config.atol, "rtol": self.config.rtol,
-                           "randomize": self.config.randomize_params},
                 "timing": {"enabled": self._timed(), "policy": self._policy().as_dict(),
                            "compile": self.config.compile_baseline}}
 
@@ -358,6 +391,8 @@ class Verifier:
             result.timing["gpu_lease"] = facts["gpu_lease"]  # [mode, start, end] (monotonic s) of each hold
         if facts.get("span"):
             result.timing["session_span"] = facts["span"]  # [start, child ready, end] (monotonic s) in the judge
+        if facts.get("fork_span"):
+            result.timing["fork_span"] = facts["fork_span"]  # [fork asked, forked, the child's start] (monotonic s)
         iso = facts.get("isolation") or {}
         if self.config.fs_isolation and iso and not (iso.get("fs_isolated") and iso.get("readonly")):
             result.timing["isolation"] = iso
@@ -403,6 +438,17 @@ class Verifier:
                             max_trials=max(1, self.config.timed_trials),
                             min_trials=min(10, max(1, self.config.timed_trials)), rel_ci=self.config.timing_rel_ci,
                             budget_ms=self.config.timing_budget_ms)
+
+
+def _warm_plans() -> None:
+    """What the items' plans need loaded (``variants.warm_meta``), while the zygote starts. An optimisation: a
+    failure leaves the first plan to load it."""
+    from tritonrl.tasks.variants import warm_meta
+
+    try:
+        warm_meta()
+    except Exception as exc:  # noqa: BLE001
+        log.info("meta-device warm-up skipped (%s: %s)", type(exc).__name__, exc)
 
 
 def _visible_gpus() -> list[str]:

@@ -8,6 +8,7 @@ Messages (``tritonrl.verify.wire``), one job each way:
   parent -> zygote  {"id": 7, "kind": "judge"|"candidate", "workdir": "...", "spec": {...}, "env": {...},
                      "limits": {...}}  + the job's socket (judge: to the parent; candidate: to its judge)
   zygote -> parent  {"id": 7, "pid": 1234}, later {"id": 7, "exit": 0, "signal": 0}
+                    {"warmed": true, "startup_s": {...}}  (once: the candidates' warm-ups are done)
 
 A judge (``tritonrl.verify.judge.server``): a new session, nothing else; it is trusted and never imports candidate
 code. A candidate child: a new session (the parent kills its whole process group), stdio to files in its private
@@ -122,30 +123,33 @@ def serve(control: socket.socket) -> None:
             except wire.Closed:
                 break
             sock = socket.socket(fileno=fds[0]) if fds else None
-            reply = {"id": job["id"]}
             if job["kind"] == "candidate" and not warmed:
-                warm_candidates(startup)
-                reply["startup_s"], warmed = startup.seconds(3), True  # said once, with the fork it preceded
+                warmed = warm_candidates(startup, control)
             pid = os.fork()
             if pid == 0:
                 run_fork(job, sock, control)
             if sock is not None:
                 sock.close()  # the fork has it; the zygote keeps no end of a judge's or child's socket
             children[pid] = job["id"]
-            wire.send(control, {**reply, "pid": pid})
+            wire.send(control, {"id": job["id"], "pid": pid})
+            if job["kind"] == "judge" and not warmed:  # the judge starts CUDA meanwhile
+                warmed = warm_candidates(startup, control)
         _reap(children, control)
     for pid in children:
         _kill_group(pid)
 
 
-def warm_candidates(startup: Stopwatch) -> None:
-    """What every candidate child needs warm, done once before the first is forked (judges do not need it), each
-    step timed on ``startup``."""
+def warm_candidates(startup: Stopwatch, control: socket.socket) -> bool:
+    """What every candidate child needs warm, done once (judges do not need it): just after the first judge's fork,
+    or before the first candidate's. Each step is timed on ``startup``, and the parent told
+    (``{"warmed": True, "startup_s": ...}``, for ``Zygote.wait_warm``)."""
     with startup("dispatch_mode"):
         warm_dispatch_mode()
     if os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):
         with startup("triton_compiler"):
             warm_triton_compiler()
+    wire.send(control, {"warmed": True, "startup_s": startup.seconds(3)})
+    return True
 
 
 def warm_dispatch_mode() -> None:

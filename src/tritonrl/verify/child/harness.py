@@ -10,6 +10,8 @@ the arena the judge maps into it (a call's inputs, written there just before tha
 no verdict: the child reports, the judge judges.
 
 The calls (judge -> child, one reply each unless said; ``tritonrl.verify.judge.session`` is the other side):
+                         (the child says hello first, isolated and watched)
+  start                  start CUDA, poison memory, install the audit -> ready (with the start's seconds)
   import                 import the candidate                         -> ok | flag, error
   arena + fd             map the arena                                -> ok
   build                  seed, build ModelNew(*init), perturb, cast   -> ok | flag, error
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import socket
 import sys
 import time
@@ -48,7 +51,7 @@ from tritonrl.verify.child.monitor import Monitor, judge_record, output_values
 from tritonrl.verify.result import MAX_ERROR_CHARS
 from tritonrl.verify.stopwatch import Stopwatch
 from tritonrl.verify.trial import build_model, exact_fp32, torch_dtype
-from tritonrl.verify.wire import CODE_FILE, CODE_PATH
+from tritonrl.verify.wire import CODE_FILE, CODE_PATH, TRITON_SEED
 
 _Tensor = torch.Tensor
 
@@ -136,6 +139,15 @@ class Child:
             if is_interpreter():  # honest constructs the CPU interpreter lacks (autotune, libdevice, driver queries)
                 info["interpreter"] = install_interpreter_compat()
             self.monitor.install()
+        # The judge says when: a GPU's driver makes contexts one at a time, so of many children started at once the
+        # judge lets a few in, first come first served (``Judge.cuda_starts``), and the first get to work at once.
+        self.say({"op": "hello"})
+        message, _ = wire.recv(self.sock)
+        if message.get("op") != "start":
+            raise wire.Closed("the judge ended the session before the child's start")
+        if os.path.isdir(TRITON_SEED):  # the judge's build of Triton's driver module, made this child's own
+            with startup("seed"):
+                shutil.copytree(TRITON_SEED, ".triton", dirs_exist_ok=True)
         if self.device.startswith("cuda"):
             with startup("cuda"):
                 torch.empty(1, device=self.device)  # CUDA initialised here, not by the candidate's import
@@ -146,6 +158,7 @@ class Child:
                 torch.cuda.reset_peak_memory_stats()  # the peak reported is the candidate's, not the poison block's
             audit.install(CODE_PATH, frozenset(self.spec.get("allowed_imports") or ()) or None)
         info["startup_s"] = startup.seconds()
+        info["started_at"] = startup.began  # monotonic s, just after the fork: diagnosis (Verifier's fork_span)
         return info
 
     # ------------------------------------------------------------ the calls
@@ -303,9 +316,9 @@ def _nothing() -> None:
 def run_candidate(sock: socket.socket, spec: dict[str, Any], isolation: dict[str, Any], startup: Stopwatch) -> None:
     """The child's whole life after isolation: prepare, say ready, serve the judge until it says bye."""
     child = Child(sock, spec)
-    info = child.prepare(startup)
-    child.say({"op": "ready", "isolation": isolation, **info})
     try:
+        info = child.prepare(startup)
+        child.say({"op": "ready", "isolation": isolation, **info})
         child.serve()
     except (wire.Closed, wire.TimedOut, wire.BadMessage):
         pass

@@ -1,4 +1,5 @@
-"""How a session with a candidate's child ends early: the child died, fell silent, or failed a step."""
+"""How a session with a candidate's child ends early: the child died, fell silent, or failed a step, or the parent
+ended it before its trials."""
 
 from __future__ import annotations
 
@@ -29,3 +30,7 @@ def text(value: Any, default: str) -> str:
 def number(value: Any) -> float:
     """A number the child sent; 0.0 for anything else."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+class Unplanned(Exception):
+    """The parent ended the session before sending its trials (its plan failed, or it is gone)."""

@@ -6,7 +6,8 @@ decides verdicts: the references on its device (``references``), the timing of t
 candidate the parent sends a session with the socket of that candidate's child; a thread runs it
 (``session.Session``) and sends back the verdict's facts. Messages (``tritonrl.verify.wire``):
 
-  parent -> judge   {"op": "session", "id": 3, ...} + the child's socket   |  {"op": "stats"}
+  parent -> judge   {"op": "session", "id": 3, "seal": ..., "config": {...}} + the child's socket (the child
+                    starts) | {"op": "plan", "id": 3, "trials": [...], "timing": {...}} (or "cancel") | {"op": "stats"}
   judge -> parent   {"op": "ready", "gpu": name}  (once)  |  {"id": 3, "facts": {...}}  |  {"stats": {...}}
 
 Several sessions run at once (``workers_per_gpu``); their GPU work (references, comparisons, the children's
@@ -15,7 +16,9 @@ trials) shares the GPU, and a timing run has it to itself (``gpu_lock``). At end
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import queue
 import socket
 import threading
 import traceback
@@ -53,6 +56,12 @@ class Judge:
                                     int(spec.get("reference_bytes", 8 << 30)), str(spec["salt"]))
         self.timings = TimingStore(spec.get("cache_dir"), self.gpu_name)
         self.lock = RWLock()
+        # Children starting CUDA at once (sessions take turns, first come first served). Forked children making
+        # their contexts on an H100 (benchmarks/cuda_start_probe.py), first and last ready: 36 at once 4.3 / 8.0 s;
+        # 4 at a time 0.6 / 7.1 s; 8 at a time 1.0 / 6.3 s. A few at a time get the first candidates to their trials,
+        # and the GPU, sooner, and the last no later.
+        self.cuda_starts = (threading.Semaphore(int(spec.get("cuda_starts", 8))) if self.device.startswith("cuda")
+                            else contextlib.nullcontext())
         self.file_lock = GpuFileLock(str(spec.get("gpu") or "cpu"), spec.get("lock_dir")) \
             if self.device.startswith("cuda") else None
         self._send_lock = threading.Lock()
@@ -85,6 +94,7 @@ def serve(sock: socket.socket, spec: dict[str, Any]) -> None:
     judge = Judge(spec)
     judge.send(sock, {"op": "ready", "gpu": judge.gpu_name, "startup_s": judge.startup.seconds()})
     threads: list[threading.Thread] = []
+    plans: dict[Any, queue.Queue] = {}  # session id -> where its plan goes, until it comes
     while True:
         try:
             message, fds = wire.recv(sock)
@@ -93,19 +103,26 @@ def serve(sock: socket.socket, spec: dict[str, Any]) -> None:
         op = message.get("op")
         if op == "session" and fds:
             child = socket.socket(fileno=fds[0])
-            thread = threading.Thread(target=_run_session, args=(judge, sock, message, child), daemon=True)
+            box = plans[message.get("id")] = queue.Queue(maxsize=1)
+            thread = threading.Thread(target=_run_session, args=(judge, sock, message, child, box), daemon=True)
             thread.start()
             threads = [t for t in threads if t.is_alive()] + [thread]
+        elif op == "plan":
+            box = plans.pop(message.get("id"), None)
+            if box is not None:
+                box.put(message)
         elif op == "stats":
             judge.send(sock, {"stats": {**judge.store.stats, **judge.timings.stats}})
         elif op == "bye":
             break
+    for box in plans.values():  # the parent is gone: sessions still waiting for a plan end
+        box.put(None)
     judge.timings.close()
 
 
-def _run_session(judge: Judge, sock: socket.socket, message: dict, child: socket.socket) -> None:
+def _run_session(judge: Judge, sock: socket.socket, message: dict, child: socket.socket, box: queue.Queue) -> None:
     try:
-        facts = Session(judge, message, child).run()
+        facts = Session(judge, message, child, box).run()
     except Exception as exc:  # noqa: BLE001 - the verifier's own failure: this item's verdict, with its traceback
         facts = {"verifier_error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]}
     finally:

@@ -13,6 +13,7 @@ clock reports (``clock_check``). The facts go back to the parent, which turns th
 
 from __future__ import annotations
 
+import queue
 import time
 from contextlib import contextmanager
 from typing import Any
@@ -21,7 +22,7 @@ from tritonrl.errors import TaskError
 from tritonrl.verify import wire
 from tritonrl.verify.arena import Arena, fingerprint
 from tritonrl.verify.judge.compare import Mismatch, compare_outputs, inputs_changed
-from tritonrl.verify.judge.failures import ChildGone, ChildSilent, Failed, number, text
+from tritonrl.verify.judge.failures import ChildGone, ChildSilent, Failed, Unplanned, number, text
 from tritonrl.verify.judge.gpu_lock import CrossProcessGpuLease, GpuLease
 from tritonrl.verify.judge.layout import Described, Layout, compare_described
 from tritonrl.verify.judge.references import Reference
@@ -30,10 +31,14 @@ from tritonrl.verify.trial import TrialSpec
 
 
 class Session:
-    def __init__(self, judge: Any, message: dict[str, Any], sock: Any) -> None:
-        self.judge, self.sock = judge, sock
+    """``message``: the seal and config, and the trials and timing unless they come later, through ``plans`` (a queue
+    the judge's server fills with the parent's plan message, or None when the parent is gone)."""
+
+    def __init__(self, judge: Any, message: dict[str, Any], sock: Any, plans: queue.Queue | None = None) -> None:
+        self.judge, self.sock, self.plans = judge, sock, plans
         self.seal = wire.Seal(bytes.fromhex(message["seal"]))  # every message of the child's must verify
-        self.trials = [TrialSpec(**t) for t in message["trials"]]
+        self.planned = "trials" in message
+        self.trials = [TrialSpec(**t) for t in message.get("trials") or []]
         self.config = message["config"]
         self.timing_spec = message.get("timing") or {}
         self.facts: dict[str, Any] = {"stage": "compile", "flags": [], "error": None, "compiled": False,
@@ -50,9 +55,21 @@ class Session:
         began = time.monotonic()
         span = self.facts["span"] = [began, None, None]  # [start, the child ready, end] (monotonic s): diagnosis
         try:
-            ready = self.recv(stage)
+            self.recv(stage)  # hello: the child is isolated and watched, and waits to start CUDA
+            waited = time.monotonic()
+            with self.judge.cuda_starts:
+                # Charged to the child's budget, as a start slowed by others' was before there were turns: the
+                # budget runs from the session's start, so a batch ends in a known time after its last session starts.
+                wait = time.monotonic() - waited
+                self.budget_s -= wait
+                self.facts["stage_s"]["start_wait"] = round(wait, 4)
+                self.send({"op": "start"})
+                ready = self.recv(stage)
             span[1] = time.monotonic()
+            if not self.planned:
+                self.take_plan()
             self.facts["stage_s"]["child_start"] = _seconds(ready.get("startup_s"))  # its claim: diagnosis only
+            self.facts["child_started_at"] = number(ready.get("started_at"))  # also a claim, also diagnosis
             self.facts["isolation"] = ready.get("isolation") or {}
             iso = self.facts["isolation"]
             self.judge.timings.trust_disk(bool(iso.get("fs_isolated") and iso.get("readonly")))
@@ -65,6 +82,8 @@ class Session:
                 self.timing(refs)
         except Failed as failed:
             self.fail(failed.stage, failed.flag, failed.error)
+        except Unplanned:
+            self.fail(stage, None, "not judged: the verifier ended the session before its trials")
         except ChildSilent as silent:
             self.fail(str(silent), "timeout", f"timed out after {self.config['timeout_s']:g} s ({silent} stage)")
         except ChildGone as gone:
@@ -78,6 +97,16 @@ class Session:
             self.close()
             span[2] = time.monotonic()
         return self.facts
+
+    def take_plan(self) -> None:
+        """The trials and timing, which the parent planned while the child started (``Verifier._judge``)."""
+        start = time.monotonic()
+        plan = self.plans.get() if self.plans is not None else None
+        self.facts["stage_s"]["plan_wait"] = round(time.monotonic() - start, 4)
+        if plan is None or plan.get("cancel"):
+            raise Unplanned
+        self.trials = [TrialSpec(**t) for t in plan["trials"]]
+        self.timing_spec = plan.get("timing") or {}
 
     def fail(self, stage: str, flag: str | None, error: str) -> None:
         self.facts["stage"] = stage
