@@ -402,22 +402,30 @@ def run_tritonrl(tasks: dict, cands: list[Candidate], device: str, timeout_s: fl
     return rows, wall
 
 
+def ours_batch(tasks: dict, cands: list[Candidate], args, started: bool) -> tuple[list[dict], float, dict]:
+    """Our batch under NVML sampling (``run_tritonrl``): rows, wall time, and the busy summary with the per-second
+    timeline (printed) and the start-up seconds."""
+    info: dict = {}
+    with BusySampler(args.gpu_index, args.sample_interval) as sampler:
+        rows, wall = run_tritonrl(tasks, cands, "cuda", args.timeout, args.workers_per_gpu, info=info, started=started)
+    busy = {**sampler.summary(), "timeline": batch_timeline(rows, sampler, info["began"], wall),
+            "startup_s": info.get("startup_s")}
+    print_timeline(busy["timeline"])
+    print(f"start (s): {info.get('startup_s')}")
+    return rows, wall, busy
+
+
 def run_started(tasks: dict, cands: list[Candidate], args) -> dict:
     """Our batch again, with a new verifier started before the clock (``run_tritonrl(started=True)``): what each
     step of an RL run sees, its verifier started once. Fresh caches, so every candidate costs what it did cold."""
     print(f"[tritonrl, verifier started first] {len(cands)} candidates ...", flush=True)
-    info: dict = {}
-    with BusySampler(args.gpu_index, args.sample_interval) as sampler:
-        rows, wall = run_tritonrl(tasks, cands, "cuda", args.timeout, args.workers_per_gpu, info=info, started=True)
-    busy = sampler.summary()
-    busy["timeline"] = batch_timeline(rows, sampler, info["began"], wall)
-    print_timeline(busy["timeline"])
+    rows, wall, busy = ours_batch(tasks, cands, args, started=True)
     matches = sum(r["correct"] == c.expected_correct for r, c in zip(rows, cands)) / len(cands)
     print(f"[tritonrl, verifier started first] done in {wall:.1f} s: {wall / len(cands):.2f} s per candidate, "
           f"GPU busy {busy.get('busy_fraction')}, verdicts as expected {matches:.0%}", flush=True)
     return {"wall_s": wall, "s_per_candidate": wall / len(cands), "matches_expected": matches,
             "gpu_busy_fraction": busy.get("busy_fraction"), "gpu_busy_sampling": busy,
-            "startup_s_before_clock": info.get("startup_s"),
+            "startup_s_before_clock": busy.get("startup_s"),
             "rows": [{"candidate": c.name, **r} for c, r in zip(cands, rows)]}
 
 
@@ -760,19 +768,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.only not in ("both", step):
             continue
         print(f"[{step}] {len(cands)} candidates ...", flush=True)
-        with BusySampler(args.gpu_index, args.sample_interval) as sampler:
-            if step == "tritonrl":
-                info: dict = {}
-                ours, ours_wall = run_tritonrl(tasks, cands, "cuda", args.timeout, args.workers_per_gpu, info=info)
-            else:
+        if step == "tritonrl":
+            ours, ours_wall, busy[step] = ours_batch(tasks, cands, args, started=False)
+        else:
+            with BusySampler(args.gpu_index, args.sample_interval) as sampler:
                 kb_rows, kb_wall = run_kernelbench(args.kernelbench, cands, args.timeout, args.num_correct_trials,
                                                    args.num_perf_trials, on_row=kb_progress)
-        busy[step] = sampler.summary()
-        if step == "tritonrl":
-            busy[step]["timeline"] = batch_timeline(ours, sampler, info["began"], ours_wall)
-            busy[step]["startup_s"] = info.get("startup_s")
-            print_timeline(busy[step]["timeline"])
-            print(f"cold start (s): {info.get('startup_s')}")
+            busy[step] = sampler.summary()
         print(f"[{step}] done in {ours_wall if step == 'tritonrl' else kb_wall:.1f} s", flush=True)
         if step == "tritonrl" and args.started:
             data["tritonrl_started"] = run_started(tasks, cands, args)

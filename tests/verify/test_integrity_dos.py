@@ -24,6 +24,7 @@ attack that did one of these when written; it fails while the hole is open (noth
 from __future__ import annotations
 
 import os
+import queue
 import socket
 import threading
 from pathlib import Path
@@ -158,9 +159,10 @@ def test_judge_closes_fds_a_child_sends(tmp_path):
     judge = Judge({"device": "cpu", "salt": "dos-test", "cache_dir": str(tmp_path)})
     config = VerifyConfig(device="cpu", timeout_s=10)
     trials = build_trials(TASKS["relu_small"], config, "cpu")
-    message = {"trials": [t.to_dict() for t in trials],
-               "config": {"timeout_s": 10, "atol": config.atol, "rtol": config.rtol, "randomize": True},
-               "timing": {"enabled": False}, "seal": "00" * 16}
+    message = {"config": {"timeout_s": 10, "atol": config.atol, "rtol": config.rtol, "randomize": True},
+               "seal": "00" * 16}
+    plans = queue.Queue()
+    plans.put({"op": "plan", "trials": [t.to_dict() for t in trials], "timing": {"enabled": False}})
     judge_end, child_end = socket.socketpair()
     seal = wire.Seal(bytes(16))  # the fake child plays the harness: it holds the key
 
@@ -177,7 +179,7 @@ def test_judge_closes_fds_a_child_sends(tmp_path):
     before = _open_fds()
     child = threading.Thread(target=fake_child)
     child.start()
-    facts = Session(judge, message, judge_end).run()
+    facts = Session(judge, message, judge_end, plans).run()
     child.join(10)
     judge_end.close()
     child_end.close()

@@ -63,7 +63,8 @@ TINY_MAX_S = 1.0
 REDUCE_FACTORS = tuple(2**k for k in range(1, 13))  # reduced variant: every size divided by one of these
 REDUCE_FLOOR = 16  # a first pass keeps sizes at least this (or as written, if smaller): a batch of 1 tests little
 
-_MAKE_LOCK = threading.RLock()  # the caches below are made under it (``_once``)
+_MAKING: dict[tuple[int, Any], threading.RLock] = {}  # one lock per (cache, key) being made (``_once``)
+_MAKING_LOCK = threading.Lock()
 _TINY_CACHE: dict[tuple[str, bool], KernelTask | TaskError] = {}
 _ALT_CACHE: dict[tuple[str, int, int], list[KernelTask]] = {}
 
@@ -114,7 +115,9 @@ def _once(cache: dict, key: Any, make: Callable[[], Any]) -> Any:
     task's variants at once (the first meta run imports much of torch) kept a GPU batch's forks waiting 5 s."""
     if key in cache:
         return cache[key]
-    with _MAKE_LOCK:
+    with _MAKING_LOCK:
+        lock = _MAKING.setdefault((id(cache), key), threading.RLock())
+    with lock:  # other keys are made side by side
         if key not in cache:
             cache[key] = make()
         return cache[key]
@@ -126,7 +129,7 @@ def warm_meta() -> None:
     starts, instead of the batch's first plans waiting for it."""
     import torch
 
-    with _MAKE_LOCK, torch.device("meta"):
+    with torch.device("meta"):
         x = torch.nn.Linear(8, 8)(torch.empty(4, 8))
         torch.nn.functional.gelu(x * 2 - 1).relu().sigmoid().sum()
 

@@ -243,8 +243,8 @@ class Verifier:
             fh.write(code)
         judge_end, child_end = socket.socketpair()
         seal = secrets.token_hex(16)  # the harness signs its messages with it; the judge checks them
-        # The child first: it starts (isolation, CUDA) while the judge does, on a cold start. It waits for the
-        # judge's first call before anything of Triton's, so its cache is seeded in time after the judge is ready.
+        # The child first: it isolates itself while the judge starts, on a cold start, then waits for the judge's
+        # word to start CUDA (its turn), which comes after its Triton seed is written below.
         asked = time.monotonic()
         child = self._zygote.submit("candidate", workdir, {**self._child_spec(), "seal": seal},
                                     self._child_env(gpu), self._limits(), child_end)

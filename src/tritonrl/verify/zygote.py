@@ -124,7 +124,8 @@ def serve(control: socket.socket) -> None:
                 break
             sock = socket.socket(fileno=fds[0]) if fds else None
             if job["kind"] == "candidate" and not warmed:
-                warmed = warm_candidates(startup, control)
+                warm_candidates(startup, control)
+                warmed = True
             pid = os.fork()
             if pid == 0:
                 run_fork(job, sock, control)
@@ -133,13 +134,14 @@ def serve(control: socket.socket) -> None:
             children[pid] = job["id"]
             wire.send(control, {"id": job["id"], "pid": pid})
             if job["kind"] == "judge" and not warmed:  # the judge starts CUDA meanwhile
-                warmed = warm_candidates(startup, control)
+                warm_candidates(startup, control)
+                warmed = True
         _reap(children, control)
     for pid in children:
         _kill_group(pid)
 
 
-def warm_candidates(startup: Stopwatch, control: socket.socket) -> bool:
+def warm_candidates(startup: Stopwatch, control: socket.socket) -> None:
     """What every candidate child needs warm, done once (judges do not need it): just after the first judge's fork,
     or before the first candidate's. Each step is timed on ``startup``, and the parent told
     (``{"warmed": True, "startup_s": ...}``, for ``Zygote.wait_warm``)."""
@@ -149,7 +151,6 @@ def warm_candidates(startup: Stopwatch, control: socket.socket) -> bool:
         with startup("triton_compiler"):
             warm_triton_compiler()
     wire.send(control, {"warmed": True, "startup_s": startup.seconds(3)})
-    return True
 
 
 def warm_dispatch_mode() -> None:

@@ -31,16 +31,15 @@ from tritonrl.verify.trial import TrialSpec
 
 
 class Session:
-    """``message``: the seal and config, and the trials and timing unless they come later, through ``plans`` (a queue
-    the judge's server fills with the parent's plan message, or None when the parent is gone)."""
+    """``message``: the seal and config. The trials and timing come later, through ``plans`` (a queue the judge's
+    server fills with the parent's plan message, or None when the parent is gone)."""
 
-    def __init__(self, judge: Any, message: dict[str, Any], sock: Any, plans: queue.Queue | None = None) -> None:
+    def __init__(self, judge: Any, message: dict[str, Any], sock: Any, plans: queue.Queue) -> None:
         self.judge, self.sock, self.plans = judge, sock, plans
         self.seal = wire.Seal(bytes.fromhex(message["seal"]))  # every message of the child's must verify
-        self.planned = "trials" in message
-        self.trials = [TrialSpec(**t) for t in message.get("trials") or []]
+        self.trials: list[TrialSpec] = []
         self.config = message["config"]
-        self.timing_spec = message.get("timing") or {}
+        self.timing_spec: dict[str, Any] = {}
         self.facts: dict[str, Any] = {"stage": "compile", "flags": [], "error": None, "compiled": False,
                                       "tiny_correct": False, "correct": False, "timing": {}, "stage_s": {}}
         self.budget_s = float(self.config["timeout_s"])  # the child's own time: waits for its answers
@@ -66,8 +65,7 @@ class Session:
                 self.send({"op": "start"})
                 ready = self.recv(stage)
             span[1] = time.monotonic()
-            if not self.planned:
-                self.take_plan()
+            self.take_plan()
             self.facts["stage_s"]["child_start"] = _seconds(ready.get("startup_s"))  # its claim: diagnosis only
             self.facts["child_started_at"] = number(ready.get("started_at"))  # also a claim, also diagnosis
             self.facts["isolation"] = ready.get("isolation") or {}
@@ -101,7 +99,7 @@ class Session:
     def take_plan(self) -> None:
         """The trials and timing, which the parent planned while the child started (``Verifier._judge``)."""
         start = time.monotonic()
-        plan = self.plans.get() if self.plans is not None else None
+        plan = self.plans.get()
         self.facts["stage_s"]["plan_wait"] = round(time.monotonic() - start, 4)
         if plan is None or plan.get("cancel"):
             raise Unplanned
