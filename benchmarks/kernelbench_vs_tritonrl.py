@@ -243,10 +243,16 @@ class BusySampler:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def summary(self) -> dict:
-        n = len(self.samples)
-        return {"busy_fraction": (sum(self.samples) / n / 100.0) if n else None, "samples": n,
-                "method": self.method, "error": self.error}
+    def summary(self, window: tuple[float, float] | None = None) -> dict:
+        """The mean utilization over the samples taken inside ``window`` (monotonic s: the measured batch's
+        clock), or over all of them."""
+        if window is None:
+            samples = self.samples
+        else:
+            samples = [u for t, u in zip(self.times, self.samples) if window[0] <= t <= window[1]]
+        n = len(samples)
+        return {"busy_fraction": (sum(samples) / n / 100.0) if n else None, "samples": n,
+                "method": self.method, "error": self.error, "window": "the batch's clock" if window else "sampler"}
 
 
 # ------------------------------------------------------------------------------------------------ KernelBench
@@ -408,7 +414,10 @@ def ours_batch(tasks: dict, cands: list[Candidate], args, started: bool) -> tupl
     info: dict = {}
     with BusySampler(args.gpu_index, args.sample_interval) as sampler:
         rows, wall = run_tritonrl(tasks, cands, "cuda", args.timeout, args.workers_per_gpu, info=info, started=started)
-    busy = {**sampler.summary(), "timeline": batch_timeline(rows, sampler, info["began"], wall),
+    # Over the batch's own clock (``began`` to its end), as its seconds per candidate are: a verifier started
+    # before the clock does its start outside both. The sampler's whole span is kept beside it.
+    busy = {**sampler.summary(window=(info["began"], info["began"] + wall)),
+            "sampler_span": sampler.summary(), "timeline": batch_timeline(rows, sampler, info["began"], wall),
             "startup_s": info.get("startup_s")}
     print_timeline(busy["timeline"])
     print(f"start (s): {info.get('startup_s')}")

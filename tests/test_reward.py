@@ -47,6 +47,15 @@ def test_suspicious_speedup_still_withheld():
     assert compute_reward(result, RewardConfig(preset="staged", withhold_suspicious_speedup=False)) == 1.0
 
 
+@pytest.mark.parametrize("flag", [Flag.TIMING_UNTRUSTED, Flag.TIMING_UNRESOLVED])
+def test_untrusted_or_unresolved_timing_earns_no_speed_credit(flag):
+    """Whatever interval came with it: a clock the judge's wall clock contradicts, or a runtime below the timer's
+    resolution (a median of 0 once its cost is taken off), is not a speedup to reward."""
+    result = correct(2.0, [1.8, 2.2], flags=[flag.value])
+    assert speedup_credit(result, RewardConfig()) == 0.0
+    assert compute_reward(result) == 1.0 and compute_reward(correct(2.0, [1.8, 2.2])) > 1.0
+
+
 def test_wrong_kernels_earn_nothing_for_speed():
     fast_but_wrong = VerifyResult(Stage.FULL, valid=True, compiled=True, tiny_correct=True, correct=False,
                                   speedup=3.0, timing={"speedup_ci95": [2.8, 3.2]})

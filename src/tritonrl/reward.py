@@ -47,14 +47,21 @@ def speedup_interval(result: VerifyResult) -> tuple[float, float] | None:
     return (float(low), float(high)) if low <= high else None
 
 
+# Flags under which a runtime is not a measurement to reward, whatever interval came with it.
+NO_SPEED_CREDIT = (Flag.TIMING_UNTRUSTED.value, Flag.TIMING_UNRESOLVED.value)
+
+
 def speedup_credit(result: VerifyResult, config: RewardConfig) -> float:
     """In [0, 1]: how far the speedup's 95% lower bound is above 1, relative to ``max_speedup``.
 
-    0 when there is no interval, when the interval reaches down to 1 or below, or (by default) when the
-    result is flagged as suspicious.
+    0 when there is no interval, when the interval reaches down to 1 or below, when the timing is untrusted (the
+    candidate's clock disagreed with the judge's) or unresolved (a runtime below the timer's resolution), or (by
+    default) when the result is flagged as suspicious.
     """
     interval = speedup_interval(result)
     if interval is None or interval[0] <= 1.0:
+        return 0.0
+    if any(flag in result.flags for flag in NO_SPEED_CREDIT):
         return 0.0
     if config.withhold_suspicious_speedup and Flag.SUSPICIOUS_SPEEDUP.value in result.flags:
         return 0.0

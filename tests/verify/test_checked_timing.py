@@ -40,6 +40,9 @@ def test_honest_kernel_is_timed_with_an_interval(timed_results):
     low, high = result.timing["speedup_ci95"]
     assert 0 < low <= result.speedup <= high
     assert result.timing["candidate"]["trials"] >= 10  # the adaptive protocol's minimum
+    sets = result.timing["fresh_sets"]  # the first calls' inputs made before the GPU was held alone
+    assert sets["made_before"] >= 10 and 0 <= sets["unused"] < sets["made_before"]
+    assert "timing_unresolved" not in result.flags and "timing_untrusted" not in result.flags
 
 
 @pytest.mark.parametrize("name", CHEATS)

@@ -11,7 +11,7 @@ import torch
 from tritonrl.config import RewardConfig
 from tritonrl.reward import compute_reward
 from tritonrl.verify import Flag, Stage, VerifyResult, timing
-from tritonrl.verify.judge.timed import clock_check
+from tritonrl.verify.judge.timed import clock_check, report_timing
 from tritonrl.verify.static import run_static_checks
 
 RUNTIME = Path(__file__).parent / "fixtures" / "runtime"
@@ -74,6 +74,32 @@ def test_clock_check_bounds_the_childs_clock_by_the_judges_wall_clock():
     assert not check["ok"] and check["excess_ms"] == pytest.approx(0.667, abs=0.02)
     # Limit: under-reporting by less than the slack (50 us, or 10% of the call) is within the wall clock's noise.
     assert clock_check(calibration, [0.08 + 0.04] * 30, [0.2] * 30)["ok"]
+
+
+def _reported(candidate_ms: list[float], reference_ms: list[float], clock_ok: bool):
+    """What the judge reports of a finished timing run: (flags, timing facts)."""
+    from types import SimpleNamespace
+
+    session = SimpleNamespace(facts={"flags": [], "timing": {}})
+    candidate = {"median_ms": statistics.median(candidate_ms), "samples_ms": candidate_ms,
+                 "clock_check": {"ok": clock_ok}}
+    reference = {"median_ms": statistics.median(reference_ms), "samples_ms": reference_ms}
+    report_timing(session, candidate, {"ok": True, "reference": reference}, cached=False)
+    return session.facts["flags"], session.facts["timing"]
+
+
+def test_a_timing_the_judge_does_not_trust_or_resolve_gets_no_speedup_interval():
+    """The speed reward reads the interval: a clock the judge's wall clock contradicts, or a median of 0 once the
+    timer's cost is taken off (a ReLU of a few microseconds on an H100, either side), must not hand one out."""
+    fast, slow = [0.5 + 0.01 * k for k in range(12)], [1.0 + 0.01 * k for k in range(12)]
+    flags, facts = _reported(fast, slow, clock_ok=True)
+    assert not flags and facts["speedup_ci95"][0] > 1.5
+    flags, facts = _reported(fast, slow, clock_ok=False)
+    assert flags == ["timing_untrusted"] and "speedup_ci95" not in facts
+    flags, facts = _reported([0.0] * 7 + [0.002] * 5, [0.0027] * 12, clock_ok=True)
+    assert flags == ["timing_unresolved"] and "speedup_ci95" not in facts
+    flags, facts = _reported([0.019] * 12, [0.0] * 12, clock_ok=True)
+    assert flags == ["timing_unresolved"] and "speedup_ci95" not in facts
 
 
 # ---------------------------------------------------------------- adaptive timing, every call checked (CPU, fake clock)

@@ -115,6 +115,48 @@ def test_compare_flags(got, flag):
     assert mismatch is not None and mismatch.flag == flag
 
 
+def _cases_across_chunks(n: int) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """Outputs whose verdict rests on a value far from the first chunk (``n`` spans several)."""
+    gen = torch.Generator().manual_seed(3)
+    e = torch.randn(n, generator=gen)
+    nan_late, worst_late, special = e.clone(), e.clone(), e.clone()
+    nan_late[n - 5] = float("nan")
+    worst_late[n - 7] += 0.05
+    special[: n // 2] = float("nan")  # the reference's NaNs fill the first chunks; its finite values start late
+    both = special.clone()
+    both[-1] = 0.25
+    return {"ok": (e, e + 1e-7), "nan_late": (e, nan_late), "worst_late": (e, worst_late),
+            "constant": (e, torch.full((n,), 0.5)), "special_ok": (special, special.clone()),
+            "special_constant": (special, torch.where(special.isnan(), special, 0.5)),
+            "special_off": (special, both)}
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["cpu_fast_path", "gpu_path"])
+def test_compare_verdicts_do_not_depend_on_the_chunk_size(monkeypatch, masked):
+    """The figures are gathered chunk by chunk on the device and read back once: whether an output fits in one
+    chunk or spans many, every verdict and message is the same (the first finite value, the worst error, the
+    NaNs may all sit in a later chunk). ``gpu_path``: the masks a GPU always uses (it cannot ask whether a chunk
+    is finite without waiting), here on the CPU."""
+    from tritonrl.verify.judge import compare
+
+    if masked:
+        monkeypatch.setattr(compare, "_finite_mask", torch.isfinite)
+
+    def verdicts():
+        return {name: compare.compare_outputs([e], [a], ["cpu"], ATOL, RTOL, "full")
+                for name, (e, a) in _cases_across_chunks(20_000).items()}
+
+    whole = verdicts()
+    monkeypatch.setattr(compare, "CHUNK", 1 << 10)
+    chunked = verdicts()
+    assert whole["ok"] is None and whole["special_ok"] is None
+    assert whole["nan_late"].flag == Flag.NONFINITE_OUTPUT and whole["constant"].flag == Flag.DEGENERATE_OUTPUT
+    assert whole["worst_late"].flag == Flag.OUTPUT_MISMATCH and "1/20000" in whole["worst_late"].message
+    assert whole["special_constant"].flag == Flag.DEGENERATE_OUTPUT and whole["special_off"] is not None
+    assert {k: v and (v.flag, v.message) for k, v in whole.items()} == \
+        {k: v and (v.flag, v.message) for k, v in chunked.items()}
+
+
 def test_compare_detects_input_mutation_and_device():
     e, x = torch.randn(4), torch.randn(3)
     assert inputs_changed([x, 2], [x.clone(), 2]) is None
@@ -169,11 +211,12 @@ def test_gpu_candidate_is_timed(tmp_path):
 
     config = VerifyConfig(device="cuda", cache_dir=str(tmp_path), timed_trials=20, warmup=3)
     with Verifier(config) as gpu_verifier:
-        result = gpu_verifier.verify(TASKS["relu"], code=GOOD)
+        result = gpu_verifier.verify(TASKS["relu_timed"], code=GOOD)
         stale = gpu_verifier.verify(TASKS["relu"], code=(RUNTIME / "stale_buffer.py").read_text())
     assert result.correct and result.stage == Stage.DONE, result.error
     assert result.runtime_ms and result.runtime_ms > 0 and result.speedup and result.speedup > 0
-    assert Flag.TIMING_UNAVAILABLE.value not in result.flags
+    assert Flag.TIMING_UNAVAILABLE.value not in result.flags and Flag.TIMING_UNRESOLVED.value not in result.flags
+    assert result.timing["fresh_sets"]["made_before"] >= 10
     assert not stale.correct
 
 

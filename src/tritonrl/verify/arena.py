@@ -253,10 +253,10 @@ def fingerprint(t: Any) -> str:
     import torch
 
     flat = t.detach().contiguous().reshape(-1).view(torch.uint8)
-    total = weighted = 0
+    sums = torch.zeros(2, dtype=torch.int64, device=flat.device)  # [bytes, position-weighted bytes]
     for start in range(0, flat.numel(), FINGERPRINT_CHUNK):
         chunk = flat[start:start + FINGERPRINT_CHUNK].to(torch.int64)
         weights = torch.arange(start, start + chunk.numel(), device=chunk.device, dtype=torch.int64) % 65521 + 1
-        total += int(chunk.sum())
-        weighted += int((chunk * weights).sum())
+        sums += torch.stack([chunk.sum(), (chunk * weights).sum()])
+    total, weighted = sums.tolist()  # one synchronization, whatever the size
     return f"{flat.numel()}:{total}:{weighted}"

@@ -57,6 +57,7 @@ class Flag(str, Enum):
     TIMING_UNAVAILABLE = "timing_unavailable"
     TIMING_MISMATCH = "timing_mismatch"
     TIMING_UNTRUSTED = "timing_untrusted"
+    TIMING_UNRESOLVED = "timing_unresolved"
 
 
 RATIONALE: dict[Flag, str] = {
@@ -101,4 +102,5 @@ RATIONALE: dict[Flag, str] = {
     Flag.TIMING_UNAVAILABLE: "No GPU: runtimes are not measured (reported as null, never faked).",
     Flag.TIMING_MISMATCH: "Outputs of timed calls (each on fresh inputs) differ from the reference, or a timed call ran torch compute: the timed work was not the checked work.",
     Flag.TIMING_UNTRUSTED: "The candidate's clock disagrees with the judge's wall clock: its runtime earns no speed credit.",
+    Flag.TIMING_UNRESOLVED: "The candidate's or the reference's runtime is below what the timer resolves once its own cost is taken off: no speedup, no speed credit.",
 }

@@ -401,7 +401,7 @@ class Verifier:
         if facts.get("runtime_ms") is not None:
             result.runtime_ms = float(facts["runtime_ms"])
             result.ref_runtime_ms = facts.get("ref_runtime_ms")
-            if result.ref_runtime_ms and result.runtime_ms > 0:
+            if result.ref_runtime_ms and result.runtime_ms > 0 and Flag.TIMING_UNRESOLVED.value not in result.flags:
                 result.speedup = result.ref_runtime_ms / result.runtime_ms
                 if result.speedup > self.config.suspicious_speedup:
                     result.flags.append(Flag.SUSPICIOUS_SPEEDUP.value)

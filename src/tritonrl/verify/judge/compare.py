@@ -132,64 +132,11 @@ def _tol(table: dict[str, float], dtype: torch.dtype) -> float:
 
 
 CHUNK = 1 << 16  # CPU: elements compared at a time: cache-sized float32 temporaries (~25x faster than float64)
-GPU_CHUNK = 1 << 26  # GPU: whole outputs up to 64M elements in one pass (few host syncs; bounded temporaries)
+GPU_CHUNK = 1 << 26  # GPU: whole outputs up to 64M elements in one pass (bounded temporaries)
 
 
 def _chunk(t: torch.Tensor) -> int:
     return GPU_CHUNK if t.device.type == "cuda" else CHUNK
-
-
-class _Stats:
-    """What ``_check_values`` needs of a whole output, gathered chunk by chunk in one pass (sums in Python
-    floats; each chunk in float32 or the outputs' wider dtype)."""
-
-    def __init__(self) -> None:
-        self.nonfinite = 0             # finite in the reference, NaN/Inf in the candidate
-        self.special_differ = False    # the reference's NaN/Inf positions not matched exactly
-        self.n = 0                     # positions where the reference is finite
-        self.e_min = self.e_max = None
-        self.a_first = None            # the candidate's value at the first such position
-        self.a_constant = True
-        self.bad = 0
-        self.worst = (-1.0, 0.0, 0.0)  # (|a-e|, e, a) at the largest difference
-        self.diff_sq = 0.0
-
-    def add(self, e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float, scale: float) -> None:
-        """One chunk, in float32 (or the outputs' wider dtype): its rounding is far below any tolerance used.
-
-        A value is off when ``|a - e| > atol + rtol * max(|e|, scale)``, ``scale`` the reference's typical
-        magnitude (``_typical_scale``)."""
-        e, a = _work(e), _work(a)
-        if not _finite(torch.aminmax(e)):  # NaN/Inf in the reference: they must be matched exactly
-            e_finite = torch.isfinite(e)
-            special = ~e_finite
-            same = (e[special] == a[special]) | (e[special].isnan() & a[special].isnan())
-            self.special_differ |= not bool(same.all())
-            e, a = e[e_finite], a[e_finite]
-            if e.numel() == 0:
-                return
-        a_range = torch.aminmax(a)
-        if not _finite(a_range):
-            self.nonfinite += int((~torch.isfinite(a)).sum())
-        if self.nonfinite:
-            return  # the verdict is decided; the rest is not needed
-        low, high = (float(v) for v in torch.aminmax(e))
-        self.e_min = low if self.e_min is None else min(self.e_min, low)
-        self.e_max = high if self.e_max is None else max(self.e_max, high)
-        if self.a_first is None:
-            self.a_first = float(a[0])
-        self.a_constant = self.a_constant and float(a_range.min) == float(a_range.max) == self.a_first
-        self.n += e.numel()
-        diff = (a - e).abs_()
-        self.bad += int((diff > e.abs().clamp_min_(scale).mul_(rtol).add_(atol)).sum())
-        top, j = torch.max(diff, dim=0)
-        if float(top) > self.worst[0]:
-            self.worst = (float(top), float(e[j]), float(a[j]))
-        self.diff_sq += float(torch.dot(diff, diff))
-
-    @property
-    def e_absmax(self) -> float:
-        return max(abs(self.e_min), abs(self.e_max))
 
 
 def _work(t: torch.Tensor) -> torch.Tensor:
@@ -199,74 +146,145 @@ def _work(t: torch.Tensor) -> torch.Tensor:
 SCALE_SAMPLES = 1 << 16  # values of the reference sampled (uniformly, fixed seed) for its median magnitude
 SCALE_MEDIAN_FACTOR = 2.0  # the scale is the RMS, at most this many median nonzero magnitudes
 
+# What ``_check_values`` decides from, in this order: gathered on the outputs' device, chunk by chunk, as tensors,
+# and read back at once (one host synchronization per output on a GPU rather than one per figure and chunk).
+FACTS = ("nonfinite", "special_differ", "n", "e_min", "e_max", "a_min", "a_max", "a_first", "bad", "worst",
+         "worst_e", "worst_a", "diff_sq", "e_sq", "scale")
 
-def _typical_scale(e: torch.Tensor, e_sq: float, count: int) -> float:
-    """The output's typical magnitude: its RMS, at most ``SCALE_MEDIAN_FACTOR`` x its median nonzero magnitude.
+
+def value_facts(e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float) -> dict[str, float]:
+    """The comparison's figures for one output (``e`` the reference's, ``a`` the candidate's, same shape and
+    dtype), over the positions where the reference is finite:
+
+    - ``nonfinite``: NaN/Inf in the candidate there; ``special_differ``: the reference's own NaN/Inf positions
+      not matched exactly; ``n``: the count of such positions;
+    - ``e_min``/``e_max``, ``a_min``/``a_max``, ``a_first`` (the candidate's value at the first one);
+    - ``bad``: values with ``|a - e| > atol + rtol * max(|e|, scale)``, ``scale`` the reference's typical
+      magnitude (``typical_scale``); ``worst`` (the largest ``|a - e|``) with its ``worst_e``/``worst_a``;
+    - ``diff_sq`` and ``e_sq``: the squared L2 norms of the error and of the reference.
+
+    Each chunk in float32 (or the outputs' wider dtype): its rounding is far below any tolerance used; the sums
+    across chunks in float64."""
+    e, a = e.reshape(-1), a.reshape(-1)
+    step = _chunk(e)
+    wide = {"dtype": torch.float64, "device": e.device}
+    e_sq, count = torch.zeros((), **wide), torch.zeros((), **wide)
+    for start in range(0, e.numel(), step):
+        chunk = _work(e[start:start + step])
+        finite = _finite_mask(chunk)
+        if finite is not None:
+            chunk = torch.where(finite, chunk, 0.0)
+        e_sq += torch.dot(chunk, chunk)
+        count += finite.sum() if finite is not None else chunk.numel()
+    scale = typical_scale(e, e_sq, count)
+    inf = float("inf")
+    acc = {name: torch.zeros((), **wide) for name in ("nonfinite", "special_differ", "n", "bad", "diff_sq")}
+    acc.update(e_min=torch.full((), inf, **wide), e_max=torch.full((), -inf, **wide),
+               a_min=torch.full((), inf, **wide), a_max=torch.full((), -inf, **wide),
+               a_first=torch.zeros((), **wide), found=torch.zeros((), dtype=torch.bool, device=e.device),
+               worst=torch.full((), -1.0, **wide), worst_e=torch.zeros((), **wide), worst_a=torch.zeros((), **wide))
+    for start in range(0, e.numel(), step):
+        _add_chunk(acc, _work(e[start:start + step]), _work(a[start:start + step]), atol, rtol, scale)
+    acc.update(e_sq=e_sq, scale=scale)
+    values = torch.stack([acc[name].to(torch.float64) for name in FACTS]).tolist()  # the one synchronization
+    return dict(zip(FACTS, values))
+
+
+def _finite_mask(t: torch.Tensor) -> torch.Tensor | None:
+    """Where ``t`` is finite; None when it is finite everywhere and that is known without waiting for the device
+    (on the CPU, where asking costs nothing: the common case then skips every mask)."""
+    if t.device.type == "cpu" and bool(torch.isfinite(t).all()):
+        return None
+    return torch.isfinite(t)
+
+
+def _add_chunk(acc: dict, e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float, scale: torch.Tensor) -> None:
+    finite = _finite_mask(e)
+    band = torch.maximum(e.abs(), scale.to(e.dtype)).mul_(rtol).add_(atol)
+    diff = (a - e).abs_()
+    if finite is None:  # the reference is finite everywhere in this chunk
+        acc["nonfinite"] += (~torch.isfinite(a)).sum()
+        acc["n"] += e.numel()
+        e_range, a_range = torch.aminmax(e), torch.aminmax(a)
+        first = torch.zeros(1, dtype=torch.long, device=e.device)
+        here = torch.ones((), dtype=torch.bool, device=e.device)
+        acc["bad"] += (diff > band).sum()
+    else:
+        same = (e == a) | (e.isnan() & a.isnan())
+        acc["special_differ"] = torch.maximum(acc["special_differ"], (~finite & ~same).any().double())
+        acc["nonfinite"] += (finite & ~torch.isfinite(a)).sum()
+        acc["n"] += finite.sum()
+        inf = float("inf")
+        e_range = (torch.where(finite, e, inf).min(), torch.where(finite, e, -inf).max())
+        a_range = (torch.where(finite, a, inf).min(), torch.where(finite, a, -inf).max())
+        first = finite.to(torch.uint8).argmax().reshape(1)  # the first finite position (0 when there is none)
+        here = finite.any()
+        diff = torch.where(finite, diff, 0.0)
+        acc["bad"] += ((diff > band) & finite).sum()
+    acc["e_min"] = torch.minimum(acc["e_min"], e_range[0].double())
+    acc["e_max"] = torch.maximum(acc["e_max"], e_range[1].double())
+    acc["a_min"] = torch.minimum(acc["a_min"], a_range[0].double())
+    acc["a_max"] = torch.maximum(acc["a_max"], a_range[1].double())
+    acc["a_first"] = torch.where(acc["found"] | ~here, acc["a_first"], a.index_select(0, first)[0].double())
+    acc["found"] = acc["found"] | here
+    top, j = (diff if finite is None else torch.where(finite, diff, -1.0)).max(dim=0)
+    better = top.double() > acc["worst"]
+    acc["worst"] = torch.where(better, top.double(), acc["worst"])
+    acc["worst_e"] = torch.where(better, e.index_select(0, j.reshape(1))[0].double(), acc["worst_e"])
+    acc["worst_a"] = torch.where(better, a.index_select(0, j.reshape(1))[0].double(), acc["worst_a"])
+    acc["diff_sq"] += torch.dot(diff, diff)
+
+
+def typical_scale(e: torch.Tensor, e_sq: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
+    """The output's typical magnitude (a 0-dim float64 tensor on ``e``'s device): its RMS, at most
+    ``SCALE_MEDIAN_FACTOR`` x its median nonzero magnitude; 0 when it has no finite values.
 
     For a sum-like output (Gaussian-ish: twice the median magnitude is 1.35x the RMS; after a ReLU, whose zeros
     do not count, 1.9x) this is the RMS. For a heavy-tailed output (``exp`` of scaled inputs: RMS ~2800, median
     ~1) or one with a minority of large channels (up to half the values), the cap keeps the band tight on the
     bulk of the values, which the RMS alone would open to a few percent of error there."""
-    if count == 0:
-        return 0.0
     # Not a strided sample: with rows of a multiple of the stride it would see a few columns only.
-    sample = e if e.numel() <= SCALE_SAMPLES else e[torch.randint(
-        e.numel(), (SCALE_SAMPLES,), generator=torch.Generator().manual_seed(0)).to(e.device)]
+    if e.numel() <= SCALE_SAMPLES:
+        sample = e
+    else:
+        generator = torch.Generator(device=e.device).manual_seed(0)
+        sample = e[torch.randint(e.numel(), (SCALE_SAMPLES,), generator=generator, device=e.device)]
     sample = _work(sample).abs()
-    sample = sample[torch.isfinite(sample) & (sample > 0)]
-    rms = (e_sq / count) ** 0.5
-    return min(rms, SCALE_MEDIAN_FACTOR * float(sample.median())) if sample.numel() else 0.0
-
-
-def _square_sum(e: torch.Tensor) -> tuple[float, int]:
-    """(sum of squares, count) of the reference's finite values, chunk by chunk."""
-    total, count, step = 0.0, 0, _chunk(e)
-    for start in range(0, e.numel(), step):
-        chunk = _work(e[start:start + step])
-        if not _finite(torch.aminmax(chunk)):
-            chunk = chunk[torch.isfinite(chunk)]
-        total += float(torch.dot(chunk, chunk))
-        count += chunk.numel()
-    return total, count
-
-
-def _finite(extremes: Any) -> bool:
-    return bool(torch.isfinite(extremes.min)) and bool(torch.isfinite(extremes.max))
+    median = torch.where(torch.isfinite(sample) & (sample > 0), sample, float("nan")).nanmedian().double()
+    rms = (e_sq / count.clamp_min(1)).sqrt()
+    capped = torch.where(median.isnan(), 0.0, torch.minimum(rms, SCALE_MEDIAN_FACTOR * median))
+    return torch.where(count > 0, capped, 0.0)
 
 
 def _check_values(i: int, e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float,
                   stage: str) -> Mismatch | None:
-    stats = _Stats()
-    e, a = e.reshape(-1), a.reshape(-1)
-    e_sq, count = _square_sum(e)
-    scale = _typical_scale(e, e_sq, count)  # what a long sum's rounding scales with
-    step = _chunk(e)
-    for start in range(0, e.numel(), step):
-        stats.add(e[start:start + step], a[start:start + step], atol, rtol, scale)
-    if stats.nonfinite:
-        return Mismatch(Flag.NONFINITE_OUTPUT, f"output {i} has {stats.nonfinite} NaN/Inf values where the "
+    f = value_facts(e, a, atol, rtol)
+    if f["nonfinite"]:
+        return Mismatch(Flag.NONFINITE_OUTPUT, f"output {i} has {int(f['nonfinite'])} NaN/Inf values where the "
                                                "reference is finite")
-    if stats.special_differ:
+    if f["special_differ"]:
         return Mismatch(Flag.OUTPUT_MISMATCH, f"output {i}: NaN/Inf values differ from the reference")
-    if stats.n == 0:
+    n = int(f["n"])
+    if n == 0:
         return None
-    e_max = stats.e_absmax
-    if stats.n > 1 and stats.e_max - stats.e_min > 1e-6 * max(e_max, 1e-30) and stats.a_constant:
-        return Mismatch(Flag.DEGENERATE_OUTPUT, f"output {i} is constant ({stats.a_first:.4g}) but the reference "
-                                                f"varies (range {stats.e_min:.4g} to {stats.e_max:.4g})")
-    worst, expected, got = stats.worst
+    e_max = max(abs(f["e_min"]), abs(f["e_max"]))
+    a_constant = f["a_min"] == f["a_max"] == f["a_first"]
+    if n > 1 and f["e_max"] - f["e_min"] > 1e-6 * max(e_max, 1e-30) and a_constant:
+        return Mismatch(Flag.DEGENERATE_OUTPUT, f"output {i} is constant ({f['a_first']:.4g}) but the reference "
+                                                f"varies (range {f['e_min']:.4g} to {f['e_max']:.4g})")
+    worst, expected, got = f["worst"], f["worst_e"], f["worst_a"]
     flag = Flag.TINY_MISMATCH if stage == "tiny" else Flag.OUTPUT_MISMATCH
-    if stats.bad:
-        return Mismatch(flag, f"output {i}: {stats.bad}/{stats.n} values off, max abs error "
+    if f["bad"]:
+        return Mismatch(flag, f"output {i}: {int(f['bad'])}/{n} values off, max abs error "
                               f"{worst:.3g} (expected {expected:.6g}, got {got:.6g}; "
-                              f"atol={atol:g} rtol={rtol:g} x max(|expected|, typical {scale:.3g}))")
+                              f"atol={atol:g} rtol={rtol:g} x max(|expected|, typical {f['scale']:.3g}))")
     if 0 < e_max < SMALL_SCALE_FACTOR * atol:
         normalized = worst / e_max
         if normalized > NORMALIZED_RTOL_FACTOR * rtol:
             return Mismatch(flag, f"output {i}: small-magnitude output (max |ref| {e_max:.3g}) with normalized "
                                   f"error {normalized:.3g} > {NORMALIZED_RTOL_FACTOR * rtol:g}")
-    if e_sq > 0:
-        relative = (stats.diff_sq / e_sq) ** 0.5
+    if f["e_sq"] > 0:
+        relative = (f["diff_sq"] / f["e_sq"]) ** 0.5
         if relative > NORM_RTOL_FACTOR * rtol:
             return Mismatch(flag, f"output {i}: relative L2 error {relative:.3g} > {NORM_RTOL_FACTOR * rtol:g} "
                                   "(every value is close, but the error is systematic: lower precision?)")

@@ -8,10 +8,14 @@ compute, no launch, torch-made outputs: ``timing_mismatch``), a secret share of 
 watched byte by byte around each launch (copy kernels), and the judge's wall clock bounds what the child's clock
 reports (``clock_check``: its baseline is empty regions each made after the same preparation as a timed call,
 interleaved with them). The protocol itself (warm-up, adaptive stop) is ``tritonrl.verify.timing.time_calls``.
+
+The fresh inputs of the run's first calls are made before it (``prefetch``, under the shared lease), so the time
+the GPU is held alone goes to the candidate's calls, not to the reference's forward passes for the next inputs.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import secrets
 import statistics
@@ -37,6 +41,8 @@ CLOCK_SLACK_REL = 0.10      # ... or by this share of the call (host jitter grow
 REFERENCE_SETS = 3          # input sets the reference's timed calls rotate through
 GAPS_KEPT = 40              # per-call gaps kept in the report (diagnosis)
 WATCH_RATE = 0.2            # share of timed calls after which one is watched byte by byte (not timed), in secret
+RESOLUTION_MS = 0.001      # a median below this, once the timer's own cost is taken off, is not resolved (1 us)
+PREFETCH_BYTES = 128 << 20  # fresh input sets made before the GPU is held alone: at most this much memory each
 
 
 def run_timing(session, refs: dict[str, Reference]) -> None:
@@ -45,13 +51,35 @@ def run_timing(session, refs: dict[str, Reference]) -> None:
     policy = timing_mod.TimingPolicy.from_dict(session.timing_spec.get("policy"))
     session.budget_s = float(session.config["timeout_s"])  # timing has its own allowance
     start = time.monotonic()
+    model = session.judge.store.model(trial)
+    with session.shared():
+        sets = prefetch(session, trial, model, planned_sets(policy, ref))
+    session.facts["stage_s"]["prefetch"] = round(time.monotonic() - start, 4)
+    made = len(sets)
     with session.exclusive():
         mark = time.monotonic()
         ref_report, cached = reference_timing(session, trial, policy)
         session.facts["stage_s"]["reference_timing"] = round(time.monotonic() - mark, 4)
-        candidate = candidate_timing(session, trial, ref, layout, policy)
+        candidate = candidate_timing(session, trial, ref, layout, policy, model, sets)
     session.facts["stage_s"]["timing"] = round(time.monotonic() - start, 4)
+    session.facts["timing"]["fresh_sets"] = {"made_before": made, "unused": len(sets)}  # diagnosis
     report_timing(session, candidate, ref_report, cached)
+
+
+def planned_sets(policy: timing_mod.TimingPolicy, ref: Reference) -> int:
+    """How many fresh input sets to make before the timing run: as many as a run that stops at its fewest timed
+    calls prepares (those calls, the watched ones, the clock check's empty regions), within ``PREFETCH_BYTES``.
+    A longer run makes the rest as it goes."""
+    n = policy.min_trials
+    planned = n + 2 + math.ceil(WATCH_RATE * n) + max(BASELINE_MIN, math.ceil(BASELINE_SHARE * n))
+    return min(planned, PREFETCH_BYTES // max(1, ref.nbytes))
+
+
+def prefetch(session, trial: TrialSpec, model: torch.nn.Module, count: int) -> dict[int, Reference]:
+    """The fresh inputs (and the reference's outputs for them) of the timing run's first ``count`` calls, made
+    while other candidates share the GPU: the run that holds the GPU alone then only writes them into the arena.
+    They stay in the judge until their call, as those made during the run do."""
+    return {call: session.judge.store.fresh(trial, call, model) for call in range(1, count + 1)}
 
 def reference_timing(session, trial: TrialSpec, policy: timing_mod.TimingPolicy) -> tuple[dict, bool]:
     """The reference ``Model`` timed here, as the candidate is (cached per inputs' shapes, GPU, policy)."""
@@ -87,8 +115,8 @@ def time_in_process(session, model: torch.nn.Module, sets: list[Reference],
     return stats
 
 
-def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
-                     policy: timing_mod.TimingPolicy) -> dict[str, Any]:
+def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, policy: timing_mod.TimingPolicy,
+                     model: torch.nn.Module, sets: dict[int, Reference]) -> dict[str, Any]:
     reply = session.call({"op": "time_setup", "seed": trial.seed, "init": layout.init,
                        "randomize": session.config["randomize"], "dtype": trial.dtype, "inputs": layout.inputs,
                        "outputs": layout.outputs}, "timing")
@@ -107,7 +135,6 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
             session.facts["stage_s"]["clock_calibration"] = round(time.monotonic() - mark, 4)
         return statistics.median(ms for ms, _ in calibration)
 
-    model = session.judge.store.model(trial)
     parts = Stopwatch()  # where the exclusive hold goes: stage_s["timing_parts"]
     gaps: list[float] = []
     calls = [0]
@@ -119,7 +146,7 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout,
     def prepare() -> Reference:
         calls[0] += 1
         with parts("fresh"):
-            fresh = session.judge.store.fresh(trial, calls[0], model)
+            fresh = sets.pop(calls[0], None) or session.judge.store.fresh(trial, calls[0], model)
         with parts("write"):
             layout.write(session.arena, fresh.inputs, session.judge.device)
         return fresh
@@ -208,9 +235,14 @@ def report_timing(session, candidate: dict, ref_report: dict, cached: bool) -> N
         facts["timing"]["reference_error"] = ref_report.get("error", "no reference timing")
     facts["runtime_ms"] = float(candidate["median_ms"])
     facts["ref_runtime_ms"] = reference.get("median_ms")
+    trusted = True
     if not clock["ok"]:
         facts["flags"].append("timing_untrusted")
-    if reference.get("samples_ms") and candidate.get("samples_ms"):
+        trusted = False
+    if not resolved(facts["runtime_ms"]) or (reference and not resolved(reference.get("median_ms"))):
+        facts["flags"].append("timing_unresolved")
+        trusted = False
+    if trusted and reference.get("samples_ms") and candidate.get("samples_ms"):
         _, low, high = speedup_interval(reference["samples_ms"], candidate["samples_ms"], seed=0,
                                         systematic_rel=RUN_TO_RUN_REL)
         facts["timing"]["speedup_ci95"] = [low, high]
@@ -219,6 +251,12 @@ def report_timing(session, candidate: dict, ref_report: dict, cached: bool) -> N
         facts["timing"]["speedup_vs_compile"] = ref_report["compile"]["median_ms"] / facts["runtime_ms"]
 
 
+
+
+def resolved(median_ms: Any) -> bool:
+    """Whether a median (overhead taken off) is a runtime the timer resolves: at least ``RESOLUTION_MS``. Below
+    it, subtracting the timer's own cost leaves noise (a ReLU of a few microseconds came out 0 on an H100)."""
+    return isinstance(median_ms, (int, float)) and median_ms >= RESOLUTION_MS
 
 
 def clock_check(calibration: list[tuple[float, float]], gaps: list[float], samples: list[float]) -> dict:
