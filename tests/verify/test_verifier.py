@@ -131,16 +131,15 @@ def _cases_across_chunks(n: int) -> dict[str, tuple[torch.Tensor, torch.Tensor]]
             "special_off": (special, both)}
 
 
-@pytest.mark.parametrize("masked", [False, True], ids=["cpu_fast_path", "gpu_path"])
+@pytest.mark.parametrize("masked", [False, True], ids=["finite_reference_path", "masked_path"])
 def test_compare_verdicts_do_not_depend_on_the_chunk_size(monkeypatch, masked):
     """The figures are gathered chunk by chunk on the device and read back once: whether an output fits in one
     chunk or spans many, every verdict and message is the same (the first finite value, the worst error, the
-    NaNs may all sit in a later chunk). ``gpu_path``: the masks a GPU always uses (it cannot ask whether a chunk
-    is finite without waiting), here on the CPU."""
+    NaNs may all sit in a later chunk). ``masked_path``: the path of references with NaN/Inf, taken by all."""
     from tritonrl.verify.judge import compare
 
     if masked:
-        monkeypatch.setattr(compare, "_finite_mask", torch.isfinite)
+        monkeypatch.setattr(compare, "_add_chunk", compare._add_chunk_masked)
 
     def verdicts():
         return {name: compare.compare_outputs([e], [a], ["cpu"], ATOL, RTOL, "full")

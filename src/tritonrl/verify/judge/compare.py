@@ -29,6 +29,7 @@ nonzero magnitude (zeros excluded: after a ReLU the median is 0).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,13 +70,15 @@ def compare_trial(ref: dict, got: dict | None, atol: dict[str, float], rtol: dic
 
 
 def compare_outputs(expected: list, actual: list, devices: list, atol: dict[str, float], rtol: dict[str, float],
-                    stage: str) -> Mismatch | None:
+                    stage: str, sides: list | None = None) -> Mismatch | None:
     """None when every output matches; ``actual[i]`` is a tensor on the judge's device, or the name of what came
-    instead; ``devices[i]`` the device type it was on in the child."""
+    instead; ``devices[i]`` the device type it was on in the child; ``sides[i]``: ``reference_side`` of
+    ``expected[i]`` when the caller keeps it (None: computed here)."""
     if len(actual) != len(expected):
         return Mismatch(Flag.SHAPE_MISMATCH, f"forward returned {len(actual)} outputs, expected {len(expected)}")
     for i, (e, a) in enumerate(zip(expected, actual)):
-        problem = _check_output(i, e, a, devices[i] if i < len(devices) else None, e.device.type, atol, rtol, stage)
+        problem = _check_output(i, e, a, devices[i] if i < len(devices) else None, e.device.type, atol, rtol, stage,
+                                sides[i] if sides else None)
         if problem:
             return problem
     return None
@@ -110,7 +113,8 @@ def _check_inputs(before: list, after: Any) -> Mismatch | None:
 
 
 def _check_output(i: int, e: torch.Tensor, a: Any, a_device: str | None, e_device: str,
-                  atol: dict[str, float], rtol: dict[str, float], stage: str) -> Mismatch | None:
+                  atol: dict[str, float], rtol: dict[str, float], stage: str,
+                  side: ReferenceSide | None = None) -> Mismatch | None:
     if type(a) is not torch.Tensor:
         return Mismatch(Flag.NOT_PLAIN_TENSOR, f"output {i} is {a if isinstance(a, str) else type(a).__name__}, "
                                                "not a plain torch.Tensor")
@@ -123,7 +127,7 @@ def _check_output(i: int, e: torch.Tensor, a: Any, a_device: str | None, e_devic
     if not e.is_floating_point():
         ok = torch.equal(a, e)
         return None if ok else Mismatch(Flag.OUTPUT_MISMATCH, f"output {i} differs (exact comparison)")
-    return _check_values(i, e, a, _tol(atol, e.dtype), _tol(rtol, e.dtype), stage)
+    return _check_values(i, e, a, _tol(atol, e.dtype), _tol(rtol, e.dtype), stage, side)
 
 
 def _tol(table: dict[str, float], dtype: torch.dtype) -> float:
@@ -146,15 +150,53 @@ def _work(t: torch.Tensor) -> torch.Tensor:
 SCALE_SAMPLES = 1 << 16  # values of the reference sampled (uniformly, fixed seed) for its median magnitude
 SCALE_MEDIAN_FACTOR = 2.0  # the scale is the RMS, at most this many median nonzero magnitudes
 
+
+@dataclass
+class ReferenceSide:
+    """What a comparison needs of the reference's output alone (``reference_side``): computed once per output,
+    with the reference, rather than in every comparison against it. The figures are over its finite values,
+    as 0-dim float64 tensors on its device."""
+
+    finite: bool           # every value is finite (the common case: the comparison needs no masks)
+    count: torch.Tensor    # how many values are finite
+    e_sq: torch.Tensor     # their squared L2 norm
+    e_min: torch.Tensor
+    e_max: torch.Tensor
+    scale: torch.Tensor    # the typical magnitude (``typical_scale``)
+
+
+def reference_side(e: torch.Tensor) -> ReferenceSide:
+    """The reference-only figures of output ``e`` (one host synchronization: whether it is finite everywhere).
+    Each chunk in float32 (or the output's wider dtype), the sums across chunks in float64."""
+    e = e.reshape(-1)
+    wide = {"dtype": torch.float64, "device": e.device}
+    inf = float("inf")
+    count, e_sq = torch.zeros((), **wide), torch.zeros((), **wide)
+    e_min, e_max = torch.full((), inf, **wide), torch.full((), -inf, **wide)
+    step = _chunk(e)
+    for start in range(0, e.numel(), step):
+        chunk = _work(e[start:start + step])
+        finite = torch.isfinite(chunk)
+        count += finite.sum()
+        e_min = torch.minimum(e_min, torch.where(finite, chunk, inf).min().double())
+        e_max = torch.maximum(e_max, torch.where(finite, chunk, -inf).max().double())
+        chunk = torch.where(finite, chunk, 0.0)
+        e_sq += torch.dot(chunk, chunk)
+    scale = typical_scale(e, e_sq, count)
+    return ReferenceSide(bool(count == e.numel()), count, e_sq, e_min, e_max, scale)
+
+
 # What ``_check_values`` decides from, in this order: gathered on the outputs' device, chunk by chunk, as tensors,
 # and read back at once (one host synchronization per output on a GPU rather than one per figure and chunk).
 FACTS = ("nonfinite", "special_differ", "n", "e_min", "e_max", "a_min", "a_max", "a_first", "bad", "worst",
          "worst_e", "worst_a", "diff_sq", "e_sq", "scale")
 
 
-def value_facts(e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float) -> dict[str, float]:
+def value_facts(e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float,
+                side: ReferenceSide | None = None) -> dict[str, float]:
     """The comparison's figures for one output (``e`` the reference's, ``a`` the candidate's, same shape and
-    dtype), over the positions where the reference is finite:
+    dtype; ``side``: ``reference_side(e)``, computed here if not given), over the positions where the reference
+    is finite:
 
     - ``nonfinite``: NaN/Inf in the candidate there; ``special_differ``: the reference's own NaN/Inf positions
       not matched exactly; ``n``: the count of such positions;
@@ -164,75 +206,70 @@ def value_facts(e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float) -> d
     - ``diff_sq`` and ``e_sq``: the squared L2 norms of the error and of the reference.
 
     Each chunk in float32 (or the outputs' wider dtype): its rounding is far below any tolerance used; the sums
-    across chunks in float64."""
+    across chunks in float64. A reference finite everywhere (``side.finite``) is compared without masks: nine
+    passes over the output; the candidate's NaN/Inf show in its range and are counted only then."""
     e, a = e.reshape(-1), a.reshape(-1)
-    step = _chunk(e)
+    side = side or reference_side(e)
     wide = {"dtype": torch.float64, "device": e.device}
-    e_sq, count = torch.zeros((), **wide), torch.zeros((), **wide)
+    acc = {name: torch.zeros((), **wide) for name in ("nonfinite", "special_differ", "bad", "diff_sq", "a_first",
+                                                      "worst_e", "worst_a")}
+    acc.update(a_min=torch.full((), float("inf"), **wide), a_max=torch.full((), float("-inf"), **wide),
+               found=torch.zeros((), dtype=torch.bool, device=e.device), worst=torch.full((), -1.0, **wide))
+    step = _chunk(e)
+    add = _add_chunk if side.finite else _add_chunk_masked
     for start in range(0, e.numel(), step):
-        chunk = _work(e[start:start + step])
-        finite = _finite_mask(chunk)
-        if finite is not None:
-            chunk = torch.where(finite, chunk, 0.0)
-        e_sq += torch.dot(chunk, chunk)
-        count += finite.sum() if finite is not None else chunk.numel()
-    scale = typical_scale(e, e_sq, count)
-    inf = float("inf")
-    acc = {name: torch.zeros((), **wide) for name in ("nonfinite", "special_differ", "n", "bad", "diff_sq")}
-    acc.update(e_min=torch.full((), inf, **wide), e_max=torch.full((), -inf, **wide),
-               a_min=torch.full((), inf, **wide), a_max=torch.full((), -inf, **wide),
-               a_first=torch.zeros((), **wide), found=torch.zeros((), dtype=torch.bool, device=e.device),
-               worst=torch.full((), -1.0, **wide), worst_e=torch.zeros((), **wide), worst_a=torch.zeros((), **wide))
-    for start in range(0, e.numel(), step):
-        _add_chunk(acc, _work(e[start:start + step]), _work(a[start:start + step]), atol, rtol, scale)
-    acc.update(e_sq=e_sq, scale=scale)
+        add(acc, _work(e[start:start + step]), _work(a[start:start + step]), atol, rtol, side.scale)
+    acc.update(n=side.count, e_min=side.e_min, e_max=side.e_max, e_sq=side.e_sq, scale=side.scale)
     values = torch.stack([acc[name].to(torch.float64) for name in FACTS]).tolist()  # the one synchronization
-    return dict(zip(FACTS, values))
-
-
-def _finite_mask(t: torch.Tensor) -> torch.Tensor | None:
-    """Where ``t`` is finite; None when it is finite everywhere and that is known without waiting for the device
-    (on the CPU, where asking costs nothing: the common case then skips every mask)."""
-    if t.device.type == "cpu" and bool(torch.isfinite(t).all()):
-        return None
-    return torch.isfinite(t)
+    facts = dict(zip(FACTS, values))
+    if side.finite and not (math.isfinite(facts["a_min"]) and math.isfinite(facts["a_max"])):
+        facts["nonfinite"] = float((~torch.isfinite(a)).sum())  # only to say how many
+    return facts
 
 
 def _add_chunk(acc: dict, e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float, scale: torch.Tensor) -> None:
-    finite = _finite_mask(e)
-    band = torch.maximum(e.abs(), scale.to(e.dtype)).mul_(rtol).add_(atol)
+    """One chunk of a reference that is finite everywhere."""
     diff = (a - e).abs_()
-    if finite is None:  # the reference is finite everywhere in this chunk
-        acc["nonfinite"] += (~torch.isfinite(a)).sum()
-        acc["n"] += e.numel()
-        e_range, a_range = torch.aminmax(e), torch.aminmax(a)
-        first = torch.zeros(1, dtype=torch.long, device=e.device)
-        here = torch.ones((), dtype=torch.bool, device=e.device)
-        acc["bad"] += (diff > band).sum()
-    else:
-        same = (e == a) | (e.isnan() & a.isnan())
-        acc["special_differ"] = torch.maximum(acc["special_differ"], (~finite & ~same).any().double())
-        acc["nonfinite"] += (finite & ~torch.isfinite(a)).sum()
-        acc["n"] += finite.sum()
-        inf = float("inf")
-        e_range = (torch.where(finite, e, inf).min(), torch.where(finite, e, -inf).max())
-        a_range = (torch.where(finite, a, inf).min(), torch.where(finite, a, -inf).max())
-        first = finite.to(torch.uint8).argmax().reshape(1)  # the first finite position (0 when there is none)
-        here = finite.any()
-        diff = torch.where(finite, diff, 0.0)
-        acc["bad"] += ((diff > band) & finite).sum()
-    acc["e_min"] = torch.minimum(acc["e_min"], e_range[0].double())
-    acc["e_max"] = torch.maximum(acc["e_max"], e_range[1].double())
-    acc["a_min"] = torch.minimum(acc["a_min"], a_range[0].double())
-    acc["a_max"] = torch.maximum(acc["a_max"], a_range[1].double())
+    band = torch.maximum(e.abs(), scale.to(e.dtype)).mul_(rtol).add_(atol)
+    acc["bad"] += (diff > band).sum()
+    low, high = torch.aminmax(a)
+    acc["a_min"] = torch.minimum(acc["a_min"], low.double())
+    acc["a_max"] = torch.maximum(acc["a_max"], high.double())
+    acc["a_first"] = torch.where(acc["found"], acc["a_first"], a[0].double())
+    acc["found"] = torch.ones_like(acc["found"])
+    _worst(acc, diff, e, a)
+    acc["diff_sq"] += torch.dot(diff, diff)
+
+
+def _add_chunk_masked(acc: dict, e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float,
+                      scale: torch.Tensor) -> None:
+    """One chunk of a reference with NaN/Inf somewhere: those positions must be matched exactly, the others
+    compared as usual."""
+    finite = torch.isfinite(e)
+    same = (e == a) | (e.isnan() & a.isnan())
+    acc["special_differ"] = torch.maximum(acc["special_differ"], (~finite & ~same).any().double())
+    acc["nonfinite"] += (finite & ~torch.isfinite(a)).sum()
+    inf = float("inf")
+    acc["a_min"] = torch.minimum(acc["a_min"], torch.where(finite, a, inf).min().double())
+    acc["a_max"] = torch.maximum(acc["a_max"], torch.where(finite, a, -inf).max().double())
+    first = finite.to(torch.uint8).argmax().reshape(1)  # the first finite position (0 when there is none)
+    here = finite.any()
     acc["a_first"] = torch.where(acc["found"] | ~here, acc["a_first"], a.index_select(0, first)[0].double())
     acc["found"] = acc["found"] | here
-    top, j = (diff if finite is None else torch.where(finite, diff, -1.0)).max(dim=0)
-    better = top.double() > acc["worst"]
-    acc["worst"] = torch.where(better, top.double(), acc["worst"])
-    acc["worst_e"] = torch.where(better, e.index_select(0, j.reshape(1))[0].double(), acc["worst_e"])
-    acc["worst_a"] = torch.where(better, a.index_select(0, j.reshape(1))[0].double(), acc["worst_a"])
+    diff = torch.where(finite, (a - e).abs_(), 0.0)
+    band = torch.maximum(e.abs(), scale.to(e.dtype)).mul_(rtol).add_(atol)
+    acc["bad"] += ((diff > band) & finite).sum()
+    _worst(acc, torch.where(finite, diff, -1.0), e, a)
     acc["diff_sq"] += torch.dot(diff, diff)
+
+
+def _worst(acc: dict, diff: torch.Tensor, e: torch.Tensor, a: torch.Tensor) -> None:
+    top, j = diff.max(dim=0)
+    better = top.double() > acc["worst"]
+    j = j.reshape(1)
+    acc["worst"] = torch.where(better, top.double(), acc["worst"])
+    acc["worst_e"] = torch.where(better, e.index_select(0, j)[0].double(), acc["worst_e"])
+    acc["worst_a"] = torch.where(better, a.index_select(0, j)[0].double(), acc["worst_a"])
 
 
 def typical_scale(e: torch.Tensor, e_sq: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
@@ -257,8 +294,8 @@ def typical_scale(e: torch.Tensor, e_sq: torch.Tensor, count: torch.Tensor) -> t
 
 
 def _check_values(i: int, e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float,
-                  stage: str) -> Mismatch | None:
-    f = value_facts(e, a, atol, rtol)
+                  stage: str, side: ReferenceSide | None = None) -> Mismatch | None:
+    f = value_facts(e, a, atol, rtol, side)
     if f["nonfinite"]:
         return Mismatch(Flag.NONFINITE_OUTPUT, f"output {i} has {int(f['nonfinite'])} NaN/Inf values where the "
                                                "reference is finite")

@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from tritonrl.errors import TaskError
+from tritonrl.verify.judge.compare import ReferenceSide, reference_side
 from tritonrl.verify.trial import TrialSpec, as_tuple, build_model, exact_fp32, load_task_module, make_inputs
 
 _RNG = threading.Lock()  # torch's global generators are seeded per reference: one at a time in this process
@@ -39,6 +40,7 @@ class Reference:
     inputs_after: list     # the inputs as the reference's forward left them (itself, unless Model mutates them)
     outputs: list          # the reference's output tensors
     nbytes: int
+    sides: list[ReferenceSide | None]  # what each comparison needs of each floating output alone (compare.py)
 
     @property
     def devices(self) -> list[str]:
@@ -137,7 +139,8 @@ class ReferenceStore:
         if self.device.startswith("cuda"):
             torch.cuda.synchronize()
         nbytes = sum(_nbytes(t) for t in [*outputs, *handed, *(after if mutated else [])])
-        return Reference(trial, list(init_args), list(handed), list(after), outputs, nbytes)
+        sides = [reference_side(o) if o.is_floating_point() else None for o in outputs]
+        return Reference(trial, list(init_args), list(handed), list(after), outputs, nbytes, sides)
 
     def _lookup(self, trial: TrialSpec) -> Reference | None:
         key = self.key(trial)

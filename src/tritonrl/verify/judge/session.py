@@ -268,7 +268,8 @@ class Session:
             if isinstance(value, Described):
                 return compare_described(i, value, ref.outputs[i])
         devices = [m.get("device") for m in metas]
-        return compare_outputs(ref.outputs, actual, devices, self.config["atol"], self.config["rtol"], stage)
+        return compare_outputs(ref.outputs, actual, devices, self.config["atol"], self.config["rtol"], stage,
+                               ref.sides)
 
     def output(self, i: int, meta: dict, layout: Layout) -> Any:
         """Output ``i`` as the arena holds it, or what the child said came instead (a type name, a shape ...)."""

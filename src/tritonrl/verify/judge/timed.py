@@ -19,6 +19,7 @@ import math
 import random
 import secrets
 import statistics
+import threading
 import time
 from typing import Any
 
@@ -42,7 +43,7 @@ REFERENCE_SETS = 3          # input sets the reference's timed calls rotate thro
 GAPS_KEPT = 40              # per-call gaps kept in the report (diagnosis)
 WATCH_RATE = 0.2            # share of timed calls after which one is watched byte by byte (not timed), in secret
 RESOLUTION_MS = 0.001      # a median below this, once the timer's own cost is taken off, is not resolved (1 us)
-PREFETCH_BYTES = 128 << 20  # fresh input sets made before the GPU is held alone: at most this much memory each
+PREFETCH_BYTES = 4 << 30    # fresh input sets made before the GPU is held alone: at most this much in all per judge
 
 
 def run_timing(session, refs: dict[str, Reference]) -> None:
@@ -52,27 +53,51 @@ def run_timing(session, refs: dict[str, Reference]) -> None:
     session.budget_s = float(session.config["timeout_s"])  # timing has its own allowance
     start = time.monotonic()
     model = session.judge.store.model(trial)
-    with session.shared():
-        sets = prefetch(session, trial, model, planned_sets(policy, ref))
-    session.facts["stage_s"]["prefetch"] = round(time.monotonic() - start, 4)
-    made = len(sets)
-    with session.exclusive():
-        mark = time.monotonic()
-        ref_report, cached = reference_timing(session, trial, policy)
-        session.facts["stage_s"]["reference_timing"] = round(time.monotonic() - mark, 4)
-        candidate = candidate_timing(session, trial, ref, layout, policy, model, sets)
+    budget = session.judge.prefetch_budget
+    granted = budget.take(planned_sets(policy) * ref.nbytes)
+    try:
+        with session.shared():
+            sets = prefetch(session, trial, model, granted // max(1, ref.nbytes))
+        session.facts["stage_s"]["prefetch"] = round(time.monotonic() - start, 4)
+        made = len(sets)
+        with session.exclusive():
+            mark = time.monotonic()
+            ref_report, cached = reference_timing(session, trial, policy)
+            session.facts["stage_s"]["reference_timing"] = round(time.monotonic() - mark, 4)
+            candidate = candidate_timing(session, trial, ref, layout, policy, model, sets)
+    finally:
+        sets = {}
+        budget.give(granted)
     session.facts["stage_s"]["timing"] = round(time.monotonic() - start, 4)
-    session.facts["timing"]["fresh_sets"] = {"made_before": made, "unused": len(sets)}  # diagnosis
+    session.facts["timing"]["fresh_sets"] = {"made_before": made, "made_during": candidate.pop("fresh_made")}
     report_timing(session, candidate, ref_report, cached)
 
 
-def planned_sets(policy: timing_mod.TimingPolicy, ref: Reference) -> int:
+def planned_sets(policy: timing_mod.TimingPolicy) -> int:
     """How many fresh input sets to make before the timing run: as many as a run that stops at its fewest timed
-    calls prepares (those calls, the watched ones, the clock check's empty regions), within ``PREFETCH_BYTES``.
-    A longer run makes the rest as it goes."""
+    calls prepares (those calls, the watched ones, the clock check's empty regions). A longer run, or one whose
+    sets did not fit in the judge's ``PrefetchBudget``, makes the rest as it goes."""
     n = policy.min_trials
-    planned = n + 2 + math.ceil(WATCH_RATE * n) + max(BASELINE_MIN, math.ceil(BASELINE_SHARE * n))
-    return min(planned, PREFETCH_BYTES // max(1, ref.nbytes))
+    return n + 2 + math.ceil(WATCH_RATE * n) + max(BASELINE_MIN, math.ceil(BASELINE_SHARE * n))
+
+
+class PrefetchBudget:
+    """The device memory a judge's waiting timing runs may hold in fresh input sets made ahead (``prefetch``):
+    each takes what is left, up to what it asks, and gives it back when its run ends."""
+
+    def __init__(self, nbytes: int) -> None:
+        self.left = nbytes
+        self._guard = threading.Lock()
+
+    def take(self, nbytes: int) -> int:
+        with self._guard:
+            granted = max(0, min(nbytes, self.left))
+            self.left -= granted
+            return granted
+
+    def give(self, nbytes: int) -> None:
+        with self._guard:
+            self.left += nbytes
 
 
 def prefetch(session, trial: TrialSpec, model: torch.nn.Module, count: int) -> dict[int, Reference]:
@@ -143,10 +168,15 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, 
 
     baseline: list[tuple[float, float]] = []
 
+    made = [0]
+
     def prepare() -> Reference:
         calls[0] += 1
         with parts("fresh"):
-            fresh = sets.pop(calls[0], None) or session.judge.store.fresh(trial, calls[0], model)
+            fresh = sets.pop(calls[0], None)
+            if fresh is None:
+                fresh = session.judge.store.fresh(trial, calls[0], model)
+                made[0] += 1
         with parts("write"):
             layout.write(session.arena, fresh.inputs, session.judge.device)
         return fresh
@@ -199,6 +229,7 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, 
     finally:
         session.facts["stage_s"]["timing_parts"] = parts.with_counts()
     stats["clock_check"] = clock_check(baseline, gaps, stats["samples_ms"])
+    stats["fresh_made"] = made[0]
     stats["clock_check"]["back_to_back_gap_ms"] = statistics.median(wall - ms for ms, wall in calibration)
     return stats
 
