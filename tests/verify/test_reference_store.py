@@ -30,6 +30,26 @@ def test_each_trial_is_computed_once_and_matches_the_model():
     assert first.inputs_after[0] is first.inputs[0]  # the reference's forward left them as they were
 
 
+def test_held_references_are_served_without_computing_and_none_until_all_are_held():
+    """What a session reads without taking the GPU's lease: references another session made, all or none."""
+    store = _store()
+    assert store.held([_trial()]) is None and store.stats["computed"] == 0
+    made = store.get([_trial()])["full0"]
+    assert store.held([_trial()]) == {"full0": made}
+    assert store.held([_trial(), _trial(1)]) is None  # one missing: the caller computes under the lease
+    assert store.stats == {"computed": 1, "memory_hits": 1, "evicted": 0}
+
+
+def test_a_reference_knows_what_its_comparisons_need_of_it():
+    """Computed once with the reference (``compare.reference_side``), not in every comparison against it."""
+    ref = _store().get([_trial()])["full0"]
+    side = ref.sides[0]
+    out = ref.outputs[0].double()
+    assert side.finite and int(side.count) == out.numel()
+    assert float(side.e_sq) == pytest.approx(float((out * out).sum()), rel=1e-5)
+    assert float(side.e_min) == float(out.min()) and float(side.e_max) == float(out.max())
+
+
 def test_inputs_depend_on_the_secret_salt_and_fresh_inputs_are_never_repeated():
     trial = _trial()
     a, b = _store("one").get([trial])["full0"], _store("two").get([trial])["full0"]

@@ -494,3 +494,16 @@ def test_gpu_timing_fixtures_pass_every_correctness_check(runtime_verifier):
     items = [VerifyItem(TASKS[_fixture_header(p, "task")], code=p.read_text()) for p in GPU_TIMING_FIXTURES]
     for path, result in zip(GPU_TIMING_FIXTURES, runtime_verifier.verify_many(items)):
         assert result.correct, f"{path.name}: {result.flags} {result.error}"
+
+
+def test_the_prefetch_budget_grants_what_is_left_and_takes_it_back():
+    """Timing runs waiting for the GPU hold their fresh input sets within one budget per judge: the first asks and
+    gets, a later one gets what is left (it makes the rest during its run), and a finished run gives back."""
+    from tritonrl.verify.judge.timed import PREFETCH_CPU_BYTES, PrefetchBudget, planned_sets
+
+    budget = PrefetchBudget(100)
+    assert budget.take(60) == 60 and budget.take(60) == 40 and budget.take(10) == 0
+    budget.give(60)
+    assert budget.take(10) == 10 and budget.left == 50
+    assert PrefetchBudget.for_device("cpu").left == PREFETCH_CPU_BYTES
+    assert planned_sets(timing.TimingPolicy(min_trials=10)) == 10 + 2 + 2 + 10  # calls, watched, empty regions

@@ -84,6 +84,19 @@ class ReferenceStore:
                 found[trial.name] = ref
         return found
 
+    def held(self, trials: list[TrialSpec]) -> dict[str, Reference] | None:
+        """Every trial's reference by trial name if all are in memory (no GPU work: no lease needed), else None."""
+        with self._guard:
+            if not all(self.key(trial) in self._memory for trial in trials):
+                return None
+        found: dict[str, Reference] = {}
+        for trial in trials:
+            ref = self._lookup(trial)
+            if ref is None:  # evicted meanwhile
+                return None
+            found[trial.name] = ref
+        return found
+
     def fresh(self, trial: TrialSpec, call: int, model: torch.nn.Module | None = None) -> Reference:
         """Inputs for one timed call, never handed out before, and the reference's outputs for them."""
         return self.compute(trial, input_seed(self.salt, trial, call), model=model)

@@ -30,7 +30,7 @@ from tritonrl.verify import wire
 from tritonrl.verify.judge.gpu_lock import GpuFileLock, RWLock
 from tritonrl.verify.judge.references import ReferenceStore
 from tritonrl.verify.judge.session import Session
-from tritonrl.verify.judge.timed import PREFETCH_BYTES, PrefetchBudget
+from tritonrl.verify.judge.timed import PrefetchBudget
 from tritonrl.verify.judge.timings import TimingStore
 from tritonrl.verify.stopwatch import Stopwatch
 
@@ -56,7 +56,7 @@ class Judge:
         self.store = ReferenceStore(self.device, bool(spec.get("randomize", True)),
                                     int(spec.get("reference_bytes", 8 << 30)), str(spec["salt"]))
         self.timings = TimingStore(spec.get("cache_dir"), self.gpu_name)
-        self.prefetch_budget = PrefetchBudget(int(spec.get("prefetch_bytes", PREFETCH_BYTES)))
+        self.prefetch_budget = PrefetchBudget.for_device(self.device, spec.get("prefetch_bytes"))
         self.lock = RWLock()
         # Children starting CUDA at once (sessions take turns, first come first served). Forked children making
         # their contexts on an H100 (benchmarks/cuda_start_probe.py), first and last ready: 36 at once 4.3 / 8.0 s;

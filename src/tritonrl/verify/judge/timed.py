@@ -43,7 +43,8 @@ REFERENCE_SETS = 3          # input sets the reference's timed calls rotate thro
 GAPS_KEPT = 40              # per-call gaps kept in the report (diagnosis)
 WATCH_RATE = 0.2            # share of timed calls after which one is watched byte by byte (not timed), in secret
 RESOLUTION_MS = 0.001      # a median below this, once the timer's own cost is taken off, is not resolved (1 us)
-PREFETCH_BYTES = 4 << 30    # fresh input sets made before the GPU is held alone: at most this much in all per judge
+PREFETCH_SHARE = 0.15       # fresh input sets made before the GPU is held alone: at most this share of its memory
+PREFETCH_CPU_BYTES = 1 << 30  # ... and on the CPU, this much
 
 
 def run_timing(session, refs: dict[str, Reference]) -> None:
@@ -88,6 +89,14 @@ class PrefetchBudget:
     def __init__(self, nbytes: int) -> None:
         self.left = nbytes
         self._guard = threading.Lock()
+
+    @classmethod
+    def for_device(cls, device: str, nbytes: int | None = None) -> PrefetchBudget:
+        """``nbytes``, or ``PREFETCH_SHARE`` of the GPU's memory (``PREFETCH_CPU_BYTES`` on the CPU)."""
+        if nbytes is None:
+            nbytes = (int(PREFETCH_SHARE * torch.cuda.get_device_properties(device).total_memory)
+                      if device.startswith("cuda") else PREFETCH_CPU_BYTES)
+        return cls(nbytes)
 
     def take(self, nbytes: int) -> int:
         with self._guard:
