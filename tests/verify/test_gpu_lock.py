@@ -59,6 +59,31 @@ def test_waiting_writer_keeps_new_readers_out():
     assert lock.idle()
 
 
+def test_readers_waiting_for_a_writer_go_before_the_next_writer():
+    """Phase-fair: a queue of timing runs cannot starve the shared work waiting behind them. Timing run A holds
+    the GPU, a candidate's trial waits, then timing run B asks: when A ends, the trial goes first, then B; a
+    reader that comes after A ended, while B waits, does not overtake B."""
+    lock, order = RWLock(), []
+    lock.acquire_exclusive()  # timing run A
+    reader = _start(lambda: (lock.acquire_shared(), order.append("reader"), time.sleep(4 * SETTLE_S),
+                             lock.release_shared()))
+    while not lock.readers_waiting:
+        time.sleep(0.001)
+    writer = _start(lambda: (lock.acquire_exclusive(), order.append("writer B"), lock.release_exclusive()))
+    while not lock.writers_waiting:
+        time.sleep(0.001)
+    time.sleep(SETTLE_S)
+    assert order == []
+    lock.release_exclusive()
+    while not order:
+        time.sleep(0.001)
+    late = _start(lambda: (lock.acquire_shared(), order.append("late reader"), lock.release_shared()))
+    for thread in (reader, writer, late):
+        thread.join(2)
+    assert order == ["reader", "writer B", "late reader"]
+    assert lock.idle() and lock.admitted == 0
+
+
 def test_releases_without_holding_raise():
     with pytest.raises(RuntimeError):
         RWLock().release_shared()

@@ -10,7 +10,9 @@ The judge (``tritonrl.verify.judge.session``) takes a shared lease around every 
 (its import, each trial's build and forward, the comparison) and the exclusive lease around its timing run, so a
 timing run never overlaps any GPU work of the judge's other candidates (docs/timing.md, "Sharing a GPU"). The lock
 is writer-preferring: while a timing run waits, no new shared lease is granted, and the units already running go on
-until they finish. A lease is held by one thread and holds at most one mode at a time, so nobody waits for the
+until they finish; when a timing run ends, the readers that waited for it go before the next timing run
+(phase-fair), so queued timing runs never hold the other candidates' work back for more than one run each.
+A lease is held by one thread and holds at most one mode at a time, so nobody waits for the
 exclusive lock while holding a shared one (no deadlock). Children take no locks: they do GPU work only when their
 judge sends them a call.
 
@@ -37,17 +39,29 @@ from contextlib import contextmanager
 
 
 class RWLock:
-    """Many readers or one writer; a waiting writer blocks new readers (writer preference)."""
+    """Many readers or one writer, phase-fair: a waiting writer keeps new readers out, and a writer's release lets
+    every reader already waiting in before the next writer. Writer preference alone let a queue of timing runs
+    starve the shared work of the candidates behind them (their references, imports, trials, even closing a
+    session's arena): on an H100 the GPU then sat idle for 4 s while they caught up."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self.readers = 0
         self.writer = False
         self.writers_waiting = 0
+        self.readers_waiting = 0
+        self.admitted = 0  # readers a writer's release let in ahead of the writers still waiting
 
     def acquire_shared(self) -> None:
         with self._cond:
-            self._cond.wait_for(lambda: not self.writer and not self.writers_waiting)
+            self.readers_waiting += 1
+            try:
+                self._cond.wait_for(lambda: not self.writer and (not self.writers_waiting or self.admitted > 0))
+            finally:
+                self.readers_waiting -= 1
+                # Never more admitted than are still waiting: a writer must not wait for readers that left.
+                self.admitted = max(0, min(self.admitted - 1, self.readers_waiting))
+                self._cond.notify_all()
             self.readers += 1
 
     def release_shared(self) -> None:
@@ -61,7 +75,7 @@ class RWLock:
         with self._cond:
             self.writers_waiting += 1
             try:
-                self._cond.wait_for(lambda: not self.writer and not self.readers)
+                self._cond.wait_for(lambda: not self.writer and not self.readers and not self.admitted)
             finally:
                 self.writers_waiting -= 1
                 self._cond.notify_all()  # a writer that gave up waiting must not keep readers out
@@ -72,6 +86,7 @@ class RWLock:
             if not self.writer:
                 raise RuntimeError("release_exclusive without the exclusive lock")
             self.writer = False
+            self.admitted = self.readers_waiting  # their phase comes before the next writer's
             self._cond.notify_all()
 
     def idle(self) -> bool:
