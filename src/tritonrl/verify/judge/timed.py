@@ -293,9 +293,10 @@ def report_timing(session, candidate: dict, ref_report: dict, cached: bool) -> N
         _, low, high = speedup_interval(reference["samples_ms"], candidate["samples_ms"], seed=0,
                                         systematic_rel=RUN_TO_RUN_REL)
         facts["timing"]["speedup_ci95"] = [low, high]
-    if ref_report.get("compile") and facts["runtime_ms"] > 0:
+    if ref_report.get("compile"):
         facts["timing"]["ref_compile_ms"] = ref_report["compile"]["median_ms"]
-        facts["timing"]["speedup_vs_compile"] = ref_report["compile"]["median_ms"] / facts["runtime_ms"]
+        if "timing_unresolved" not in facts["flags"] and resolved(ref_report["compile"]["median_ms"]):
+            facts["timing"]["speedup_vs_compile"] = ref_report["compile"]["median_ms"] / facts["runtime_ms"]
 
 
 
