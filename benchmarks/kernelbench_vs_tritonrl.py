@@ -30,8 +30,9 @@ wall time over its candidates, cold starts included) and per row; the ratio (Ker
 verdict agreement, with an explanation for each disagreement; runtime agreement (median over the candidates both
 call correct of |ours - theirs| / theirs, ours = calibrated median, theirs = KernelBench's ``runtime``, the mean of
 its 100 CUDA-event timings); the GPU busy fraction during each harness's batch (mean of NVML ``utilization.gpu``
-samples every ``--sample-interval`` s, through ``pynvml`` or else a streaming ``nvidia-smi`` query; the method is
-in the JSON).
+samples every ``--sample-interval`` s taken within the batch's own clock, through ``pynvml`` or else a streaming
+``nvidia-smi`` query; the method is in the JSON, and for our batches ``sampler_span`` averages every sample,
+including a start before the clock).
 
 Wheels the GPU machine needs beyond torch/triton/numpy/requests/tqdm: ``pydantic`` (+ ``pydantic-core``,
 ``annotated-types``, ``typing-inspection``, ``typing-extensions``); ``nvidia-ml-py`` (``pynvml``) is optional.
