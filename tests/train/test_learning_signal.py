@@ -305,3 +305,17 @@ def test_plan_costs_each_phase_from_the_measured_warm_up():
     assert report["total_s"] == pytest.approx(sum(report["phases_s"].values()), abs=3)
     no_control = demo.plan(config, SimpleNamespace(**{**vars(args), "no_control": True}), m)
     assert no_control["phases_s"]["control (rl + eval)"] == 0
+
+
+def test_the_gpu_profile_is_the_cpu_recipe_scaled_up():
+    """configs/demo.yaml (the H100 run) keeps what the criterion was fixed for in the CPU recipe v3 (the prompt,
+    the RL rate, groups and steps, the reward, the held-out samples per task), and adds timing on the device."""
+    from tritonrl.config import PipelineConfig
+
+    cpu = load_config(str(ROOT / "configs" / "demo_cpu.yaml"), [], schema=PipelineConfig)
+    gpu = load_config(str(ROOT / "configs" / "demo.yaml"), [], schema=PipelineConfig)
+    same = lambda c: (c.data.prompt_template, c.eval.prompt_template, c.rl.learning_rate, c.rl.num_generations,  # noqa: E731
+                      c.rl.per_device_batch_size, c.rl.steps, c.rl.beta, c.reward.preset, c.eval.k, c.sft.max_steps)
+    assert same(gpu) == same(cpu)
+    assert gpu.verify.device == gpu.eval.device == "cuda" and gpu.verify.timing and not cpu.verify.timing
+    assert gpu.run.run_dir != cpu.run.run_dir
