@@ -91,12 +91,17 @@ def prepare_data(config, args) -> None:
     train, sft, heldout = Path(config.data.source), Path(config.data.sft_sources[0]), Path(config.eval.tasks)
     validation = validation_dir(config)
     pool = heldout.parent / f"{heldout.name}_pool"
+    def generate(n: int, seed: int, split: str, out: Path) -> None:
+        _log(f"generating {n} {split} tasks in {out}, each reference verified (verdicts are appended to "
+             f"{out / 'generation_progress.jsonl'} as they come; a stopped run resumes from there)")
+        _log(generate_tasks(n, seed, split, out, **common).table())
+
     if not (train / "generation_report.json").exists():
-        _log(generate_tasks(args.train_n, args.seed, "train", train, **common).table())
+        generate(args.train_n, args.seed, "train", train)
     if args.validation_n and not (pool / "generation_report.json").exists():
-        _log(generate_tasks(args.heldout_n + args.validation_n, args.seed + 1, "heldout", pool, **common).table())
+        generate(args.heldout_n + args.validation_n, args.seed + 1, "heldout", pool)
     elif not args.validation_n and not (heldout / "generation_report.json").exists():
-        _log(generate_tasks(args.heldout_n, args.seed + 1, "heldout", heldout, **common).table())
+        generate(args.heldout_n, args.seed + 1, "heldout", heldout)
     if args.validation_n and not (heldout / "tasks.jsonl").exists():
         held, val = split_by_signature(read_rows(pool), args.validation_n)
         subset(pool, validation, [r["name"] for r in val])

