@@ -230,8 +230,7 @@ def value_facts(e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float,
 def _add_chunk(acc: dict, e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float, scale: torch.Tensor) -> None:
     """One chunk of a reference that is finite everywhere."""
     diff = (a - e).abs_()
-    band = torch.maximum(e.abs(), scale.to(e.dtype)).mul_(rtol).add_(atol)
-    acc["bad"] += (diff > band).sum()
+    acc["bad"] += (diff > _band(e, atol, rtol, scale)).sum()
     low, high = torch.aminmax(a)
     acc["a_min"] = torch.minimum(acc["a_min"], low.double())
     acc["a_max"] = torch.maximum(acc["a_max"], high.double())
@@ -257,10 +256,14 @@ def _add_chunk_masked(acc: dict, e: torch.Tensor, a: torch.Tensor, atol: float, 
     acc["a_first"] = torch.where(acc["found"] | ~here, acc["a_first"], a.index_select(0, first)[0].double())
     acc["found"] = acc["found"] | here
     diff = torch.where(finite, (a - e).abs_(), 0.0)
-    band = torch.maximum(e.abs(), scale.to(e.dtype)).mul_(rtol).add_(atol)
-    acc["bad"] += ((diff > band) & finite).sum()
+    acc["bad"] += ((diff > _band(e, atol, rtol, scale)) & finite).sum()
     _worst(acc, torch.where(finite, diff, -1.0), e, a)
     acc["diff_sq"] += torch.dot(diff, diff)
+
+
+def _band(e: torch.Tensor, atol: float, rtol: float, scale: torch.Tensor) -> torch.Tensor:
+    """How far each value may be off: ``atol + rtol * max(|e|, scale)``."""
+    return torch.maximum(e.abs(), scale.to(e.dtype)).mul_(rtol).add_(atol)
 
 
 def _worst(acc: dict, diff: torch.Tensor, e: torch.Tensor, a: torch.Tensor) -> None:

@@ -14,8 +14,8 @@ clock reports (``clock_check``). The facts go back to the parent, which turns th
 from __future__ import annotations
 
 import queue
-import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -54,10 +54,11 @@ class Session:
         stage = "compile"
         began = time.monotonic()
         span = self.facts["span"] = [began, None, None]  # [start, the child ready, end] (monotonic s): diagnosis
-        early = _Early(self._plan_and_references)  # while the child starts: both only wait on the parent and the GPU
+        # The plan and the references, taken while the child starts CUDA: they wait on the parent and the GPU's lease.
+        early = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session-early")
         try:
             self.recv(stage)  # hello: the child is isolated and watched, and waits to start CUDA
-            early.start()
+            planned = early.submit(self._plan_and_references)
             waited = time.monotonic()
             with self.judge.cuda_starts:
                 # Charged to the child's budget, as a start slowed by others' was before there were turns: the
@@ -73,7 +74,7 @@ class Session:
             self.facts["isolation"] = ready.get("isolation") or {}
             iso = self.facts["isolation"]
             self.judge.timings.trust_disk(bool(iso.get("fs_isolated") and iso.get("readonly")))
-            refs = early.result()
+            refs = planned.result()  # raises what stopped them (Unplanned, TaskError) here
             self.compile()
             stage = "full"
             self.correctness(refs)
@@ -94,7 +95,7 @@ class Session:
             self.facts["flags"].append("reference_error")
             self.facts["error"] = str(exc)
         finally:
-            early.wait()  # nothing of it may outlive the session (the plan always comes: a plan or a cancel)
+            early.shutdown(wait=True)  # nothing of it outlives the session (the plan always comes: a plan or a cancel)
             self.close()
             span[2] = time.monotonic()
         return self.facts
@@ -298,38 +299,6 @@ class Session:
     # ------------------------------------------------------------ timing
     def timing(self, refs: dict[str, Reference]) -> None:
         run_timing(self, refs)
-
-
-class _Early:
-    """A session's plan and references, taken in a thread of their own while the child starts CUDA (they wait on
-    the parent and on the GPU's lease, the start on the child); ``result()`` hands them over, or raises what
-    stopped them (``Unplanned``, ``TaskError``) in the session's thread."""
-
-    def __init__(self, work) -> None:
-        self._work = work
-        self._thread: threading.Thread | None = None
-        self._value: Any = None
-        self._error: BaseException | None = None
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="session-early", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._value = self._work()
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the session's thread
-            self._error = exc
-
-    def wait(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
-
-    def result(self) -> Any:
-        self.wait()
-        if self._error is not None:
-            raise self._error
-        return self._value
 
 
 def _flag(value: Any, default: Any) -> Any:

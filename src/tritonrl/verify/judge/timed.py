@@ -61,17 +61,14 @@ def run_timing(session, refs: dict[str, Reference]) -> None:
         with session.shared():
             sets = prefetch(session, trial, model, granted // max(1, ref.nbytes))
         session.facts["stage_s"]["prefetch"] = round(time.monotonic() - start, 4)
-        made = len(sets)
         with session.exclusive():
             mark = time.monotonic()
             ref_report, cached = reference_timing(session, trial, policy)
             session.facts["stage_s"]["reference_timing"] = round(time.monotonic() - mark, 4)
             candidate = candidate_timing(session, trial, ref, layout, policy, model, sets)
     finally:
-        sets = {}
         budget.give(granted)
     session.facts["stage_s"]["timing"] = round(time.monotonic() - start, 4)
-    session.facts["timing"]["fresh_sets"] = {"made_before": made, "made_during": candidate.pop("fresh_made")}
     report_timing(session, candidate, ref_report, cached)
 
 
@@ -121,6 +118,7 @@ def prefetch(session, trial: TrialSpec, model: torch.nn.Module, count: int) -> d
     while other candidates share the GPU: the run that holds the GPU alone then only writes them into the arena.
     They stay in the judge until their call, as those made during the run do."""
     return {call: session.judge.store.fresh(trial, call, model) for call in range(1, count + 1)}
+
 
 def reference_timing(session, trial: TrialSpec, policy: timing_mod.TimingPolicy) -> tuple[dict, bool]:
     """The reference ``Model`` timed here, as the candidate is (cached per inputs' shapes, GPU, policy)."""
@@ -184,7 +182,7 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, 
 
     baseline: list[tuple[float, float]] = []
 
-    made = [0]
+    fresh_sets = session.facts["timing"]["fresh_sets"] = {"made_before": len(sets), "made_during": 0}  # diagnosis
 
     def prepare() -> Reference:
         calls[0] += 1
@@ -192,7 +190,7 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, 
             fresh = sets.pop(calls[0], None)
             if fresh is None:
                 fresh = session.judge.store.fresh(trial, calls[0], model)
-                made[0] += 1
+                fresh_sets["made_during"] += 1
         with parts("write"):
             layout.write(session.arena, fresh.inputs, session.judge.device)
         return fresh
@@ -245,7 +243,6 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, 
     finally:
         session.facts["stage_s"]["timing_parts"] = parts.with_counts()
     stats["clock_check"] = clock_check(baseline, gaps, stats["samples_ms"])
-    stats["fresh_made"] = made[0]
     stats["clock_check"]["back_to_back_gap_ms"] = statistics.median(wall - ms for ms, wall in calibration)
     return stats
 
@@ -297,8 +294,6 @@ def report_timing(session, candidate: dict, ref_report: dict, cached: bool) -> N
         facts["timing"]["ref_compile_ms"] = ref_report["compile"]["median_ms"]
         if "timing_unresolved" not in facts["flags"] and resolved(ref_report["compile"]["median_ms"]):
             facts["timing"]["speedup_vs_compile"] = ref_report["compile"]["median_ms"] / facts["runtime_ms"]
-
-
 
 
 def resolved(median_ms: Any) -> bool:
