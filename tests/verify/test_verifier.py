@@ -156,6 +156,18 @@ def test_compare_verdicts_do_not_depend_on_the_chunk_size(monkeypatch, masked):
         {k: v and (v.flag, v.message) for k, v in chunked.items()}
 
 
+def test_a_nan_output_is_caught_even_if_the_range_reduction_drops_nans(monkeypatch):
+    """A NaN compares false with every band, so a finite reference's comparison must not rest on one reduction
+    propagating it: with ``aminmax`` ignoring NaN, the error's norm still shows it."""
+    real = torch.aminmax
+    monkeypatch.setattr(torch, "aminmax", lambda t: real(torch.nan_to_num(t)))
+    e = torch.randn(1000, generator=torch.Generator().manual_seed(2))
+    a = e.clone()
+    a[17] = float("nan")
+    mismatch = compare_trial(_ref(e), _got(a), ATOL, RTOL, "full")
+    assert mismatch is not None and mismatch.flag == Flag.NONFINITE_OUTPUT and "1 NaN/Inf" in mismatch.message
+
+
 def test_compare_detects_input_mutation_and_device():
     e, x = torch.randn(4), torch.randn(3)
     assert inputs_changed([x, 2], [x.clone(), 2]) is None

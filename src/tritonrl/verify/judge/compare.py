@@ -222,7 +222,9 @@ def value_facts(e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float,
     acc.update(n=side.count, e_min=side.e_min, e_max=side.e_max, e_sq=side.e_sq, scale=side.scale)
     values = torch.stack([acc[name].to(torch.float64) for name in FACTS]).tolist()  # the one synchronization
     facts = dict(zip(FACTS, values))
-    if side.finite and not (math.isfinite(facts["a_min"]) and math.isfinite(facts["a_max"])):
+    # NaN/Inf in the candidate show in its range and in the error's norm (two witnesses: a NaN compares false
+    # with every band, so neither may be left to one reduction's NaN propagation alone).
+    if side.finite and not all(math.isfinite(facts[k]) for k in ("a_min", "a_max", "diff_sq")):
         facts["nonfinite"] = float((~torch.isfinite(a)).sum())  # only to say how many
     return facts
 
