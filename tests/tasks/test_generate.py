@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tritonrl.errors import UserError
 from tritonrl.tasks import load_tasks
 from tritonrl.tasks.generate import generate_tasks, split_of
 from tritonrl.verify.result import Stage, VerifyResult
@@ -145,3 +146,32 @@ def test_cli_generate_says_whether_kernelbench_overlap_was_checked(tmp_path, mon
     assert main(["tasks", "generate", "--n", "2", "--out", str(tmp_path / "b"), "--kernelbench",
                  str(FIXTURE_KERNELBENCH)]) == 0
     assert "KernelBench overlap        0\n" in capsys.readouterr().out
+
+
+def test_a_new_split_salt_draws_a_new_partition_and_each_salt_keeps_its_splits_disjoint(tmp_path):
+    """The salt is a setting: one salt, one partition of op combinations whatever the seed; a new salt, another
+    partition (a held-out split no earlier study saw). Train and held-out of one salt never share a combination."""
+    import random
+
+    from tritonrl.tasks.generate.families import draw
+
+    rng = random.Random(0)
+    signatures = {draw(rng).signature for _ in range(400)}
+    old = {s: split_of(s) for s in signatures}
+    new = {s: split_of(s, salt="issue37") for s in signatures}
+    assert old == {s: split_of(s, salt="tritonrl-split") for s in signatures}  # the default is the first salt
+    assert sum(old[s] != new[s] for s in signatures) > len(signatures) // 10  # a different partition
+    for salt in ("tritonrl-split", "issue37"):
+        share = sum(split_of(s, salt=salt) == "heldout" for s in signatures) / len(signatures)
+        assert 0.15 < share < 0.35  # about HELDOUT_SHARE
+    seen = {}
+    for split, seed in (("train", 5), ("heldout", 6), ("train", 7)):
+        out = tmp_path / f"{split}{seed}"
+        report = generate_tasks(6, seed, split, out, verifier=FakeVerifier(), split_salt="issue37")
+        assert report.split_salt == "issue37"
+        rows = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
+        seen.setdefault(split, set()).update(r["signature"] for r in rows)
+        assert all(split_of(r["signature"], salt="issue37") == split for r in rows)
+    assert seen["train"] and seen["heldout"] and not seen["train"] & seen["heldout"]
+    with pytest.raises(UserError):
+        generate_tasks(1, 0, "train", tmp_path / "empty", verifier=FakeVerifier(), split_salt="")

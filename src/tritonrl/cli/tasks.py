@@ -52,6 +52,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generate.add_argument("--out", required=True, help="directory to write (level*/, solutions/, reports)")
     generate.add_argument("--split", choices=("train", "heldout"), default="train",
                           help="op combinations of this split only (held-out combinations never appear in train)")
+    generate.add_argument("--split-salt", default=None,
+                          help="(default: the project's first salt, tritonrl-split) salt of the hash that assigns op combinations to train or held-out: the same salt, "
+                               "the same partition for every seed; a new salt, a held-out split no earlier run saw")
     generate.add_argument("--kernelbench", metavar="DIR", default=None,
                           help="drop tasks matching a task of this KernelBench clone (default: $KERNELBENCH_DIR)")
     generate.add_argument("--shape-scale", type=int, default=1,
@@ -89,11 +92,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
     import dataclasses
 
     from tritonrl.tasks import decontamination_dir
-    from tritonrl.tasks.generate import default_verify_config, generate_tasks
+    from tritonrl.tasks.generate import SPLIT_SALT, default_verify_config, generate_tasks
 
     verify = dataclasses.replace(default_verify_config(), device=args.device, workers=args.workers)
     report = generate_tasks(args.n, args.seed, args.split, args.out, kernelbench_dir=decontamination_dir(args.kernelbench),
-                            shape_scale=args.shape_scale, verify_config=verify)
+                            shape_scale=args.shape_scale, verify_config=verify, split_salt=args.split_salt or SPLIT_SALT)
     if args.json:
         print(json.dumps(dataclasses.asdict(report), indent=1))
     else:

@@ -6,8 +6,9 @@
 
 Families (``tritonrl.tasks.generate.families``): elementwise chains, row reductions with prologue/epilogue, GEMM
 plus epilogue. Each draft's *signature* is its family and ordered op names (constants and shapes left out); a
-signature is held out when a hash of it falls in the first ``heldout_share`` of the hash range, for every seed, so
-held-out tasks combine ops in ways no training task does. Drafts are dropped when of the other split, a duplicate
+signature is held out when a hash of it (salted with ``split_salt``) falls in the first ``heldout_share`` of the hash
+range, for every seed, so held-out tasks combine ops in ways no training task does. A new salt draws a new partition:
+a study whose held-out split must be fresh takes a salt never used before. Drafts are dropped when of the other split, a duplicate
 (normalized AST of the task), a KernelBench match (``tritonrl.tasks.kernelbook``'s index), or when our Verifier
 rejects the reference; every drop is counted in ``generation_report.json``.
 
@@ -47,6 +48,7 @@ __all__ = ["SPLITS", "GenerationReport", "generate_tasks", "split_of"]
 SPLITS = ("train", "heldout")
 PROGRESS_JSONL = "generation_progress.jsonl"
 HELDOUT_SHARE = 0.25
+SPLIT_SALT = "tritonrl-split"  # the salt of every split made before 2026-11-27; a new study takes a new one
 MAX_DRAWS_PER_TASK = 40
 
 
@@ -58,6 +60,7 @@ class GenerationReport:
     seed: int
     split: str
     shape_scale: int
+    split_salt: str = SPLIT_SALT
     drawn: int = 0
     other_split: int = 0
     duplicate: int = 0
@@ -80,9 +83,13 @@ class GenerationReport:
         return "\n".join(f"{label:<20} {count:>7}" for label, count in rows)
 
 
-def split_of(signature: str, heldout_share: float = HELDOUT_SHARE) -> str:
-    """``heldout`` for a fixed share of op-combination signatures, decided by a hash (not by the seed)."""
-    bucket = int(hashlib.sha256(f"tritonrl-split:{signature}".encode()).hexdigest()[:8], 16) / 0x100000000
+def split_of(signature: str, heldout_share: float = HELDOUT_SHARE, salt: str = SPLIT_SALT) -> str:
+    """``heldout`` for a fixed share of op-combination signatures, decided by a salted hash (not by the seed): the
+    same salt gives the same partition whatever the seed; a salt never used before gives a held-out split that no
+    earlier run has seen, trained on or been tuned against."""
+    if not salt:
+        raise UserError("the split salt must not be empty")
+    bucket = int(hashlib.sha256(f"{salt}:{signature}".encode()).hexdigest()[:8], 16) / 0x100000000
     return "heldout" if bucket < heldout_share else "train"
 
 
@@ -93,7 +100,7 @@ def task_name(draft: Draft) -> str:
 
 def generate_tasks(n: int, seed: int, split: str, out: str | Path, kernelbench_dir: str | Path | None = None,
                    shape_scale: int = 1, heldout_share: float = HELDOUT_SHARE, verify_config=None,
-                   verifier=None) -> GenerationReport:
+                   verifier=None, split_salt: str = SPLIT_SALT) -> GenerationReport:
     """Write ``n`` verified tasks of ``split`` to ``out`` (replacing what a previous run with other arguments wrote
     there; resuming one with the same arguments that was stopped: module docstring)."""
     from tritonrl.train.signals import SignalHandlers, StopRequest
@@ -102,12 +109,13 @@ def generate_tasks(n: int, seed: int, split: str, out: str | Path, kernelbench_d
         raise UserError(f"unknown split {split!r}; choose {' or '.join(SPLITS)}")
     if n < 1:
         raise UserError("--n must be at least 1")
-    report = GenerationReport(n=n, seed=seed, split=split, shape_scale=shape_scale,
+    split_of("", heldout_share, split_salt)  # an empty salt fails here, before anything is written
+    report = GenerationReport(n=n, seed=seed, split=split, shape_scale=shape_scale, split_salt=split_salt,
                               kernelbench=str(kernelbench_dir) if kernelbench_dir is not None else None)
     index = _kernelbench_index(kernelbench_dir)
     verify = verify_config or default_verify_config()
     progress = _Progress(Path(out), {"n": n, "seed": seed, "split": split, "shape_scale": shape_scale,
-                                     "heldout_share": heldout_share, "kernelbench": report.kernelbench,
+                                     "heldout_share": heldout_share, "split_salt": split_salt, "kernelbench": report.kernelbench,
                                      "verify": dataclasses.asdict(verify)})
     rng = random.Random(f"tritonrl-generate:{seed}")
     seen: set[str] = set()
@@ -115,7 +123,8 @@ def generate_tasks(n: int, seed: int, split: str, out: str | Path, kernelbench_d
     stop = StopRequest()
     with SignalHandlers(stop):
         while len(kept) < n and report.drawn < n * MAX_DRAWS_PER_TASK:
-            batch = _draw_batch(rng, n - len(kept), split, heldout_share, shape_scale, seen, index, report)
+            batch = _draw_batch(rng, n - len(kept), (split, heldout_share, split_salt), shape_scale, seen, index,
+                                report)
             accepted = _verified(batch, report, verify, verifier, progress, stop)
             if accepted is None:
                 raise Stopped(f"tasks generate: stopped by {stop.reason} after {progress.accepted}/{n} {split} "
@@ -186,12 +195,14 @@ def _parse(line: str) -> Any:
         return None
 
 
-def _draw_batch(rng, want, split, heldout_share, shape_scale, seen, index, report) -> list[tuple[Draft, KernelTask]]:
+def _draw_batch(rng, want, partition, shape_scale, seen, index, report) -> list[tuple[Draft, KernelTask]]:
+    """Up to ``want`` new drafts of ``partition`` = (split, held-out share, salt)."""
+    split, heldout_share, salt = partition
     batch = []
     while len(batch) < want and report.drawn < report.n * MAX_DRAWS_PER_TASK:
         draft = draw(rng, shape_scale)
         report.drawn += 1
-        if split_of(draft.signature, heldout_share) != split:
+        if split_of(draft.signature, heldout_share, salt) != split:
             report.other_split += 1
             continue
         tree = parse_source(draft.source)
