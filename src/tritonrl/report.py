@@ -526,7 +526,7 @@ HEALTH_COLUMNS = (  # (column, log_history key): TRL's own metrics, then the rew
     ("reward", "reward"), ("reward_std", "reward_std"), ("zero_std_groups", "frac_reward_zero_std"),
     ("true_reward_std", "signal/reward_std"), ("true_zero_std_groups", "signal/frac_zero_std_groups"),
     ("correct_rate", "verify/correct_rate"), ("kl", "kl"), ("completion_len", "completions/mean_length"),
-    ("verify_s", "verify/time_s"), ("cache_hits", "verify/cache_hit_rate"),
+    ("verify_s", "verify/time_s"), ("cache_hits", "verify/cache_hit_rate"), ("entropy", "entropy"),
 )
 
 

@@ -88,3 +88,35 @@ def test_criterion_needs_h1_h2_and_h3(case, expected):
     result = c.hypotheses(c.figures(rates, clusters, resamples=500))
     assert result == expected
     assert c.criterion_met(c.figures(rates, clusters, resamples=500)) == all(expected.values())
+
+
+def gpu_driver():
+    spec = importlib.util.spec_from_file_location("learning_demo_gpu", ROOT / "benchmarks" / "learning_demo_gpu.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_plan_of_the_four_gpu_run_costs_each_phase_from_the_measurements():
+    """configs/demo4.yaml's phases from measured figures: generation at the completion limit, verification per
+    candidate, updates; jobs of a phase spread over the GPUs (the four arms side by side, one a GPU)."""
+    from tritonrl.config import PipelineConfig, load_config
+
+    g = gpu_driver()
+    config = load_config(str(ROOT / "configs" / "demo4.yaml"), [], schema=PipelineConfig)
+    args = g.parse_args(["--config", "x"])
+    m = {"gen_s_per_token_rl_batch": 0.01, "gen_s_per_token_eval_batch": 0.02, "sft_step_s": 0.1,
+         "grpo_update_s": 1.0, "verify_s_per_completion": 0.02,
+         "tasks": {"sft": 3000, "rl": 2000, "validation": 100, "heldout": 340}}
+    four, one = g.plan(config, args, m, 4), g.plan(config, args, m, 1)
+    rl = config.rl
+    step = rl.max_completion_length * 0.01 + rl.per_device_batch_size * 0.02 + 1.0
+    assert four["grpo_step_s"] == pytest.approx(step)
+    assert four["phases_s"]["rl (four arms)"] == round(rl.steps * step)  # side by side
+    assert one["phases_s"]["rl (four arms)"] == round(4 * rl.steps * step)  # one after another
+    heldout = 6 * config.eval.max_new_tokens * 0.02 + 340 * args.heldout_k * 0.02  # 340 tasks in calls of 64
+    turns = 3 * (6 * config.eval.max_new_tokens * 0.02 + 340 * args.turns_k * 0.02)
+    assert one["phases_s"]["held-out evaluations"] == round(8 * heldout + turns)
+    assert four["phases_s"]["held-out evaluations"] < one["phases_s"]["held-out evaluations"] / 3
+    assert four["phases_s"]["sft (checkpoints validated meanwhile)"] == round(config.sft.max_steps * 0.1)
+    assert four["total_s"] == pytest.approx(sum(four["phases_s"].values()), abs=3)

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# One device call of the four-GPU learning demonstration (issue 37; docs/results.md, "The four-GPU run").
+#
+#   bash benchmarks/demo4_device.sh rehearsal   # one GPU: measure the real sizes, then the whole run at toy size
+#   bash benchmarks/demo4_device.sh run         # four GPUs: the run; the same command in every call until "done"
+#
+# Carried (device `carry`): .whl (trl 1.16.0, datasets 5.2.0, dill 0.4.1, multiprocess 0.70.19 for Python 3.12),
+# runs/demo4/tasks/{sft,rl} (and for `run` also validation, heldout), runs/rehearsal/tasks (rehearsal). Results go
+# to $OUT (the summary, the plot, and two archives); the run keeps going between calls while the machine is held.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+MODE="${1:?usage: demo4_device.sh rehearsal|run}"
+if [ ! -d /tmp/site/trl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    || { echo "demo4_device: the carried wheels did not install"; exit 2; }
+fi
+export PYTHONPATH="$PWD/src:/tmp/site" PYTHONUNBUFFERED=1
+export TRITONRL_COMMIT="${TRITONRL_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
+OUT="${OUT:-out/demo4}"
+nvidia-smi -L
+case "$MODE" in
+  rehearsal)
+    TOY="--validation-k 2 --heldout-k 2 --turns-k 1 --pool-k 2 --pool-max 24 --timed-per-arm 4"
+    python3 benchmarks/learning_demo_gpu.py --config configs/demo4.yaml --measure "$OUT/measure.json" \
+      --set verify.workers=14 2>&1 | tail -40
+    python3 benchmarks/learning_demo_gpu.py --config configs/demo4_rehearsal.yaml --gpus 0 \
+      --wait-s "${WAIT_S:-420}" --out "$OUT/rehearsal" $TOY
+    ;;
+  run)
+    python3 benchmarks/learning_demo_gpu.py --config configs/demo4.yaml --gpus 0,1,2,3 \
+      --wait-s "${WAIT_S:-555}" --out "$OUT"
+    ;;
+  *) echo "demo4_device: unknown mode $MODE"; exit 2 ;;
+esac
+status=$?
+tail -25 runs/*/orchestrator.log 2>/dev/null
+exit $status
