@@ -2,6 +2,7 @@
 # One device call of the four-GPU learning demonstration (issue 37; docs/results.md, "The four-GPU run").
 #
 #   bash benchmarks/demo4_device.sh rehearsal   # one GPU: measure the real sizes, then the whole run at toy size
+#   bash benchmarks/demo4_device.sh tune        # four GPUs: SFT, validation and a few RL steps (no held-out split)
 #   bash benchmarks/demo4_device.sh run         # four GPUs: the run; the same command in every call until "done"
 #
 # Carried (device `carry`): .whl (trl 1.16.0, datasets 5.2.0, dill 0.4.1, multiprocess 0.70.19 for Python 3.12),
@@ -9,7 +10,7 @@
 # to $OUT (the summary, the plot, and two archives); the run keeps going between calls while the machine is held.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-MODE="${1:?usage: demo4_device.sh rehearsal|run}"
+MODE="${1:?usage: demo4_device.sh rehearsal|tune|run}"
 if [ ! -d /tmp/site/trl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     || { echo "demo4_device: the carried wheels did not install"; exit 2; }
@@ -25,6 +26,12 @@ case "$MODE" in
       --set verify.workers=14 2>&1 | tail -40
     python3 benchmarks/learning_demo_gpu.py --config configs/demo4_rehearsal.yaml --gpus 0 \
       --wait-s "${WAIT_S:-420}" --out "$OUT/rehearsal" $TOY
+    ;;
+  tune)  # four GPUs, the real recipe up to a few RL steps of each arm; the held-out split is not carried
+    python3 benchmarks/learning_demo_gpu.py --config configs/demo4.yaml --gpus 0,1,2,3 --stop-after rl \
+      --set run.run_dir=runs/demo4tune --set model.name_or_path=runs/demo4tune/base_model \
+      --set eval.tasks=runs/demo4/tasks/validation --set rl.steps="${TUNE_STEPS:-8}" \
+      --wait-s "${WAIT_S:-480}" --out "$OUT"
     ;;
   run)
     python3 benchmarks/learning_demo_gpu.py --config configs/demo4.yaml --gpus 0,1,2,3 \

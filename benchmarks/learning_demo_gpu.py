@@ -56,6 +56,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--job", default=None, help=argparse.SUPPRESS)  # one job, in its own process
     p.add_argument("--foreground", action="store_true", help="run the queue in this process (tests, debugging)")
     p.add_argument("--summarize-only", action="store_true", help="the summary of what the run directory holds")
+    p.add_argument("--stop-after", choices=("sft", "rl"), default=None,
+                   help="a tuning run: stop after this phase (nothing touches the held-out split)")
     p.add_argument("--measure", default=None, metavar="JSON",
                    help="on a GPU: measure generation, updates and verification at this config's sizes, write JSON")
     g = p.add_argument_group("the study (recorded in the summary)")
@@ -86,9 +88,9 @@ def load(args):
 
 def paths(config) -> dict[str, Path]:
     run = Path(config.run.run_dir)
-    tasks = run / "tasks"
+    tasks = Path(config.data.sft_sources[0]).parent  # the splits sit side by side (--prepare writes them)
     return {"run": run, "tasks": tasks, "sft": Path(config.data.sft_sources[0]), "rl": tasks / "rl",
-            "rl_edge": tasks / "rl_edge", "validation": tasks / "validation", "heldout": Path(config.eval.tasks),
+            "rl_edge": run / "rl_edge", "validation": tasks / "validation", "heldout": Path(config.eval.tasks),
             "jobs": run / "jobs", "logs": run / "logs", "heldout_runs": run / "heldout_runs.jsonl"}
 
 
@@ -296,6 +298,25 @@ def correct_kernels(eval_dir: Path, n: int) -> list[tuple[str, str]]:
 
 
 # ---------------------------------------------------------------- the host's decisions between jobs
+def check_references(config, n: int = 16) -> None:
+    """Before any RL step: the verifier, as the reward runs it here, accepts ``n`` RL-pool references. If it does
+    not, every reward would be wrong (a broken interpreter on this machine's triton, say): stop, before anything
+    touches the held-out split."""
+    from tritonrl.tasks import load_tasks
+    from tritonrl.verify import Verifier, VerifyItem
+
+    out = paths(config)["run"] / "reference_check.json"
+    if out.exists():
+        return
+    tasks = load_tasks(str(paths(config)["rl"]))[:n]
+    with Verifier(config.verify) as verifier:
+        results = verifier.verify_many([VerifyItem(t, code=t.solution) for t in tasks])
+    failed = [{"task": t.name, "stage": str(r.stage), "error": (r.error or "")[:300]}
+              for t, r in zip(tasks, results) if not r.correct]
+    if failed:
+        raise SystemExit(f"learning_demo_gpu: the verifier rejected {len(failed)} of {n} references; the reward "
+                         f"would be wrong. First: {failed[0]}")
+    out.write_text(json.dumps({"references": n, "accepted": n}) + "\n")
 def checkpoints(config) -> list[tuple[int, Path]]:
     return demo.sft_checkpoints(paths(config)["run"])
 
@@ -538,8 +559,15 @@ def orchestrate(config, args) -> None:
         pick_temperature(config)
     if shards and not (p["run"] / "rl_pool.json").exists():
         edge_pool(config, args, shards)
+    if args.stop_after == "sft":
+        status.set("done")
+        return
     status.set("rl")
+    check_references(config)
     q.run([f"arm:{arm}" for arm in ARMS])
+    if args.stop_after == "rl":
+        status.set("done")
+        return
     status.set("heldout")
     best = json.loads((p["run"] / "decoding.json").read_text())["best"]
     evals = [f"heldout:{m}@{EVAL_TEMPERATURE}" for m in ("sft", *ARMS)]

@@ -296,27 +296,29 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     def set_grid_idx(self, x, y, z):
         return original_idx(self, *_ACCESSES.program_index(x, y, z))
 
-    def create_masked_load(self, ptrs, mask, other, cache_policy, is_volatile):
+    # The leading parameters are taken by position and the rest passed on as they came: triton's builder methods
+    # differ in their trailing ones between versions (3.6: cache_modifier, eviction_policy; 3.9: cache_policy).
+    def create_masked_load(self, ptrs, mask, *rest, **kwargs):
         _ACCESSES.loads.append((_ACCESSES.program, np.asarray(ptrs.data)[np.asarray(mask.data, dtype=bool)]))
-        return original_load(self, ptrs, mask, other, cache_policy, is_volatile)
+        return original_load(self, ptrs, mask, *rest, **kwargs)
 
-    def create_masked_store(self, ptrs, value, mask, cache_policy):
+    def create_masked_store(self, ptrs, value, mask, *rest, **kwargs):
         where = np.asarray(mask.data, dtype=bool)
         data = np.broadcast_to(np.asarray(value.data), where.shape)[where]
         _ACCESSES.stores.append((_ACCESSES.program, np.asarray(ptrs.data)[where], _bits(data, np)))
-        return original_store(self, ptrs, value, mask, cache_policy)
+        return original_store(self, ptrs, value, mask, *rest, **kwargs)
 
-    def create_atomic_rmw(self, rmwOp, ptr, val, mask, sem, scope):
+    def create_atomic_rmw(self, rmwOp, ptr, val, mask, *rest, **kwargs):
         where = np.broadcast_to(np.asarray(mask.data, dtype=bool), np.shape(ptr.data))
         addresses = np.asarray(ptr.data)
         read = np.broadcast_to(_identity(str(rmwOp).rsplit(".", 1)[-1], val.data, np), where.shape)
         _ACCESSES.loads.append((_ACCESSES.program, addresses[where & read]))
         _ACCESSES.updates.append((_ACCESSES.program, addresses[where & ~read]))
-        return original_rmw(self, rmwOp, ptr, val, mask, sem, scope)
+        return original_rmw(self, rmwOp, ptr, val, mask, *rest, **kwargs)
 
-    def create_atomic_cas(self, ptr, cmp, val, sem, scope):
+    def create_atomic_cas(self, ptr, *rest, **kwargs):
         _ACCESSES.updates.append((_ACCESSES.program, np.asarray(ptr.data).reshape(-1)))
-        return original_cas(self, ptr, cmp, val, sem, scope)
+        return original_cas(self, ptr, *rest, **kwargs)
 
     def restore_args_dev(self, *args, **kwargs):
         race = find_race(_ACCESSES.loads, _ACCESSES.stores, _ACCESSES.updates)
