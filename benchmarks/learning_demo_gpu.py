@@ -381,7 +381,7 @@ def edge_pool(config, args, shards: int) -> dict:
 
 
 # ---------------------------------------------------------------- measure, then plan (the recipe sized to the hold)
-def measure(config, args, n_verify: int = 96) -> dict:
+def measure(config, args, n_verify: int = 256) -> dict:
     """On the device, before the run: seconds per generated token at the RL and evaluation batches (the real model
     size, random weights: the cost does not depend on the weights), per SFT and GRPO update, and per verified
     candidate with ``verify.workers`` interpreter workers (RL-pool references, which run every trial, and copies
@@ -417,6 +417,9 @@ def measure(config, args, n_verify: int = 96) -> dict:
         t0 = time.monotonic()
         results = verifier.verify_many(items)
         m["verify_s_per_completion"] = (time.monotonic() - t0) / len(items)
+    starts = sorted(sum(r.timing["stage_s"]["child_start"].values()) for r in results if r.timing
+                    and isinstance(r.timing.get("stage_s", {}).get("child_start"), dict))
+    m["child_start_s_median"] = starts[len(starts) // 2] if starts else None
     m.update({"verify_workers": config.verify.workers, "verified": len(items),
               "references_correct": sum(r.correct for r in results[: len(tasks)]), "build_model_s": build_s,
               "params": json.loads((Path(config.model.name_or_path) / "demo_model.json").read_text())["params"],
