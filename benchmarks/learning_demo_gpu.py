@@ -56,6 +56,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--job", default=None, help=argparse.SUPPRESS)  # one job, in its own process
     p.add_argument("--foreground", action="store_true", help="run the queue in this process (tests, debugging)")
     p.add_argument("--summarize-only", action="store_true", help="the summary of what the run directory holds")
+    p.add_argument("--sweep", default=None, metavar="LR,LR,...",
+                   help="a direction check: after SFT, GRPO seed 0 at each learning rate (one a GPU), each measured "
+                        "on the validation split against SFT (sweep.json); nothing touches the held-out split")
     p.add_argument("--stop-after", choices=("sft", "rl"), default=None,
                    help="a tuning run: stop after this phase (nothing touches the held-out split)")
     p.add_argument("--measure", default=None, metavar="JSON",
@@ -140,7 +143,13 @@ def run_job(config, args, name: str) -> None:
 
     torch.set_num_threads(args.torch_threads)
     {"sft": job_sft, "val": job_val, "valtemp": job_valtemp, "pool": job_pool, "arm": job_arm,
-     "heldout": job_heldout, "turns": job_turns, "timed": job_timed}[kind](config, args, arg)
+     "heldout": job_heldout, "turns": job_turns, "timed": job_timed, "sweepval": job_sweepval}[kind](config, args, arg)
+
+
+def job_sweepval(config, args, arm: str) -> None:
+    """A sweep arm on the validation split (a direction check: train and validation data only)."""
+    evaluate_on(config, model_spec(config, arm), "validation", paths(config)["run"] / "sweep" / arm,
+                EVAL_TEMPERATURE, args.validation_k)
 
 
 def job_sft(config, args, _arg) -> None:
@@ -199,6 +208,7 @@ def arm_config(config, arm: str):
     from tritonrl.train.manifest import RunManifest
 
     seed = int(arm.rsplit("_s", 1)[1])
+    lr = float(arm[2:].split("_s")[0]) if arm.startswith("lr") else config.rl.learning_rate  # a sweep's arm
     run_dir = paths(config)["run"] / "arms" / arm
     manifest = RunManifest(run_dir)
     if (manifest.stage("sft") or {}).get("status") != "done":
@@ -207,7 +217,7 @@ def arm_config(config, arm: str):
         manifest.record("sft", **{k: sft["outputs"][k] for k in ("model", "tokenizer", "base_model")})
         manifest.finish("sft", "done")
     source = paths(config)["rl_edge"] if (paths(config)["rl_edge"] / "tasks.jsonl").exists() else paths(config)["rl"]
-    rl = dataclasses.replace(config.rl, shuffle_rewards=arm.startswith("control"), init_from="sft")
+    rl = dataclasses.replace(config.rl, shuffle_rewards=arm.startswith("control"), init_from="sft", learning_rate=lr)
     return dataclasses.replace(config, rl=rl, data=dataclasses.replace(config.data, source=str(source)),
                                run=dataclasses.replace(config.run, run_dir=str(run_dir), seed=seed))
 
@@ -555,6 +565,9 @@ def orchestrate(config, args) -> None:
     q.run([f"val:{s}" for s, _ in checkpoints(config)])
     if not (p["run"] / "sft_selection.json").exists():
         select_sft(config)
+    if args.sweep:
+        sweep(config, args, q, status)
+        return
     status.set("temperature and pool")
     shards = max(1, len(gpus) - 2) if args.pool_k else 0
     q.run(["valtemp:greedy", "valtemp:0.6", *[f"pool:{i}of{shards}" for i in range(shards)]])
@@ -585,6 +598,26 @@ def orchestrate(config, args) -> None:
             q.poll()
     status.set("summary")
     write_summary(config, args)
+    status.set("done")
+
+
+def sweep(config, args, q: Queue, status) -> None:
+    status.set("sweep")
+    check_references(config)
+    arms = [f"lr{float(lr):g}_s0" for lr in args.sweep.split(",")]
+    q.run([f"arm:{arm}" for arm in arms])
+    q.run([f"sweepval:{arm}" for arm in arms])
+    run = paths(config)["run"]
+    step = json.loads((run / "sft_selection.json").read_text())["chosen"]["step"]
+    rows = {"sft": crit.task_rates(demo.per_task(run / "validation" / f"sft-step-{step}" / "results.jsonl"))}
+    rows.update({arm: crit.task_rates(demo.per_task(run / "sweep" / arm / "results.jsonl")) for arm in arms})
+    cluster = {r["name"]: r["signature"] for r in demo.read_rows(paths(config)["validation"])}
+    out = {"steps": config.rl.steps, "validation_k": args.validation_k,
+           "sft": crit.clustered_difference(rows["sft"], None, cluster),
+           "arms": {arm: {"correct_at_1": crit.clustered_difference(rows[arm], None, cluster),
+                          "minus_sft": crit.clustered_difference(rows[arm], rows["sft"], cluster),
+                          "training": training_health(run, arm)} for arm in arms}}
+    (run / "sweep.json").write_text(json.dumps(out, indent=1) + "\n")
     status.set("done")
 
 
@@ -795,7 +828,8 @@ def collect(run: Path, out: Path) -> None:
     """What fits the way back (no weights, no optimizer state): the summary and plot as files, the rest in two
     archives (results with completions; everything else small)."""
     out.mkdir(parents=True, exist_ok=True)
-    for name in ("learning_demo_gpu.json", "figures/learning_demo_gpu.png", "status.json", "orchestrator.log"):
+    for name in ("learning_demo_gpu.json", "figures/learning_demo_gpu.png", "status.json", "orchestrator.log",
+                 "sweep.json"):
         if (run / name).exists():
             (out / Path(name).name).write_bytes((run / name).read_bytes())
 
@@ -806,12 +840,12 @@ def collect(run: Path, out: Path) -> None:
         return info
 
     with tarfile.open(out / "results.tar.xz", "w:xz") as tar:
-        for sub in ("heldout", "validation", "pool", "timed"):
+        for sub in ("heldout", "validation", "pool", "timed", "sweep"):
             if (run / sub).exists():
                 tar.add(run / sub, arcname=sub, filter=small)
     with tarfile.open(out / "run.tar.gz", "w:gz") as tar:
         for item in sorted(run.iterdir()):
-            if item.name not in ("heldout", "validation", "pool", "timed", "tasks", "base_model"):
+            if item.name not in ("heldout", "validation", "pool", "timed", "sweep", "tasks", "base_model"):
                 tar.add(item, arcname=item.name, filter=small)
 
 
