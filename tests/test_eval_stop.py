@@ -66,8 +66,10 @@ class SignallingVerifier(FakeVerifier):
         super().__init__()
         self.at, self.signum, self.judged, self.closed = at, signum, [], False
 
-    def verify_iter(self, items):
+    def verify_iter(self, items, stop=None):
         for i, item in enumerate(items):
+            if stop is not None and stop.is_set():  # one at a time: none is under way, the stream has drained
+                return
             self.judged.append(item.completion)
             if i == self.at:
                 send(self.signum)
@@ -139,8 +141,8 @@ def test_a_signal_while_verifying_keeps_the_verdicts_and_a_rerun_judges_only_the
 
 def test_a_second_ctrl_c_stops_at_once(tmp_path):
     class TwiceInterrupting(SignallingVerifier):
-        def verify_iter(self, items):
-            for i, pair in enumerate(super().verify_iter(items)):
+        def verify_iter(self, items, stop=None):
+            for i, pair in enumerate(super().verify_iter(items, stop)):
                 if i == 2:
                     send(signal.SIGINT)  # the first: stop after this verdict
                     send(signal.SIGINT)  # the second, while it is awaited: KeyboardInterrupt at once

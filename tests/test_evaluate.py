@@ -5,6 +5,7 @@ real verifier end to end.
 """
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -107,7 +108,7 @@ def test_solutions_match_kernelbench_problems_by_number(tmp_path):
         ("2_Conv2d_GroupNorm_ReLU", 0), ("2_Conv2d_GroupNorm_ReLU", 1), ("3_Gemm_LayerNorm_GELU_Scale", 0),
         ("4_ConvTranspose3d_MaxPool_Mean", 0)]
     (sols / "1.py").write_text("class ModelNew: GOOD")  # problem 1 is in level 1 and in level 2
-    with pytest.raises(UserError, match="several levels; name the file level1_1, level2_1"):
+    with pytest.raises(UserError, match=r"several levels \(or pass --level\); name the file level1_1, level2_1"):
         evaluate.read_solutions(sols, select_tasks(str(KB_FIXTURE)))
     (sols / "1.py").unlink()
     (sols / "77.py").write_text("class ModelNew: GOOD")
@@ -139,7 +140,7 @@ class InterruptingVerifier(FakeVerifier):
         super().__init__()
         self.stop_after, self.judged = stop_after, []
 
-    def verify_iter(self, items):
+    def verify_iter(self, items, stop=None):
         for i, item in enumerate(items):
             if self.stop_after is not None and i == self.stop_after:
                 raise KeyboardInterrupt
@@ -374,25 +375,37 @@ def kernelbench_layout(tmp_path, problems=((1, 23), (1, 47), (2, 9), (2, 40), (2
     return tmp_path / "kb"
 
 
-def test_cli_level_that_excludes_a_solution_file_says_so(tmp_path, monkeypatch, capsys):
-    clone = kernelbench_layout(tmp_path)
+def test_cli_level_selects_the_files_of_its_level_from_a_mixed_directory(tmp_path, monkeypatch, capsys):
+    clone = kernelbench_layout(tmp_path, problems=((1, 23), (1, 47), (2, 9), (2, 40), (2, 86)))
+    (clone / "level2" / "23_Second.py").write_text((clone / "level2" / "9_Problem9.py").read_text())
     sols = tmp_path / "sols"
     sols.mkdir()
-    for stem in ("level1_23", "level1_47", "level2_9", "level2_40", "level2_86"):
+    for stem in ("level1_23", "level1_47", "level2_9", "23_mine", "40", "86_Problem86"):
         (sols / f"{stem}.py").write_text("class ModelNew: GOOD")
-    out = tmp_path / "out"
-    assert main(["eval", "--solutions", str(sols), "--tasks", str(clone), "--level", "2", "--out", str(out)]) == 2
-    assert capsys.readouterr().err.strip().splitlines() == [
-        "tritonrl: error: level1_23: names level 1 problem 23, which --level 2 excludes; drop --level to judge files "
-        "of every level, or move this file out"]
-    assert not out.exists()
     real = evaluate.verify_and_report
     monkeypatch.setattr(evaluate, "verify_and_report", lambda pending, verify, out, meta=None, verifier=None, **kw:
                         real(pending, verify, out, meta, verifier=FakeVerifier(), **kw))
-    assert main(["eval", "--solutions", str(sols), "--tasks", str(clone), "--out", str(out)]) == 0
+    out = tmp_path / "out"
+    assert main(["eval", "--solutions", str(sols), "--tasks", str(clone), "--level", "2", "--out", str(out)]) == 0
     report = json.loads((out / "report.json").read_text())
-    assert [(f["file"], f["task"]) for f in report["files"]] == [
-        (str(sols / f"level{lv}_{n}.py"), f"{n}_Problem{n}") for lv, n in ((1, 23), (1, 47), (2, 9), (2, 40), (2, 86))]
+    assert [(Path(f["file"]).name, f["task"]) for f in report["files"]] == [  # a bare 23 is taken at --level 2
+        ("level2_9.py", "9_Problem9"), ("23_mine.py", "23_Second"), ("40.py", "40_Problem40"),
+        ("86_Problem86.py", "86_Problem86")]
+    printed = capsys.readouterr().out
+    assert "left out by --level: 2 files of other levels than 2: level1_23.py, level1_47.py\n" in printed
+    assert main(["eval", "--solutions", str(sols), "--tasks", str(clone), "--level", "3", "--out",
+                 str(tmp_path / "o3")]) == 2
+    assert capsys.readouterr().err.strip() == ("tritonrl: error: 23_mine: problem 23 is in several levels, none at "
+                                               "level 3; name the file level1_23, level2_23")
+    (sols / "23_mine.py").unlink()
+    assert main(["eval", "--solutions", str(sols), "--tasks", str(clone), "--level", "3", "--out",
+                 str(tmp_path / "o3")]) == 2
+    assert capsys.readouterr().err.strip() == f"tritonrl: error: no solution file of level 3 in {sols} (5 of other levels)"
+    assert main(["eval", "--solutions", str(sols), "--tasks", str(clone), "--out", str(tmp_path / "all")]) == 0
+    report = json.loads((tmp_path / "all" / "report.json").read_text())
+    assert [(Path(f["file"]).name, f["task"]) for f in report["files"]] == [
+        ("level1_23.py", "23_Problem23"), ("level1_47.py", "47_Problem47"), ("level2_9.py", "9_Problem9"),
+        ("40.py", "40_Problem40"), ("86_Problem86.py", "86_Problem86")]
 
 
 def test_empty_solution_file_is_its_samples_error_saying_so(tmp_path, monkeypatch, capsys):

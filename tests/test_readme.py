@@ -39,3 +39,18 @@ def test_readme_python_snippet_runs():
     namespace = {"model_output": f"Here it is:\n```python\n{solution}\n```"}
     exec(compile(snippet, "README.md", "exec"), namespace)  # noqa: S102 - our own README
     assert namespace["result"].correct
+
+
+def test_readme_eval_example_shows_what_eval_prints(tmp_path):
+    """The example output under "Using it" is `tritonrl eval`'s, line for line (in any order: verdicts land as they
+    finish), with every number masked (times and the errors' values change from run to run, as the inputs do)."""
+    command = next(c for c in COMMANDS if "--solutions examples/solutions" in c)
+    argv = [TRITONRL] + [str(tmp_path / a) if a.startswith("out/") else a for a in shlex.split(command)[1:]]
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+
+    def shape(text: str) -> list[str]:
+        return sorted(re.sub(r"-?\d+(\.\d+)?(e[-+]?\d+)?", "N", line) for line in text.splitlines())
+
+    example = USING.split("```text\n", 1)[1].split("```", 1)[0]
+    assert shape(proc.stdout.replace(f"{tmp_path}/", "")) == shape(example)

@@ -53,12 +53,22 @@ def test_report_from_results_alone(tmp_path, mixed_rows):
         assert (tmp_path / "r" / plot).stat().st_size > 1000
 
 
+def test_a_cpu_run_has_no_speedup_picture_and_says_why(tmp_path, mixed_rows):
+    (tmp_path / "speedups.png").write_bytes(b"an earlier run's")
+    built = rep.write_report(mixed_rows, tmp_path)
+    assert built["plots"] == ["funnel.png"] and not (tmp_path / "speedups.png").exists()
+    assert "there is no speedup plot" in (tmp_path / "report.md").read_text()
+    timed = [{**r, "result": {**r["result"], "speedup": 1.7, "runtime_ms": 1.0}} for r in mixed_rows]
+    assert rep.write_report(timed, tmp_path / "timed")["plots"] == ["funnel.png", "speedups.png"]
+
+
 def test_zero_format_rate_is_loud(tmp_path, capsys):
     rows = [row("l1_a", 1, i, no_code(), "I would write a kernel that...") for i in range(3)]
     results = write_rows(tmp_path / "results.jsonl", rows)
     assert main(["report", str(results)]) == 0
     err = capsys.readouterr().err
     assert "WARNING" in err and "format_rate is 0" in err and "I would write a kernel" in err
+    assert f"(also at the top of {tmp_path / 'report.md'}, with every sample's verdict)" in err
     md = (tmp_path / "report.md").read_text()
     assert md.splitlines()[2].startswith("> **WARNING") and "harness bug" in md
 
@@ -80,6 +90,16 @@ def test_malformed_results_name_the_line(tmp_path):
     with pytest.raises(UserError, match=r":1: result row lacks level, result"):
         rep.load_results(path)
     assert main(["report", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_a_comparisons_harness_warning_names_the_report_that_explains_it(tmp_path):
+    rep.write_report([row("l1_a", 1, 0, no_code())], tmp_path / "run" / "eval" / "base")
+    rep.write_report([row("l1_a", 1, 0, ok())], tmp_path / "run" / "eval" / "sft")
+    rep.compare_runs([tmp_path / "run" / "eval" / "base", tmp_path / "run" / "eval" / "sft"], tmp_path / "run" / "report")
+    md = (tmp_path / "run" / "report" / "comparison.md").read_text()
+    base, sft = (line for line in md.splitlines() if line.startswith(("| base", "| sft")))
+    assert base.endswith(f"| YES: see [{tmp_path / 'run' / 'eval' / 'base' / 'report.md'}](../eval/base/report.md) |")
+    assert sft.endswith("|  |")
 
 
 def test_compare_eval_dirs_and_pipeline_run_dirs(tmp_path, mixed_rows):

@@ -1,5 +1,3 @@
-import sys
+from tritonrl.cli import run
 
-from tritonrl.cli import main
-
-sys.exit(main())
+run()

@@ -57,6 +57,10 @@ class Section:
 
 
 # ---------------------------------------------------------------- verification (tritonrl.verify)
+STRICT_TOLERANCE = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}  # atol and rtol per dtype, by default
+KERNELBENCH_TOLERANCE = 1e-2  # KernelBench's atol and rtol (torch.allclose), whatever the dtype
+
+
 @dataclass
 class VerifyConfig(Section):
     """How candidates are judged. Defaults follow KernelBench's protocol, made explicit."""
@@ -84,10 +88,13 @@ class VerifyConfig(Section):
         "help": "include alternative-shape trials among the multi-input trials"})
     extra_dtype: str | None = field(default=None, metadata={
         "help": "e.g. float16: an extra trial in another dtype (needs an atol/rtol entry; off: KernelBench fixes fp32)"})
-    atol: dict[str, float] = field(default_factory=lambda: {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2},
-                                   metadata={"help": "absolute tolerance per dtype"})
-    rtol: dict[str, float] = field(default_factory=lambda: {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2},
-                                   metadata={"help": "relative tolerance per dtype"})
+    tolerance: Literal["strict", "kernelbench"] = field(default="strict", metadata={
+        "help": "strict: atol/rtol below (fp32 1e-4); kernelbench: KernelBench's 1e-2 for every dtype "
+                "(docs/evaluation.md#tolerances)"})
+    atol: dict[str, float] = field(default_factory=lambda: dict(STRICT_TOLERANCE),
+                                   metadata={"help": "absolute tolerance per dtype (tolerance: strict)"})
+    rtol: dict[str, float] = field(default_factory=lambda: dict(STRICT_TOLERANCE),
+                                   metadata={"help": "relative tolerance per dtype (tolerance: strict)"})
     randomize_params: bool = field(default=True, metadata={
         "help": "re-randomize parameters identically in both models (defeats default-init)"})
     poison_memory: bool = field(default=True, metadata={
@@ -145,7 +152,16 @@ class VerifyConfig(Section):
     ray_max_retries: int = field(default=2, metadata={
         "help": "times a batch whose actor died is retried on another actor", "ge": 0})
 
+    def tolerances(self) -> tuple[dict[str, float], dict[str, float]]:
+        """(atol, rtol) per dtype that the comparison uses: ``atol``/``rtol``, or KernelBench's for every dtype."""
+        if self.tolerance == "kernelbench":
+            return {d: KERNELBENCH_TOLERANCE for d in self.atol}, {d: KERNELBENCH_TOLERANCE for d in self.rtol}
+        return dict(self.atol), dict(self.rtol)
+
     def check_rules(self) -> None:
+        if self.tolerance == "kernelbench" and (self.atol != STRICT_TOLERANCE or self.rtol != STRICT_TOLERANCE):
+            self.fail("tolerance", "= kernelbench sets atol and rtol to 1e-2 for every dtype; remove verify.atol and "
+                      "verify.rtol, or keep tolerance: strict with your own")
         tolerances = sorted(set(self.atol) & set(self.rtol))
         if self.extra_dtype is not None and self.extra_dtype not in tolerances:
             self.fail("extra_dtype", f"= {self.extra_dtype!r} has no tolerance in verify.atol and verify.rtol; "

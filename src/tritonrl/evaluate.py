@@ -14,11 +14,12 @@ every finished sample; with a model, ``completions.jsonl`` (``tritonrl.samples``
 call of ``eval.batch_size`` prompts, before any is judged; then ``report.json``, ``report.md`` and plots
 (``tritonrl.report``). Training and evaluation share the ``Verifier``, so their numbers cannot drift.
 
-SIGTERM or SIGINT (``tritonrl.train.signals``) stops at the next safe point: after the generate call under way
-(its completions saved), or after the verdict under way (candidates still running are stopped, judged again on
-resume); then ``tritonrl.errors.Stopped`` says what was kept (the CLI: exit 143). ``resume`` reuses both files:
-only what is missing is sampled or judged, and the report is the one an uninterrupted run writes. A second
-signal ends the process at once (Ctrl-C: ``KeyboardInterrupt``, below).
+SIGTERM or SIGINT (``tritonrl.train.signals``) stops at the next safe point, which it says at once on stderr:
+after the generate call under way (its completions saved), or after the verdicts under way (no new candidate
+starts; those running finish and are kept); then ``tritonrl.errors.Stopped`` says what was kept (the CLI: exit
+143). ``resume`` reuses both files: only what is missing is sampled or judged, and the report is the one an
+uninterrupted run writes. A second signal ends it at once (Ctrl-C: ``KeyboardInterrupt``, then ``Interrupted``:
+running candidates killed, exit 130).
 
 Refinement turns (``--turns N``, ``eval.turns``; the loop is ``tritonrl.refinement``): each sample is a
 trajectory of up to N attempts; after a failed one the next prompt carries the task, the earlier attempts' code
@@ -49,6 +50,7 @@ from tritonrl.generation import (  # noqa: F401 (re-exported)
     resolve_model,
 )
 from tritonrl.jsonl import iter_jsonl
+from tritonrl.progress import Display
 from tritonrl.refinement import ModelTurns, ReplayTurns, Trajectory, refine
 from tritonrl.report import RESULTS_JSONL, print_warnings, write_report
 from tritonrl.results import Pending, finished_rows, judge, judged_rows, ordered, row_key, write_rows
@@ -56,27 +58,34 @@ from tritonrl.samples import COMPLETIONS_JSONL, SampleLog
 from tritonrl.tasks.model import KernelTask
 from tritonrl.train.signals import SignalHandlers, StopRequest
 
+# What the first SIGINT/SIGTERM does, said at once (``SignalHandlers``): the job stops at the next safe point.
+SAMPLING = "stopping after the generate call under way"
+DRAINING = "stopping after the verdicts under way"
+
 
 # ---------------------------------------------------------------- the three ways in
 def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: EvalConfig | None = None,
              verify: VerifyConfig | None = None, out_dir: str | Path = "out/eval",
-             meta: dict[str, Any] | None = None, resume: bool = False, verifier: Any = None) -> dict[str, Any]:
+             meta: dict[str, Any] | None = None, resume: bool = False, verifier: Any = None,
+             display: Display | None = None) -> dict[str, Any]:
     """Generate k samples per task with ``model`` (a spec or a ``Generator``), verify, write the report.
 
     ``resume``: samples judged in ``out_dir``'s results are neither generated nor verified again, nor are
     completions in its ``completions.jsonl`` generated again; a verifier error's recorded completion is judged
     again. SIGTERM/SIGINT: ``Stopped`` at the next safe point (module docstring).
-    ``gen.turns`` > 1: refinement trajectories (``refine``); ``verifier`` replaces the real one (tests)."""
+    ``gen.turns`` > 1: refinement trajectories (``refine``); ``verifier`` replaces the real one (tests);
+    ``display``: what is shown while judging (``tritonrl.progress.Display``: each verdict, the progress line)."""
     from tritonrl.prompts import build_messages, load_template
 
     gen = gen or EvalConfig()
     info = {**_model_info(model, k, gen), **(meta or {})}
     check_sampling(Path(out_dir), model, gen, resume)
     stop = StopRequest()
-    with SignalHandlers(stop):
+    with SignalHandlers(stop, notice=SAMPLING):  # refine and verify_and_report put their own inside
         if gen.turns > 1:
             return refine(ModelTurns(model, gen), [Trajectory(t, i) for t in tasks for i in range(k)], gen.turns,
-                          gen.refine_for_speed, verify, out_dir, info, resume=resume, verifier=verifier, stop=stop)
+                          gen.refine_for_speed, verify, out_dir, info, resume=resume, verifier=verifier, stop=stop,
+                          display=display)
         out = Path(out_dir)
         rows = finished_rows(out / RESULTS_JSONL) if resume else []
         done = {row_key(row) for row in judged_rows(rows)}
@@ -98,7 +107,8 @@ def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: E
         texts.update(again)
         # every sample, the judged ones too (verify_and_report skips them): the rows are kept in this order
         pending = [Pending(t, i, completion=texts.get(key)) for t in tasks for i, key in enumerate(_keys(t, k))]
-        return verify_and_report(pending, verify, out_dir, info, resume=resume, verifier=verifier, stop=stop)
+        return verify_and_report(pending, verify, out_dir, info, resume=resume, verifier=verifier, stop=stop,
+                                 display=display)
 
 
 def _keys(task: KernelTask, k: int) -> list[tuple]:
@@ -208,7 +218,8 @@ def _where(exc: UnicodeDecodeError) -> str:
 
 def evaluate_completions(path: str | Path, verify: VerifyConfig | None = None, out_dir: str | Path = "out/eval",
                          meta: dict[str, Any] | None = None, resume: bool = False, turns: int | None = None,
-                         refine_for_speed: bool = False, verifier: Any = None) -> dict[str, Any]:
+                         refine_for_speed: bool = False, verifier: Any = None,
+                         display: Display | None = None) -> dict[str, Any]:
     """Verify completions generated elsewhere (see ``read_completions``) and write the report.
 
     A file whose rows carry ``turn`` is replayed as refinement trajectories (at most ``turns`` turns, default
@@ -220,21 +231,29 @@ def evaluate_completions(path: str | Path, verify: VerifyConfig | None = None, o
             raise UserError(f"--turns {turns}: {path} has one attempt per sample (no 'turn' fields); refinement "
                             "needs a model to answer the feedback (--model), or a file whose rows carry 'turn' "
                             "and 'sample' (docs/evaluation.md#refinement-turns)")
-        return verify_and_report(pending, verify, out_dir, info, resume=resume, verifier=verifier)
+        return verify_and_report(pending, verify, out_dir, info, resume=resume, verifier=verifier, display=display)
     source = ReplayTurns(pending)
     trajectories = list({p.key[:3]: Trajectory(p.task, p.index) for p in pending}.values())
     turns = turns or max(p.turn for p in pending)
-    return refine(source, trajectories, turns, refine_for_speed, verify, out_dir, info, resume, verifier)
+    return refine(source, trajectories, turns, refine_for_speed, verify, out_dir, info, resume, verifier,
+                  display=display)
 
 
 def read_solutions(directory: str | Path, tasks: list[KernelTask] | None = None,
                    level: int | None = None) -> list[Pending]:
-    """Every ``*.py`` in ``directory`` is the code for one task: without ``tasks``, the bundled (or
-    ``$KERNELBENCH_DIR``) task named by its file stem; with ``tasks``, the one its stem names or numbers
-    (``tritonrl.tasks.sources.match_problem``: ``12_Gemm_Multiply_LeakyReLU.py``, ``12.py``, ``level2_12.py``;
-    ``level``: the level ``tasks`` were selected at, named when it excludes a file).
-    Several files for one task are its samples 0, 1, ...; a file that is not UTF-8, or empty, is its sample's
-    error (stage ``extract``)."""
+    """Every ``*.py`` in ``directory`` matched to its task (``match_solutions``) and read: several files for one
+    task are its samples 0, 1, ...; a file that is not UTF-8, or empty, is its sample's error (stage
+    ``extract``). Files of another level than ``level`` are left out."""
+    return _read_matched(match_solutions(directory, tasks, level)[0])
+
+
+def match_solutions(directory: str | Path, tasks: list[KernelTask] | None = None,
+                    level: int | None = None) -> tuple[list[tuple[KernelTask, Path]], list[Path]]:
+    """(task, file) for every ``*.py`` in ``directory`` of ``level`` (None: any), in the tasks' order, and the
+    files of other levels. Without ``tasks``, the task is the bundled (or ``$KERNELBENCH_DIR``) one named by the
+    file's stem; with ``tasks`` (a KernelBench clone's, of every level), the one its stem names or numbers
+    (``tritonrl.tasks.sources.match_problem``: ``12_Gemm_Multiply_LeakyReLU.py``, ``12.py``, ``level2_12.py``; a
+    bare number found in several levels is taken at ``level``)."""
     from tritonrl.tasks import get_task
     from tritonrl.tasks.sources import match_problem, natural_key
 
@@ -245,8 +264,16 @@ def read_solutions(directory: str | Path, tasks: list[KernelTask] | None = None,
     if not files:
         raise UserError(f"no .py files in {directory}")
     matched = [(match_problem(f.stem, tasks, level) if tasks is not None else get_task(f.stem), f) for f in files]
+    left_out = [f for task, f in matched if level is not None and task.level != level]
+    matched = [(task, f) for task, f in matched if level is None or task.level == level]
+    if not matched:
+        raise UserError(f"no solution file of level {level} in {directory} ({len(left_out)} of other levels)")
     order = {t.key: i for i, t in enumerate(tasks or [])}
     matched.sort(key=lambda pair: order.get(pair[0].key, len(order)))  # the tasks' order; stable within a task
+    return matched, left_out
+
+
+def _read_matched(matched: list[tuple[KernelTask, Path]]) -> list[Pending]:
     counts: dict[str, int] = {}
     pending = []
     for task, f in matched:
@@ -264,24 +291,32 @@ def read_solutions(directory: str | Path, tasks: list[KernelTask] | None = None,
 def evaluate_solutions(directory: str | Path, verify: VerifyConfig | None = None,
                        out_dir: str | Path = "out/eval", meta: dict[str, Any] | None = None,
                        tasks: list[KernelTask] | None = None, resume: bool = False,
-                       verifier: Any = None, level: int | None = None) -> dict[str, Any]:
-    """Verify every solution file (``read_solutions``) and write the report; rows and report name the files."""
-    return verify_and_report(read_solutions(directory, tasks, level), verify, out_dir,
-                             {"solutions": str(directory), **(meta or {})}, resume=resume, verifier=verifier)
+                       verifier: Any = None, level: int | None = None,
+                       display: Display | None = None) -> dict[str, Any]:
+    """Verify every solution file of ``level`` (``match_solutions``) and write the report; rows and report name
+    the files, and its meta the files of other levels left out (``left_out``)."""
+    matched, left_out = match_solutions(directory, tasks, level)
+    info = {"solutions": str(directory), **(meta or {})}
+    if left_out:
+        info["left_out"] = f"{len(left_out)} files of other levels than {level}: " + \
+            ", ".join(f.name for f in left_out[:5]) + (", ..." if len(left_out) > 5 else "")
+    return verify_and_report(_read_matched(matched), verify, out_dir, info, resume=resume, verifier=verifier,
+                             display=display)
 
 
 # ---------------------------------------------------------------- verify, record, report
 def verify_and_report(pending: list[Pending], verify: VerifyConfig | None, out_dir: str | Path,
                       meta: dict[str, Any] | None = None, verifier: Any = None,
-                      resume: bool = False, stop: StopRequest | None = None) -> dict[str, Any]:
+                      resume: bool = False, stop: StopRequest | None = None,
+                      display: Display | None = None) -> dict[str, Any]:
     """Verify every sample, appending each row to ``results.jsonl`` as it is judged, then write the report.
 
     ``resume``: rows already in ``results.jsonl`` stand and their samples are not verified again; otherwise the
-    file starts empty. SIGTERM/SIGINT (or a raised ``stop``) ends it after the verdict under way (running
-    candidates are killed): the finished rows stay, a report of them is written (meta ``interrupted``) and
-    ``Stopped`` says how many. A second Ctrl-C (or a ``KeyboardInterrupt`` from elsewhere) stops at once, keeps
-    the finished rows, writes a report of them, and raises ``Interrupted`` saying how to resume. Warnings go to
-    stderr."""
+    file starts empty. SIGTERM/SIGINT (or a raised ``stop``) ends it after the verdicts under way (no new
+    candidate starts; those running finish and are kept): the finished rows stay, a report of them is written
+    (meta ``interrupted``) and ``Stopped`` says how many. A second Ctrl-C (or a ``KeyboardInterrupt`` from
+    elsewhere) stops at once (running candidates are killed), keeps the finished rows, and raises ``Interrupted``
+    saying how to resume; no report is written then. Warnings go to stderr."""
     verify = verify or VerifyConfig()
     stop = stop or StopRequest()
     out = Path(out_dir)
@@ -296,11 +331,9 @@ def verify_and_report(pending: list[Pending], verify: VerifyConfig | None, out_d
         info["resumed_rows"] = len(rows)
     total = len(rows) + len(todo)
     try:
-        with SignalHandlers(stop):
-            info["device"] = judge(todo, verify, verifier, path, rows, stop=stop)
-    except KeyboardInterrupt:
-        if rows:
-            write_report(ordered(rows, pending), out, {**info, "interrupted": True})
+        with SignalHandlers(stop, notice=DRAINING):
+            info["device"] = judge(todo, verify, verifier, path, rows, stop=stop, display=display)
+    except KeyboardInterrupt:  # at once: no report (a second or two of plotting); --resume or `report` makes it
         raise Interrupted(f"interrupted: {len(rows)} of {total} samples are in {path}; the same command with "
                           "--resume judges only the rest") from None
     if stop.is_set() and len(rows) < total:
@@ -311,5 +344,5 @@ def verify_and_report(pending: list[Pending], verify: VerifyConfig | None, out_d
     rows = ordered(rows, pending)
     write_rows(path, rows)  # finished in any order; kept in the order of the samples
     report = write_report(rows, out, info)
-    print_warnings(report)
+    print_warnings(report, out)
     return report

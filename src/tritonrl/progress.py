@@ -16,11 +16,23 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from tritonrl.verify.flags import Flag
 
 BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar:20}| {n_fmt}/{total_fmt}{postfix} [{elapsed}<{remaining}]"
+
+
+@dataclass
+class Display:
+    """What a user sees while samples are judged (``tritonrl eval``): ``verdict`` is called with each sample's
+    ``results.jsonl`` row as it lands (printing it above the progress line); ``progress`` shows the progress line
+    (None: when stderr is a terminal; False: never, as with ``--json``)."""
+
+    verdict: Callable[[dict[str, Any]], None] | None = None
+    progress: bool | None = None
 
 
 class ProgressLine:

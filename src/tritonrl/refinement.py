@@ -94,7 +94,7 @@ class ReplayTurns:
 
 def refine(source: ModelTurns | ReplayTurns, trajectories: list[Trajectory], turns: int, refine_for_speed: bool,
            verify: VerifyConfig | None, out_dir: str | Path, meta: dict[str, Any], resume: bool = False,
-           verifier: Any = None, stop: StopRequest | None = None) -> dict[str, Any]:
+           verifier: Any = None, stop: StopRequest | None = None, display: Any = None) -> dict[str, Any]:
     """Up to ``turns`` attempts per trajectory: each turn, the due trajectories' attempts (``source``) are
     verified in one streaming batch and appended to ``results.jsonl``; then the report (``write_report``).
 
@@ -102,11 +102,12 @@ def refine(source: ModelTurns | ReplayTurns, trajectories: list[Trajectory], tur
     attempts already sampled (``completions.jsonl``). SIGTERM/SIGINT (or a raised ``stop``) and Ctrl-C behave as
     in ``tritonrl.evaluate.verify_and_report``."""
     stop = stop or StopRequest()
-    with SignalHandlers(stop):
-        return _refine(source, trajectories, turns, refine_for_speed, verify, out_dir, meta, resume, verifier, stop)
+    with SignalHandlers(stop, notice="stopping after the generate call or the verdicts under way"):
+        return _refine(source, trajectories, turns, refine_for_speed, verify, out_dir, meta, resume, verifier, stop,
+                       display)
 
 
-def _refine(source, trajectories, turns, refine_for_speed, verify, out_dir, meta, resume, verifier, stop):
+def _refine(source, trajectories, turns, refine_for_speed, verify, out_dir, meta, resume, verifier, stop, display):
     from tritonrl.verify.result import VerifyResult
 
     verify = verify or VerifyConfig()
@@ -143,15 +144,14 @@ def _refine(source, trajectories, turns, refine_for_speed, verify, out_dir, meta
                 stopped = f"while sampling turn {turn} (completions in {log.path})"
                 break
             new_rows: list[dict[str, Any]] = []
-            info["device"] = judge(pending, verify, verifier, path, new_rows, desc=f"eval turn {turn}", stop=stop)
+            info["device"] = judge(pending, verify, verifier, path, new_rows, desc=f"eval turn {turn}", stop=stop,
+                                   display=display)
             rows += new_rows
             record(new_rows)
             if stop.is_set() and len(new_rows) < len(pending):
                 stopped = f"after {len(new_rows)}/{len(pending)} attempts of turn {turn} were verified"
                 break
-    except KeyboardInterrupt:
-        if rows:
-            write_report(_by_trajectory(rows, trajectories), out, {**info, "interrupted": True})
+    except KeyboardInterrupt:  # at once: no report (--resume makes it)
         raise Interrupted(f"interrupted: {len(rows)} attempts are in {path}; the same command with --resume "
                           "continues each trajectory from its last judged turn") from None
     finally:
@@ -164,7 +164,7 @@ def _refine(source, trajectories, turns, refine_for_speed, verify, out_dir, meta
     rows = _by_trajectory(rows, trajectories)
     write_rows(path, rows)
     report = write_report(rows, out, info)
-    print_warnings(report)
+    print_warnings(report, out)
     return report
 
 

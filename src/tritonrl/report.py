@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +100,23 @@ def build_report(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None)
         report["files"] = solution_files(rows) + [{**e, "verdict": "verifier error"}
                                                   for e in report["verifier_errors"] if e.get("file")]
     report["warnings"] = harness_warnings(report, [r for r in rows if r.get("turn", 1) == 1])
+    note = pass_at_k_note(rows)
+    if note:
+        report["pass_at_k_note"] = note
     return report
+
+
+def pass_at_k_note(rows: list[dict[str, Any]]) -> str | None:
+    """A solutions directory with several files for one problem: they count as its samples, so a problem with one
+    correct file among a wrong and a cheating one shows pass@3 100%. Documented, easy to misread: said in one line
+    beside pass@k (report.md, the CLI's summary)."""
+    counts = Counter(row["task"] for row in rows if row.get("file") and row.get("turn", 1) == 1)
+    several = [(task, n) for task, n in counts.items() if n > 1]
+    if not several:
+        return None
+    listed = ", ".join(f"{task} {n} files" for task, n in several[:3]) + (", ..." if len(several) > 3 else "")
+    return (f"note: several files for one problem are its samples ({listed}): pass@k counts a problem solved when "
+            "any of k of its files is correct; pass@1 is the share of its files that are")
 
 
 def _verifier_error(row: dict[str, Any]) -> bool:
@@ -123,10 +141,13 @@ def sample_errors(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for row, sample in zip(rows, to_samples(rows)):
         if sample.result.correct:
             continue
-        error = (sample.result.error or "").strip()
+        error = (sample.result.error or "").strip().splitlines()
         errors.append({"task": row["task"], "sample": int(row.get("sample", 0)),
                        "category": metrics.failure_category(sample.result), "flags": sample.result.flags,
-                       "error": error.splitlines()[0][:MAX_ERROR_LINE] if error else ""})
+                       "error": error[0][:MAX_ERROR_LINE] if error else ""})
+        hints = [line.removeprefix("hint: ") for line in error[1:] if line.startswith("hint: ")]
+        if hints:  # what to do (tritonrl.verify.hints): whole, beside the error's first line
+            errors[-1]["hint"] = " ".join(hints)
         if "turn" in row:
             errors[-1]["turn"] = sample.turn
         if row.get("file"):
@@ -169,12 +190,14 @@ def _example(row: dict[str, Any], max_chars: int = 300) -> str:
             f"error={error!r}\n    output: {text!r}")
 
 
-def print_warnings(report: dict[str, Any], stream=None) -> None:
-    """Warnings to stderr, framed so that nobody scrolls past them."""
+def print_warnings(report: dict[str, Any], out: str | Path | None = None, stream=None) -> None:
+    """Warnings to stderr, framed so that nobody scrolls past them, each saying which report has it (``out``: the
+    directory of ``report.md``)."""
     stream = stream or sys.stderr
+    where = f"\n(also at the top of {Path(out) / REPORT_MD}, with every sample's verdict)" if out is not None else ""
     for warning in report.get("warnings", []):
         bar = "!" * 100
-        print(f"{bar}\nWARNING: {warning}\n{bar}", file=stream)
+        print(f"{bar}\nWARNING: {warning}{where}\n{bar}", file=stream)
 
 
 # ---------------------------------------------------------------- writing it out
@@ -231,9 +254,14 @@ def render_markdown(report: dict[str, Any], title: str = "Evaluation report") ->
     cells += [[f"{k} (@1, per task)", fmt(v, unavailable=unavailable)] for k, v in report["fast_p"].items()]
     cells.append(["geomean speedup (correct, timed)", fmt(report["geomean_speedup"], False, unavailable)])
     lines += _table(["metric", "value"], cells)
+    if report.get("pass_at_k_note"):
+        lines += [report["pass_at_k_note"][0].upper() + report["pass_at_k_note"][1:] + ".", ""]
     if not report["timing_available"]:
-        note = "Timing unavailable (CPU run): fast_p for p > 0 and speedups are reported as unavailable, never as 0."
+        note = ("Timing unavailable (CPU run): fast_p for p > 0 and speedups are reported as unavailable, never as 0; "
+                "there is no speedup plot.")
         lines += [note, ""]
+    elif report["geomean_speedup"] is None:
+        lines += ["No correct sample was timed: there is no speedup plot.", ""]
     lines += _machine_notes(report) + _turns_md(report)
     lines += _per_level_md(report) + _per_task_md(report) + _files_md(report) + _failures_md(report)
     lines += _errors_md(report)
@@ -296,7 +324,8 @@ def _errors_md(report: dict[str, Any]) -> list[str]:
     turns, files = any("turn" in e for e in errors), any("file" in e for e in errors)
     rows = [[e["task"], str(e["sample"]), *([str(e.get("turn", 1))] if turns else []),
              *([e.get("file", "-")] if files else []), e["category"], ", ".join(e["flags"]) or "-",
-             e["error"].replace("|", "\\|") or "-"] for e in errors[:MAX_ERROR_ROWS]]
+             (e["error"] + (f" (hint: {e['hint']})" if e.get("hint") else "")).replace("|", "\\|") or "-"]
+            for e in errors[:MAX_ERROR_ROWS]]
     header = ["task", "sample", *(["turn"] if turns else []), *(["file"] if files else []), "failed at", "flags",
               "error"]
     lines = ["## Samples not correct", ""] + _table(header, rows)
@@ -358,11 +387,13 @@ COMPARE_KEYS = ("format_rate", "valid_rate", "compiled_rate", "correct_rate")
 def compare_runs(paths: list[str | Path], out_dir: str | Path) -> dict[str, Any]:
     """A table (and plot) of the headline metrics of several runs: base vs SFT vs RL."""
     runs: dict[str, dict[str, Any]] = {}
+    out = Path(out_dir)
     for path in paths:
         for name, report_path in find_report(path):
             key = name if name not in runs else f"{Path(path).name}/{name}"
             runs[key] = json.loads(report_path.read_text())
-    out = Path(out_dir)
+            md = report_path.with_name(REPORT_MD)  # where a run's warning is explained: named beside it
+            runs[key]["report_md"] = [str(md), os.path.relpath(md.resolve(), out.resolve())]
     out.mkdir(parents=True, exist_ok=True)
     table = {name: _comparable(r) for name, r in runs.items()}
     comparison = {"runs": table, "plots": write_comparison_plot(table, out)}
@@ -376,6 +407,7 @@ def _comparable(report: dict[str, Any]) -> dict[str, Any]:
     row.update(report.get("pass_at_k", {}))
     row.update(report.get("fast_p", {}))
     row["warnings"] = len(report.get("warnings", []))
+    row["report_md"] = report.get("report_md")
     for turn in report.get("turns", {}).get("per_turn", []):
         row[f"correct@{turn['turn']}"] = turn["correct"]
     return row
@@ -385,15 +417,25 @@ def render_comparison(comparison: dict[str, Any]) -> str:
     runs = comparison["runs"]
     first = [*COMPARE_KEYS]
     rest = sorted({k for row in runs.values() for k in row} - {*first, "n_samples", "n_tasks", "warnings",
-                                                                 "geomean_speedup"},
+                                                                 "geomean_speedup", "report_md"},
                   key=lambda k: (not k.startswith("pass"), float(k.split("_")[1]) if k.startswith("fast_") else 0, k))
     keys = [*first, *rest, "geomean_speedup"]
     rows = [[name, str(r["n_samples"]), *(fmt(r.get(k), percent=k != "geomean_speedup") for k in keys),
-             "YES" if r["warnings"] else ""] for name, r in runs.items()]
+             _warning_cell(r)] for name, r in runs.items()]
     header = ["run", "samples", *(k.removesuffix("_rate") for k in keys), "harness warning"]
     lines = ["# Comparison", ""] + _table(header, rows)
     lines += [f"![{Path(p).stem}]({p})" for p in comparison["plots"]] + [""]
     return "\n".join(lines)
+
+
+def _warning_cell(row: dict[str, Any]) -> str:
+    """"YES: see <the run's report.md>" (a link relative to the comparison), where the warning is explained."""
+    if not row["warnings"]:
+        return ""
+    if not row.get("report_md"):
+        return "YES: see the run's report.md"
+    shown, link = row["report_md"]
+    return f"YES: see [{shown}]({link})"
 
 
 # ---------------------------------------------------------------- plots (matplotlib, Agg: no display needed)
@@ -410,11 +452,18 @@ def _pyplot():
 
 
 def write_run_plots(report: dict[str, Any], speedups: list[float], out: Path) -> list[str]:
-    """``funnel.png`` and ``speedups.png`` in ``out``; returns their file names (empty without matplotlib)."""
+    """``funnel.png``, and ``speedups.png`` when some correct sample was timed (a CPU run has none: report.md says
+    so instead of a picture of that sentence), in ``out``; returns their file names (empty without matplotlib).
+    A ``speedups.png`` of an earlier run in ``out`` that no longer applies is removed."""
     plt = _pyplot()
     if plt is None:
         return []
-    return [_funnel_plot(plt, report, out / "funnel.png"), _speedup_plot(plt, report, speedups, out / "speedups.png")]
+    plots = [_funnel_plot(plt, report, out / "funnel.png")]
+    if speedups:
+        plots.append(_speedup_plot(plt, speedups, out / "speedups.png"))
+    else:
+        (out / "speedups.png").unlink(missing_ok=True)
+    return plots
 
 
 def _funnel_plot(plt, report: dict[str, Any], path: Path) -> str:
@@ -437,27 +486,21 @@ def _funnel_plot(plt, report: dict[str, Any], path: Path) -> str:
     return path.name
 
 
-def _speedup_plot(plt, report: dict[str, Any], speedups: list[float], path: Path) -> str:
+def _speedup_plot(plt, speedups: list[float], path: Path) -> str:
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    if not speedups:
-        why = ("Timing unavailable (CPU run):\nspeedups are not measured, fast_p (p > 0) is unavailable"
-               if not report["timing_available"] else "No correct, timed sample: no speedups to show")
-        ax.text(0.5, 0.5, why, ha="center", va="center", fontsize=12, transform=ax.transAxes)
-        ax.set_axis_off()
-    else:
-        low, high = min(min(speedups), 0.5), max(max(speedups), 2.5)
-        bins = [math.exp(math.log(low) + i * (math.log(high) - math.log(low)) / 15) for i in range(16)]
-        ax.hist(speedups, bins=bins, color="#1971c2", edgecolor="white")
-        ax.set_xscale("log")
-        ticks = [t for t in (0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 20) if low <= t <= high * 1.05]
-        ax.set_xticks(ticks, [f"{t:g}x" for t in ticks])
-        ax.xaxis.set_minor_formatter(plt.NullFormatter())
-        ax.yaxis.set_major_locator(plt.MaxNLocator(integer=True))
-        for p, style in ((1.0, "-"), (1.5, "--"), (2.0, ":")):
-            ax.axvline(p, color="#c92a2a", linestyle=style, label=f"{p:g}x")
-        ax.set_xlabel("speedup over the PyTorch reference (log scale)")
-        ax.set_ylabel("correct samples")
-        ax.legend(title="fast_p threshold")
+    low, high = min(min(speedups), 0.5), max(max(speedups), 2.5)
+    bins = [math.exp(math.log(low) + i * (math.log(high) - math.log(low)) / 15) for i in range(16)]
+    ax.hist(speedups, bins=bins, color="#1971c2", edgecolor="white")
+    ax.set_xscale("log")
+    ticks = [t for t in (0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 20) if low <= t <= high * 1.05]
+    ax.set_xticks(ticks, [f"{t:g}x" for t in ticks])
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
+    ax.yaxis.set_major_locator(plt.MaxNLocator(integer=True))
+    for p, style in ((1.0, "-"), (1.5, "--"), (2.0, ":")):
+        ax.axvline(p, color="#c92a2a", linestyle=style, label=f"{p:g}x")
+    ax.set_xlabel("speedup over the PyTorch reference (log scale)")
+    ax.set_ylabel("correct samples")
+    ax.legend(title="fast_p threshold")
     ax.set_title("Speedup distribution (correct samples)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -503,7 +546,8 @@ def write_comparison_plot(runs: dict[str, dict[str, Any]], out: Path) -> list[st
     for i, (name, row) in enumerate(runs.items()):
         values = [row.get(k) for k in keys]
         xs = [j + i * width for j in range(len(keys))]
-        label = f"{name} (harness warning: see report)" if row.get("warnings") else name
+        where = row["report_md"][1].removeprefix("../") if row.get("report_md") else "its report.md"  # eval/base/...
+        label = f"{name} (harness warning: see {where})" if row.get("warnings") else name
         ax.bar(xs, [100 * v if v is not None else 0 for v in values], width, label=label)
         for x, v in zip(xs, values):
             ax.text(x, (100 * v if v is not None else 0) + 1, "n/a" if v is None else f"{100 * v:.0f}",

@@ -40,26 +40,32 @@ class Pending:
 
 
 def judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, rows: list[dict],
-          desc: str = "eval", stop: Any = None) -> str:
+          desc: str = "eval", stop: Any = None, display: Any = None) -> str:
     """Verify ``todo``, appending each row to ``path`` (and ``rows``) as it finishes, under a progress line
-    (``desc``; on a terminal only); the device used. A raised ``stop`` (``tritonrl.train.signals.StopRequest``)
-    ends it after the current verdict: the caller sees fewer rows than samples."""
-    from tritonrl.progress import ProgressLine
+    (``desc``; on a terminal only) and shown as ``display`` (``tritonrl.progress.Display``) says; the device used.
+    A raised ``stop`` (``tritonrl.train.signals.StopRequest``) ends it after the verdicts under way: the caller
+    sees fewer rows than samples."""
+    from tritonrl.progress import Display, ProgressLine
 
-    with ProgressLine(len(todo), desc) as line:
-        return _judge(todo, verify, verifier, path, rows, line, stop)
+    display = display or Display()
+    with ProgressLine(len(todo), desc, enabled=display.progress) as line:
+        def land(p: Pending, result: Any) -> None:  # counted before shown: a Ctrl-C between the two loses nothing
+            rows.append(_append(path, _row(p, result)))
+            if display.verdict is not None:
+                with line.printing():
+                    display.verdict(rows[-1])
+            line.update(result)
+
+        return _judge(todo, verify, verifier, land, stop)
 
 
-def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, rows: list[dict],
-           line: Any, stop: Any) -> str:
+def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, land: Any, stop: Any) -> str:
     from tritonrl.verify import VerifyItem
     from tritonrl.verify.result import Stage, VerifyResult
 
     for p in todo:
         if p.error is not None:
-            result = VerifyResult(Stage.EXTRACT, error=p.error, reward=0.0)
-            rows.append(_append(path, _row(p, result)))
-            line.update(result)
+            land(p, VerifyResult(Stage.EXTRACT, error=p.error, reward=0.0, elapsed_s=0.0))
     todo = [p for p in todo if p.error is None]
     items = [VerifyItem(p.task, completion=p.completion, code=p.code) for p in todo]
     owned = None
@@ -70,8 +76,7 @@ def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path,
     try:
         device = getattr(verifier, "device", None) or verify.device
         for index, result in stream_verdicts(verifier, items, stop):
-            rows.append(_append(path, _row(todo[index], _size_limited(result, todo[index].task, verify, device))))
-            line.update(result)
+            land(todo[index], _size_limited(result, todo[index].task, verify, device))
     finally:
         if owned is not None:
             owned.close()  # on Ctrl-C or a stop too: kills the running candidates' process groups
@@ -80,9 +85,9 @@ def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path,
 
 def stream_verdicts(verifier: Any, items: list, stop: Any = None) -> Any:
     """(index, result) as each finishes where the verifier can (``verify_iter``), else all at the end. A raised
-    ``stop`` ends the stream after the verdict just given (``verify_iter``'s items not started are cancelled; those
-    running are the verifier's to end, ``close()``); results ``verify_many`` already returned are all given. Raised
-    before the first, it gives none."""
+    ``stop`` drains the stream: items not started are not judged, those under way finish and are given
+    (``verify_iter(items, stop)``); results ``verify_many`` already returned are all given. Raised before the
+    first, it gives none."""
     if not items or (stop is not None and stop.is_set()):
         return
     if not hasattr(verifier, "verify_iter"):
@@ -91,12 +96,9 @@ def stream_verdicts(verifier: Any, items: list, stop: Any = None) -> Any:
             raise RuntimeError(f"verifier returned {len(results)} results for {len(items)} samples")
         yield from enumerate(results)
         return
-    stream = verifier.verify_iter(items)
+    stream = verifier.verify_iter(items, stop=stop)
     try:
-        for pair in stream:
-            yield pair
-            if stop is not None and stop.is_set():
-                return
+        yield from stream
     finally:
         close = getattr(stream, "close", None)
         if close is not None:

@@ -22,8 +22,10 @@ class SignallingVerifier:
     def __init__(self, reject=lambda task: False, at: int | None = None, signum: int = signal.SIGTERM):
         self.reject, self.at, self.signum, self.seen = reject, at, signum, 0
 
-    def verify_iter(self, items):
+    def verify_iter(self, items, stop=None):
         for i, item in enumerate(items):
+            if stop is not None and stop.is_set():  # one at a time: none is under way, the stream has drained
+                return
             if self.seen == self.at:
                 send(self.signum)
             self.seen += 1

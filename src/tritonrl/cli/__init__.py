@@ -4,19 +4,28 @@ Each module in this package defines ``register(subparsers)``, which adds its sub
 ``func`` on their parsers to a function ``(args) -> int`` (the exit status). Errors the user can fix
 (``tritonrl.errors.UserError``) print one line and exit 2; anything else is a bug and keeps its traceback. A job
 stopped by SIGTERM/SIGINT at a safe point (``tritonrl.errors.Stopped``: eval, tasks generate) says in one line
-what it kept and exits 143, as a training stage does.
+what it kept and exits 143, as a training stage does; Ctrl-C that is not caught so (a second one) exits 130.
+
+``run`` is the program (``tritonrl``, ``python -m tritonrl``): ``main`` on the process's arguments, then out. It
+adds what only a whole process may do: a closed pipe (``tritonrl tasks list ... | head``) ends it quietly (exit
+141, as SIGPIPE would), and an exit on Ctrl-C skips the interpreter's teardown (torch and Triton take about a
+second there, which a second Ctrl-C should not wait for; everything was written and closed before).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 
 from tritonrl import __version__
 from tritonrl.errors import Interrupted, Stopped, UserError
 
 EXIT_STOPPED = 143  # 128 + SIGTERM, as tritonrl sft/rl: "stopped, run again to resume"
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C, stopped at once
+EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: whoever read stdout stopped reading (`| head`)
 
 # Subcommand modules, in the order --help lists them. A module that cannot be imported (for instance
 # because the `train` extra is missing) still lets the others work.
@@ -51,8 +60,30 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt as exc:  # an Interrupted says what was kept and how to resume
         print(f"tritonrl: {exc if isinstance(exc, Interrupted) else 'interrupted'}", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+
+
+def run() -> None:
+    """The ``tritonrl`` program: ``main`` on this process's arguments, then exit with its status."""
+    try:
+        code = main()
+        sys.stdout.flush()  # here, not at teardown: a pipe closed by now is a closed pipe, not a traceback
+    except BrokenPipeError:
+        code = _closed_pipe()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a Ctrl-C during the teardown ends it, without a traceback
+    if code in (EXIT_INTERRUPTED, EXIT_CLOSED_PIPE):
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
+def _closed_pipe() -> int:
+    """stdout's reader is gone: later writes (the interpreter's last flush too) go nowhere instead of failing."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
+    return EXIT_CLOSED_PIPE
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

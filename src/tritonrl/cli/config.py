@@ -71,9 +71,20 @@ def _dest(key: str) -> str:
 
 
 # ---------------------------------------------------------------- tritonrl config show | validate
+CONFIG_DESCRIPTION = """\
+Print the config a run would use, or check config files before launching a run.
+
+  tritonrl config show [--config configs/smoke.yaml] [--set rl.steps=3] [--comments]   # YAML on stdout
+  tritonrl config validate configs/*.yaml                                              # exit 0, or 2
+
+show prints what a run would use (defaults <- YAML <- --set); --comments adds each key's help.
+validate checks every file (duplicate keys, types, choices, ranges, rules between keys) and prints
+one line per problem."""
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("config", help="show the resolved config, or validate config files",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                              description=CONFIG_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = p.add_subparsers(dest="config_command", metavar="SUBCOMMAND", required=True)
     show = commands.add_parser("show", help="print the resolved config (defaults <- YAML <- --set) as YAML")
     add_config_arguments(show, {}, config_required=False)

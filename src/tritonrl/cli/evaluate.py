@@ -1,22 +1,10 @@
-"""``tritonrl eval``, ``tritonrl report`` and ``tritonrl compare``: thin wrappers over evaluate and report.
-
-    tritonrl eval --model M --tasks bundled --level 1 --k 4 --temperature 0.7 --out out/base
-    tritonrl eval --completions examples/golden/completions.jsonl --timeout 10 --out out/golden
-    tritonrl eval --solutions my_kernels/ --out out/mine      # file stem = bundled task name
-    tritonrl eval --solutions kb/ --tasks ~/KernelBench --level 2 --out out/kb   # 12.py, level2_12.py, 12_Gemm...py
-    tritonrl eval --completions c.jsonl --out out/x --resume  # after a stop: judge only the samples not in results
-    tritonrl eval --completions c.jsonl --out out/x --overwrite   # start again (a non-empty --out is refused)
-    tritonrl eval --model M --turns 3 --out out/t             # refinement: correct@1..3, speedup@1..3
-    tritonrl eval --completions turns.jsonl --out out/r       # replay trajectories (rows with turn, sample)
-    tritonrl report out/base/results.jsonl --out out/base     # rebuild the report, no GPU or model needed
-    tritonrl compare out/base out/sft out/rl --out out/compare
-
-SIGTERM or Ctrl-C stops after the generate call or verdict under way, keeping the completions and verdicts so far
-in --out (exit 143); a second Ctrl-C stops at once (exit 130); --resume goes on from what was kept.
+"""``tritonrl eval``, ``tritonrl report`` and ``tritonrl compare``: the commands over ``tritonrl.evaluate`` and
+``tritonrl.report``. What ``eval --help`` shows is ``EVAL_DESCRIPTION`` (for users); this docstring is for us.
 
 Defaults come from ``EvalConfig`` / ``VerifyConfig`` (or the ``eval``/``verify`` sections of ``--config``);
 flags given on the command line override them. Each flag that sets a config key is generated from its field
-(type, choices, help), as ``tritonrl sft``/``rl``'s are.
+(type, choices, help), as ``tritonrl sft``/``rl``'s are. Each verdict is printed as it lands
+(``tritonrl.cli.verdicts``), then, on a terminal, a table of them all, then the summary.
 """
 
 from __future__ import annotations
@@ -25,6 +13,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
+from tritonrl.cli import verdicts
 from tritonrl.cli.config import add_field_flag, config_from_args, flag_value
 from tritonrl.config import EvalConfig, PipelineConfig, VerifyConfig
 from tritonrl.errors import Stopped, UserError
@@ -35,19 +24,35 @@ FLAGS = {  # flag -> config key; typed and documented from the field (tritonrl.c
     "--tasks": "eval.tasks", "--level": "eval.level", "--max-tasks": "eval.max_tasks", "--k": "eval.k",
     "--temperature": "eval.temperature", "--max-new-tokens": "eval.max_new_tokens", "--backend": "eval.backend",
     "--device": "eval.device", "--timeout": "verify.timeout_s", "--workers": "verify.workers",
-    "--turns": "eval.turns", "--refine-for-speed": "eval.refine_for_speed",
+    "--tolerance": "verify.tolerance", "--turns": "eval.turns", "--refine-for-speed": "eval.refine_for_speed",
 }
 NOTES = {
     "--tasks": "; with --model, or with --solutions to match files to problems (12.py, level2_12.py)",
-    "--level": " (with --model, or --solutions --tasks)",
+    "--level": "; with --solutions, the files of other levels are left out",
     "--max-tasks": " (with --model)",
     "--device": "; the verifier's too (verify.device)",
 }
+EVAL_DESCRIPTION = """\
+Judge Triton kernels with the full verifier and report: correct rate, pass@k, fast_p, failures.
+The kernels come from a model (--model), a file of model outputs (--completions) or a directory of
+.py files (--solutions). Each verdict is printed as it lands (file, task, verdict, stage: flag,
+seconds), then on a terminal a table of them all, then a summary line; every sample is also kept in
+OUT/results.jsonl and summed up in OUT/report.md.
+
+examples:
+  tritonrl eval --solutions my_kernels/ --out out/mine       # file name = task name (l1_relu.py)
+  tritonrl eval --solutions kb/ --tasks ~/KernelBench --level 2 --out out/kb   # 12.py -> problem 12
+  tritonrl eval --completions outputs.jsonl --out out/x      # {"task": ..., "completion": ...} lines
+  tritonrl eval --model Qwen/Qwen2.5-Coder-7B-Instruct --k 4 --temperature 0.7 --out out/base
+  tritonrl eval ... --out out/x --resume                     # finish a stopped run
+
+Ctrl-C stops after the verdicts under way (exit 143; --resume finishes the run); a second Ctrl-C
+stops at once (exit 130). Tolerances, metrics and outputs: docs/evaluation.md."""
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("eval", help="sample, verify and report: rates, pass@k, fast_p",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser("eval", help="judge a model's, a file's or a directory's kernels and report",
+                              description=EVAL_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--model", help="hub id, local model/adapter dir, or run dir (RUN_DIR[:stage])")
     source.add_argument("--completions", help="JSONL of {task, completion} generated elsewhere")
@@ -62,6 +67,8 @@ def register(subparsers) -> None:
     again.add_argument("--resume", action="store_true",
                        help="keep the samples in OUT/results.jsonl (not verifier errors) and judge the rest")
     again.add_argument("--overwrite", action="store_true", help="replace OUT's results and report")
+    p.add_argument("--json", action="store_true", help="print one JSON object per verdict, then a {\"summary\": "
+                                                       "...} line (no table, no progress line)")
     p.set_defaults(func=run_eval, overrides=[])
 
     p = subparsers.add_parser("report", help="rebuild report.json/report.md/plots from results.jsonl")
@@ -85,35 +92,44 @@ def configs_from_args(args) -> tuple[EvalConfig, VerifyConfig]:
 
 
 def run_eval(args) -> int:
+    from tritonrl.progress import Display
+
     gen, verify = configs_from_args(args)
-    check_out_dir(Path(args.out), args.resume or args.overwrite)
+    out = Path(args.out)
+    check_out_dir(out, args.resume or args.overwrite)
+    display = Display(verdicts.VerdictPrinter(args.json), progress=False if args.json else None)
     try:
-        report = _evaluate(args, gen, verify)
+        report = _evaluate(args, gen, verify, display)
     except Stopped as exc:  # SIGTERM/SIGINT: what was done is in --out
         exc.hint = "the same command with --resume continues"
         raise
-    _print_summary(report, Path(args.out))
+    if args.json:
+        print(verdicts.summary_json(report, out), flush=True)
+        return 0
+    if verdicts.is_terminal():
+        print("\n".join(["", *verdicts.table(finished_rows(out / RESULTS_JSONL)), ""]))
+    _print_summary(report, out)
     return 0
 
 
-def _evaluate(args, gen: EvalConfig, verify: VerifyConfig) -> dict:
+def _evaluate(args, gen: EvalConfig, verify: VerifyConfig, display) -> dict:
     from tritonrl import evaluate
     from tritonrl.tasks import select_tasks
 
     if args.completions:
         return evaluate.evaluate_completions(args.completions, verify, args.out, resume=args.resume,
                                              turns=gen.turns if gen.turns > 1 else None,
-                                             refine_for_speed=gen.refine_for_speed)
+                                             refine_for_speed=gen.refine_for_speed, display=display)
     if args.solutions:
         if gen.turns > 1:
             raise UserError(f"--turns {gen.turns}: a solutions directory holds one attempt per sample; refinement "
                             "needs a model (--model) or a completions file with 'turn' fields")
         given = flag_value(args, "eval.tasks")
-        tasks = select_tasks(given, gen.level) if given else None
+        tasks = select_tasks(given) if given else None  # every level: --level selects the files
         return evaluate.evaluate_solutions(args.solutions, verify, args.out, tasks=tasks, resume=args.resume,
-                                           level=gen.level)
+                                           level=gen.level, display=display)
     tasks = select_tasks(gen.tasks, gen.level, gen.max_tasks)
-    return evaluate.evaluate(args.model, tasks, gen.k, gen, verify, args.out, resume=args.resume)
+    return evaluate.evaluate(args.model, tasks, gen.k, gen, verify, args.out, resume=args.resume, display=display)
 
 
 def check_out_dir(out: Path, allowed: bool) -> None:
@@ -140,7 +156,7 @@ def run_report(args) -> int:
     source = Path(args.results)
     out = Path(args.out) if args.out else (source if source.is_dir() else source.parent)
     built = rep.write_report(rows, out, {"results": str(source)})
-    rep.print_warnings(built)
+    rep.print_warnings(built, out)
     _print_summary(built, out)
     return 0
 
@@ -161,6 +177,10 @@ def _print_summary(report: dict, out: Path) -> None:
     passes = ", ".join(f"{k} {fmt(v)}" for k, v in report["pass_at_k"].items())
     first = "first-attempt " if "turns" in report else ""
     print(f"{report['n_samples']} {first}samples, {report['n_tasks']} tasks: {rates}; {passes}")
+    if report.get("pass_at_k_note"):
+        print(report["pass_at_k_note"])
+    if report.get("meta", {}).get("left_out"):
+        print(f"left out by --level: {report['meta']['left_out']}")
     if report.get("n_verifier_errors"):
         print(f"{report['n_verifier_errors']} verifier errors (the verifier failed, not the kernel): left out of "
               "the rates; the same command with --resume judges them again")

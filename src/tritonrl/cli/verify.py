@@ -47,6 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="address-space cap per candidate process on the CPU (default 16; 0: no cap)")
     parser.add_argument("--full-size", action="store_true",
                         help="CPU: run full trials at the task's own sizes, not reduced to the CPU budget")
+    parser.add_argument("--tolerance", choices=("strict", "kernelbench"), default="strict",
+                        help="strict (default): fp32 outputs within 1e-4; kernelbench: KernelBench's 1e-2 "
+                             "(docs/evaluation.md#tolerances)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--strict", dest="strict", action="store_true", default=True,
                       help="no high-level torch compute in forward (default)")
@@ -84,7 +87,7 @@ def _solution_files(paths: list[str]) -> list[Path]:
 
 
 def verify_config(args: argparse.Namespace) -> VerifyConfig:
-    config = VerifyConfig(device=args.device, strict=args.strict)
+    config = VerifyConfig(device=args.device, strict=args.strict, tolerance=args.tolerance)
     if args.timeout is not None:
         if args.timeout <= 0:
             raise UserError("--timeout must be positive")

@@ -120,5 +120,17 @@ def get_task(name_or_path: str | Path) -> KernelTask:
     if text in candidates:
         return candidates[text]
     close = difflib.get_close_matches(text, list(candidates), n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else "; see `tritonrl tasks list bundled`"
-    raise TaskError(f"unknown task: {text}{hint}")
+    guess = f" (did you mean {', '.join(close)}?)" if close else ""
+    raise TaskError(f"unknown task: {text}{guess}; {_where_tasks_are(kernelbench_dir)}")
+
+
+def _where_tasks_are(kernelbench_dir: str | None) -> str:
+    """Where a task name is looked up, and how to point at a KernelBench clone (``unknown task`` messages)."""
+    if kernelbench_dir and find_kernelbench_root(kernelbench_dir):
+        return (f"not in the bundled suite nor in KERNELBENCH_DIR={kernelbench_dir}; `tritonrl tasks list "
+                f"{kernelbench_dir}` lists its problems, or give a task file's path")
+    clone = f"KERNELBENCH_DIR={kernelbench_dir} is not a KernelBench clone (no level1/, level2/ ...); " \
+        if kernelbench_dir else ""
+    return (f"{clone}not a bundled task (`tritonrl tasks list bundled`); for a KernelBench problem set "
+            "KERNELBENCH_DIR=path/to/KernelBench (with eval, or pass --tasks path/to/KernelBench), or give the "
+            "task file's path")

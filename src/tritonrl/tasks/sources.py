@@ -125,23 +125,23 @@ _SOLUTION_STEM = re.compile(r"^(?:level(\d+)_)?(\d+)(?:_|$)")
 def match_problem(stem: str, tasks: list[KernelTask], selected_level: int | None = None) -> KernelTask:
     """The task a solution file is for, by its stem: the task's exact name (``12_Gemm_Multiply_LeakyReLU``),
     else its problem number (``12``, ``12_mine``), optionally with its level (``level2_12``, ``level2_12_v2``).
-    ``TaskError`` when nothing matches (saying so when ``selected_level``, the level ``tasks`` were chosen at,
-    excludes the file's), or when a bare number is ambiguous across levels."""
+    A bare number found in several levels is taken at ``selected_level`` (``--level``) when given. ``TaskError``
+    when nothing matches, or when a bare number is ambiguous across levels."""
     exact = [t for t in tasks if t.name == stem]
     if exact:
-        return exact[0]
+        return next((t for t in exact if t.level == selected_level), exact[0])
     match = _SOLUTION_STEM.match(stem)
     if match is None:
         raise TaskError(f"{stem}: a solution file is named after its task: NAME.py, NUMBER.py or levelL_NUMBER.py")
     level, number = match.group(1), int(match.group(2))
     found = [t for t in tasks if re.match(rf"{number}(?:_|$)", t.name) and (level is None or t.level == int(level))]
+    if len(found) > 1 and selected_level is not None:
+        found = [t for t in found if t.level == selected_level] or found
     if len(found) == 1:
         return found[0]
-    if not found and level is not None and selected_level is not None and int(level) != selected_level:
-        raise TaskError(f"{stem}: names level {level} problem {number}, which --level {selected_level} excludes; "
-                        "drop --level to judge files of every level, or move this file out")
     if not found:
         where = f" at level {level}" if level else ""
         raise TaskError(f"{stem}: no problem {number}{where} among the {len(tasks)} tasks selected")
     levels = ", ".join(f"level{t.level}_{number}" for t in found)
-    raise TaskError(f"{stem}: problem {number} is in several levels; name the file {levels} (or pass --level)")
+    pick = " (or pass --level)" if selected_level is None else f", none at level {selected_level}"
+    raise TaskError(f"{stem}: problem {number} is in several levels{pick}; name the file {levels}")

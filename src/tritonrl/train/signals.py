@@ -18,6 +18,7 @@ is built on first use, so they do not import the training stack.
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from typing import Self
@@ -53,12 +54,17 @@ def agree(request: StopRequest) -> bool:
 
 
 class SignalHandlers:
-    """Context manager installing SIGTERM/SIGINT handlers that raise ``request`` (main thread only)."""
+    """Context manager installing SIGTERM/SIGINT handlers that raise ``request`` (main thread only).
+
+    ``notice``: what the job does now (``"stopping after the verdicts under way"``), said on stderr in one line
+    when the first signal comes, with how to stop at once; a second signal gets the handler that was there before
+    (Ctrl-C: ``KeyboardInterrupt``; SIGTERM: the default, which ends the process)."""
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
-    def __init__(self, request: StopRequest):
+    def __init__(self, request: StopRequest, notice: str | None = None):
         self.request = request
+        self.notice = notice
         self._previous: dict[int, object] = {}
 
     def _handle(self, signum, frame):
@@ -67,6 +73,9 @@ class SignalHandlers:
             signal.raise_signal(signum)
             return
         self.request.set(signal.Signals(signum).name)
+        if self.notice:
+            _say(f"tritonrl: {self.request.reason}: {self.notice}; "
+                 f"{'Ctrl-C again' if signum == signal.SIGINT else 'a second SIGTERM'} stops at once")
 
     def __enter__(self) -> Self:
         if threading.current_thread() is threading.main_thread():
@@ -78,6 +87,16 @@ class SignalHandlers:
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
         self._previous.clear()
+
+
+def _say(line: str) -> None:
+    """One line on stderr from a signal handler: written straight to the descriptor (the interrupted code may be
+    inside a write to ``sys.stderr``, which is not reentrant); on a terminal it first clears a progress bar's line."""
+    clear = "\r\x1b[K" if os.isatty(2) else ""
+    try:
+        os.write(2, f"{clear}{line}\n".encode())
+    except OSError:
+        pass
 
 
 def _stop_callback_class() -> type:

@@ -18,6 +18,16 @@ from typing import Any
 MAX_ERROR_CHARS = 500  # a verdict's error text: enough for the exception, the candidate's lines, the mismatch
 
 
+def clip_words(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """``text`` whole when it fits ``limit`` characters, else cut at the last space before it, with "...": never
+    mid-word (a word longer than the limit is cut, as nothing else can be done)."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit - 2)  # the last space at or before where "..." must start
+    return (text[:cut] if cut > 0 else text[: limit - 3]).rstrip(" ,;:") + "..."
+
+
 class Stage(str, Enum):
     EXTRACT = "extract"   # no code could be extracted from the completion (a format error)
     STATIC = "static"     # the code failed a static check (no Triton kernel, PyTorch fallback, tampering, ...)

@@ -125,9 +125,12 @@ class Zygote:
                 wire.send(self._sock, message, fds=[sock.fileno()])
             finally:
                 sock.close()
-        with self._cond:
-            if not self._cond.wait_for(lambda: job_id in self._pids or job_id in self._exits,
-                                       timeout=START_TIMEOUT_S) or job_id not in self._pids:
+        with self._cond:  # close() wakes it: a fork asked for as the verifier closes is not waited for
+            self._cond.wait_for(lambda: job_id in self._pids or job_id in self._exits or self._closed,
+                                timeout=START_TIMEOUT_S)
+            if job_id not in self._pids:
+                if self._closed:
+                    raise VerifierClosed("the verifier was closed")
                 raise RuntimeError("the verifier's zygote did not fork a process")
             pid = self._pids[job_id]
         return Forked(self, job_id, pid, workdir)
@@ -149,6 +152,8 @@ class Zygote:
     def close(self) -> None:
         with self._lock:
             self._closed = True
+        with self._cond:
+            self._cond.notify_all()
         if self._proc and self._proc.poll() is None:
             try:
                 self._sock.shutdown(socket.SHUT_WR)  # the zygote kills its forks' groups and exits

@@ -42,10 +42,11 @@ from tritonrl.errors import ConfigError, TaskError
 from tritonrl.tasks.model import KernelTask
 from tritonrl.verify.child.isolation import safe_to_hide
 from tritonrl.verify.flags import Flag
+from tritonrl.verify.hints import add_hints
 from tritonrl.verify.judge.timings import default_cache_dir
 from tritonrl.verify.judges import JUDGE_START_S, JudgeClient, JudgeDied
 from tritonrl.verify.plan import TrialPlan, build_trials, mark_cpu_size_limit
-from tritonrl.verify.result import MAX_ERROR_CHARS, Stage, VerifyResult
+from tritonrl.verify.result import MAX_ERROR_CHARS, Stage, VerifyResult, clip_words
 from tritonrl.verify.sandbox import VerifierClosed, Zygote, jobs_root, make_workdir
 from tritonrl.verify.stopwatch import Stopwatch
 from tritonrl.verify.wire import CODE_FILE, TRITON_SEED
@@ -111,6 +112,7 @@ class Verifier:
         self._judges_lock = threading.Lock()  # the dict; each GPU's judge starts under its own lock
         self._start_locks = {gpu: threading.Lock() for gpu in self._judge_ids}
         self._started = False
+        self._closed = False  # set by close(): what fails in flight after it is not a verifier error
         self._start_threads: list[threading.Thread] = []
         self.sandbox_info: dict = {}
         self._triton_template = os.path.join(jobs_root(), "triton-driver")  # hidden from children, like the jobs
@@ -136,17 +138,22 @@ class Verifier:
             result = self._verify(task, code, completion)
         except ConfigError:
             raise  # the user's configuration: every item would fail the same way
-        except VerifierClosed as exc:  # the caller closed the verifier with this item in flight: not judged
-            log.info("task %s not judged: %s", getattr(task, "name", "?"), exc)
-            result = VerifyResult(Stage.COMPILE, flags=[Flag.VERIFIER_ERROR.value], error=f"not judged: {exc}",
-                                  code=code)
         except Exception as exc:  # noqa: BLE001 - reported as the item's verdict and logged, never swallowed
-            log.exception("verifier error on task %s", getattr(task, "name", "?"))
-            result = VerifyResult(Stage.COMPILE, flags=[Flag.VERIFIER_ERROR.value],
-                                  error=_clip(f"verifier error ({type(exc).__name__}): {exc}"), code=code)
+            result = self._unjudged(task, code, exc)
         result.elapsed_s = round(time.monotonic() - start, 3)
         result.timing["span"] = [start, time.monotonic()]  # monotonic s: where this verdict sat in a batch
         return result
+
+    def _unjudged(self, task: KernelTask, code: str | None, exc: Exception) -> VerifyResult:
+        """The ``verifier_error`` verdict of an item the verifier failed on: logged with its traceback, unless the
+        caller closed the verifier with the item in flight (Ctrl-C), which is no failure: then a quiet note."""
+        if isinstance(exc, VerifierClosed) or self._closed:
+            log.info("task %s not judged: the verifier was closed (%s)", getattr(task, "name", "?"), exc)
+            error = "not judged: the verifier was closed"
+        else:
+            log.exception("verifier error on task %s", getattr(task, "name", "?"))
+            error = _clip(f"verifier error ({type(exc).__name__}): {exc}")
+        return VerifyResult(Stage.COMPILE, flags=[Flag.VERIFIER_ERROR.value], error=error, code=code)
 
     @property
     def concurrency(self) -> int:
@@ -168,15 +175,25 @@ class Verifier:
                 bar.close()
         return results
 
-    def verify_iter(self, items: list[VerifyItem]):
-        """``(index, result)`` for each item as it finishes (not in order). Closing the generator (or an exception
-        in it, such as Ctrl-C) cancels the items not started and returns at once; ``close()`` ends running ones."""
+    def verify_iter(self, items: list[VerifyItem], stop: Any = None):
+        """``(index, result)`` for each item as it finishes (not in order). Once ``stop`` (anything with
+        ``is_set()``, such as ``tritonrl.train.signals.StopRequest``) is raised, items not yet started are not
+        started nor given; those running finish and are given: the stream drains. Closing the generator (or an
+        exception in it, such as a second Ctrl-C) cancels the items not started and returns at once; ``close()``
+        ends running ones."""
         self.start()
         pool = ThreadPoolExecutor(max_workers=self.concurrency)
+
+        def one(item: VerifyItem) -> VerifyResult | None:
+            if stop is not None and stop.is_set():
+                return None
+            return self.verify(item.task, item.code, item.completion)
+
         try:
-            futures = {pool.submit(self.verify, it.task, it.code, it.completion): i for i, it in enumerate(items)}
+            futures = {pool.submit(one, it): i for i, it in enumerate(items)}
             for future in as_completed(futures):
-                yield futures[future], future.result()
+                if (result := future.result()) is not None:
+                    yield futures[future], result
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
@@ -189,6 +206,10 @@ class Verifier:
         return totals
 
     def close(self) -> None:
+        """Stop everything: the judges, the zygote and, through it, every running candidate's process group.
+        Items still in flight in other threads end as not judged (``verify``), quietly: their judge's end is the
+        caller's doing, not a failure."""
+        self._closed = True
         with self._judges_lock:
             judges, self._judges = list(self._judges.values()), {}
         for judge in judges:
@@ -212,14 +233,13 @@ class Verifier:
                                 error="no Python code defining ModelNew was found in the completion")
         watch = Stopwatch()  # the parent's own steps (diagnosis): ``timing["parent_s"]``
         if self.config.static_checks:
-            from tritonrl.verify.static import run_static_checks
+            from tritonrl.verify.static import diagnosis, run_static_checks
 
             with watch("static"):
                 violations = run_static_checks(code, self.config.strict)
             if violations:
                 flags = list(dict.fromkeys(Flag(v.flag).value for v in violations))
-                error = "; ".join(f"line {v.line}: {v.message}" if v.line else v.message for v in violations)
-                return VerifyResult(Stage.STATIC, flags=flags, error=error[:MAX_ERROR_CHARS], code=code)
+                return VerifyResult(Stage.STATIC, flags=flags, error=diagnosis(violations), code=code)
         result = VerifyResult(Stage.COMPILE, valid=True, code=code)
 
         @functools.cache
@@ -241,7 +261,9 @@ class Verifier:
         result.flags += trials.flags  # reduced_shapes: judged at sizes the CPU can run (tritonrl.verify.plan)
         self._apply(result, facts)
         result.timing["parent_s"] = watch.seconds()
-        return mark_cpu_size_limit(result, trials.oversize)
+        result = mark_cpu_size_limit(result, trials.oversize)
+        return add_hints(result, code, facts.get("relative_error"), task, self.config, self.device,
+                         bool(trials.reduced))
 
     def _judge(self, gpu: str, code: str, plan: Callable[[], TrialPlan], retries: int = 1) -> dict[str, Any]:
         """One candidate through its child and its GPU's judge: the verdict's facts. The session opens before the
@@ -272,9 +294,11 @@ class Verifier:
             facts = judge.finish(key, self._plan_message(trials), wait_s)
         except JudgeDied as exc:
             child.finish()
+            if self._closed:  # close() ended the judge: nothing died, nothing is judged again
+                raise VerifierClosed("the verifier was closed") from None
             self._drop_judge(gpu)
             if retries > 0:
-                log.warning("the judge of GPU %s died (%s): judging the candidate again", gpu, exc)
+                log.warning("the verifier's judge %s died (%s): judging the candidate again", _judge_name(gpu), exc)
                 return self._judge(gpu, code, plan, retries - 1)
             raise
         except BaseException:
@@ -368,7 +392,8 @@ class Verifier:
             judge.close()
 
     def _session_config(self) -> dict[str, Any]:
-        return {"config": {"timeout_s": self.config.timeout_s, "atol": self.config.atol, "rtol": self.config.rtol,
+        atol, rtol = self.config.tolerances()
+        return {"config": {"timeout_s": self.config.timeout_s, "atol": atol, "rtol": rtol,
                            "randomize": self.config.randomize_params}}
 
     def _plan_message(self, trials: TrialPlan) -> dict[str, Any]:
@@ -461,6 +486,11 @@ def _warm_plans() -> None:
         log.info("meta-device warm-up skipped (%s: %s)", type(exc).__name__, exc)
 
 
+def _judge_name(gpu: str) -> str:
+    """How messages name a judge: ``for GPU 0``, or ``on the CPU`` (whose judge's id is "cpu")."""
+    return "on the CPU" if gpu == "cpu" else f"for GPU {gpu}"
+
+
 def _visible_gpus() -> list[str]:
     """GPU ids for the children's CUDA_VISIBLE_DEVICES: this process's own list when it has one (Ray actors,
     Slurm, a user's CUDA_VISIBLE_DEVICES=4,5), so slot k is the k-th GPU it may use, not physical GPU k."""
@@ -480,8 +510,7 @@ def _flag(value: object, default: Flag) -> str:
 
 
 def _clip(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."
+    return clip_words(text, MAX_ERROR_CHARS)
 
 
 def progress_bar(total: int, desc: str = "verify"):

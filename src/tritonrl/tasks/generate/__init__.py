@@ -121,7 +121,7 @@ def generate_tasks(n: int, seed: int, split: str, out: str | Path, kernelbench_d
     seen: set[str] = set()
     kept: list[tuple[Draft, KernelTask]] = []
     stop = StopRequest()
-    with SignalHandlers(stop):
+    with SignalHandlers(stop, notice="stopping after the verdicts under way"):
         while len(kept) < n and report.drawn < n * MAX_DRAWS_PER_TASK:
             batch = _draw_batch(rng, n - len(kept), (split, heldout_share, split_salt), shape_scale, seen, index,
                                 report)

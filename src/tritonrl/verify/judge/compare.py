@@ -46,6 +46,7 @@ NORM_RTOL_FACTOR = 1.0  # relative L2 error allowed: this many rtols (fp32: 1e-4
 class Mismatch:
     flag: Flag
     message: str
+    relative: float | None = None  # a value mismatch's error relative to the output's scale (precision or bug?)
 
 
 def compare_trial(ref: dict, got: dict | None, atol: dict[str, float], rtol: dict[str, float],
@@ -317,9 +318,10 @@ def _check_values(i: int, e: torch.Tensor, a: torch.Tensor, atol: float, rtol: f
     worst, expected, got = f["worst"], f["worst_e"], f["worst_a"]
     flag = Flag.TINY_MISMATCH if stage == "tiny" else Flag.OUTPUT_MISMATCH
     if f["bad"]:
+        relative = worst / max(abs(expected), f["scale"], 1e-30)
         return Mismatch(flag, f"output {i}: {int(f['bad'])}/{n} values off, max abs error "
                               f"{worst:.3g} (expected {expected:.6g}, got {got:.6g}; "
-                              f"atol={atol:g} rtol={rtol:g} x max(|expected|, typical {f['scale']:.3g}))")
+                              f"atol={atol:g} rtol={rtol:g} x max(|expected|, typical {f['scale']:.3g}))", relative)
     if 0 < e_max < SMALL_SCALE_FACTOR * atol:
         normalized = worst / e_max
         if normalized > NORMALIZED_RTOL_FACTOR * rtol:
@@ -329,5 +331,5 @@ def _check_values(i: int, e: torch.Tensor, a: torch.Tensor, atol: float, rtol: f
         relative = (f["diff_sq"] / f["e_sq"]) ** 0.5
         if relative > NORM_RTOL_FACTOR * rtol:
             return Mismatch(flag, f"output {i}: relative L2 error {relative:.3g} > {NORM_RTOL_FACTOR * rtol:g} "
-                                  "(every value is close, but the error is systematic: lower precision?)")
+                                  "(every value is close, but the error is systematic: lower precision?)", relative)
     return None

@@ -203,7 +203,7 @@ class Session:
         self.facts["stage_s"]["import"] = round(time.monotonic() - start, 4)
         if not reply.get("ok"):
             raise Failed("compile", text(reply.get("flag"), "import_error"), text(reply.get("error"), "?"))
-        self.facts["compiled"] = True
+        # compiled once ModelNew is also constructed: the first trial's build, still the compile stage
 
     # ------------------------------------------------------------ correctness
     def correctness(self, refs: dict[str, Reference]) -> None:
@@ -214,12 +214,14 @@ class Session:
         for index, trial in enumerate(self.trials):
             stage = "tiny" if trial.stage == "tiny" else "full"
             ref, layout = refs[trial.name], layouts[trial.name]
+            building = "compile" if index == 0 else stage  # the first construction is the compile stage's
             with self.lease_for(stage):
                 steps = [time.monotonic()]
-                reply = self.call(self.build_message(trial, layout), stage)
+                reply = self.call(self.build_message(trial, layout), building)
                 if not reply.get("ok"):
                     flag = text(reply.get("flag"), "init_error")
-                    raise Failed(stage, flag, f"{trial.describe()}: {text(reply.get('error'), '?')}")
+                    raise Failed(building, flag, f"{trial.describe()}: {text(reply.get('error'), '?')}")
+                self.facts["compiled"] = True
                 steps.append(time.monotonic())
                 layout.write(self.arena, ref.inputs, self.judge.device)
                 steps.append(time.monotonic())
@@ -235,6 +237,8 @@ class Session:
             if index == 0:
                 self.facts["stage_s"]["jit_first_trial"] = round(float(number(reply.get("elapsed_s"))), 4)
             if problem is not None:
+                if problem.relative is not None:  # for the parent's reduced-precision hint (TF32)
+                    self.facts["relative_error"] = problem.relative
                 raise Failed(stage, problem.flag.value, f"{trial.describe()}: {problem.message}")
             if stage == "tiny":
                 self.facts["tiny_correct"] = True

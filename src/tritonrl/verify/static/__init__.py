@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from tritonrl.astlock import parse_source
 from tritonrl.verify.flags import RATIONALE, Flag
+from tritonrl.verify.result import MAX_ERROR_CHARS, clip_words
 from tritonrl.verify.static.compute import check_torch_compute
 from tritonrl.verify.static.files import check_file_access
 from tritonrl.verify.static.objects import check_attribute_escapes
@@ -64,6 +65,7 @@ __all__ = [
     "Check",
     "StaticViolation",
     "describe_checks",
+    "diagnosis",
     "run_static_checks",
 ]
 
@@ -76,6 +78,7 @@ class StaticViolation:
     message: str
     line: int | None = None
     check: str = ""
+    width: int | None = None  # characters of code the construct spans (nested sub-expressions: the smallest)
 
 
 @dataclass(frozen=True)
@@ -124,9 +127,40 @@ def run_static_checks(code: str, strict: bool = True) -> list[StaticViolation]:
             line = getattr(node, "lineno", None)
             found.setdefault(
                 (check.flag, line, message),
-                StaticViolation(check.flag, f"{check.flag.value}: {message}", line, check.name),
+                StaticViolation(check.flag, f"{check.flag.value}: {message}", line, check.name, _width(node)),
             )
     return sorted(found.values(), key=lambda v: (v.line or 0, v.flag.value))
+
+
+def diagnosis(violations: list[StaticViolation], limit: int = MAX_ERROR_CHARS) -> str:
+    """A static failure's error text: one diagnosis per line of code, the most specific there (the smallest
+    construct: ``x ** 3`` rather than the expression around it), in line order, as many whole ones as fit
+    ``limit`` characters, then how many more lines have violations; never cut mid-word."""
+    chosen: dict[object, StaticViolation] = {}
+    for v in violations:  # in line order (run_static_checks)
+        key = v.line if v.line is not None else v.message
+        if key not in chosen or (v.width or 1 << 30) < (chosen[key].width or 1 << 30):
+            chosen[key] = v
+    texts = [f"line {v.line}: {v.message}" if v.line else v.message for v in chosen.values()]
+    shown: list[str] = []
+    for i, text in enumerate(texts):
+        tail = _more(len(texts) - i - 1)
+        if shown and len("; ".join([*shown, text])) + len(tail) > limit:
+            break
+        shown.append(text)
+    return clip_words("; ".join(shown) + _more(len(texts) - len(shown)), limit)
+
+
+def _more(lines: int) -> str:
+    return f"; and {lines} more {'line' if lines == 1 else 'lines'} with violations" if lines else ""
+
+
+def _width(node: ast.AST | None) -> int | None:
+    """How much code ``node`` spans: its characters on one line; many lines count as wider than any one line."""
+    if node is None or getattr(node, "end_col_offset", None) is None:
+        return None
+    lines = (node.end_lineno or node.lineno) - node.lineno
+    return node.end_col_offset - node.col_offset if lines == 0 else (lines + 1) * 10_000
 
 
 def describe_checks() -> list[dict[str, str]]:
