@@ -40,7 +40,7 @@ from typing import Any
 from tritonrl.config import VerifyConfig
 from tritonrl.errors import ConfigError, TaskError
 from tritonrl.tasks.model import KernelTask
-from tritonrl.verify.child.isolation import safe_to_hide
+from tritonrl.verify.child.isolation import PROTECTIONS
 from tritonrl.verify.flags import Flag
 from tritonrl.verify.judge.timings import default_cache_dir
 from tritonrl.verify.judges import JUDGE_START_S, JudgeClient, JudgeDied
@@ -103,6 +103,7 @@ class Verifier:
         self._started = False
         self._start_threads: list[threading.Thread] = []
         self.sandbox_info: dict = {}
+        self._sandbox_warned = False
         self._triton_template = os.path.join(jobs_root(), "triton-driver")  # hidden from children, like the jobs
 
     def _gpu_ids(self) -> list[str]:
@@ -370,7 +371,14 @@ class Verifier:
         from tritonrl.verify.static.vocab import ALLOWED_IMPORTS
 
         return {"device": self.device, "poison": self.config.poison_memory, "strict": self.config.strict,
-                "allowed_imports": sorted(ALLOWED_IMPORTS)}
+                "allowed_imports": sorted(ALLOWED_IMPORTS), "sandbox": self.config.sandbox,
+                "sandbox_required": self._required_protections()}
+
+    def _required_protections(self) -> list[str]:
+        """Every protection of the sandbox, less the ones a switch turned off (files, network)."""
+        off = {"filesystem"} if not self.config.fs_isolation else set()
+        off |= {"network"} if not self.config.network_isolation else set()
+        return [name for name in PROTECTIONS if name not in off]
 
     def _child_env(self, gpu: str) -> dict[str, str]:
         return {"CUDA_VISIBLE_DEVICES": gpu} if self.device == "cuda" else {}
@@ -393,9 +401,7 @@ class Verifier:
             result.timing["session_span"] = facts["span"]  # [start, child ready, end] (monotonic s) in the judge
         if facts.get("fork_span"):
             result.timing["fork_span"] = facts["fork_span"]  # [fork asked, forked, the child's start] (monotonic s)
-        iso = facts.get("isolation") or {}
-        if self.config.fs_isolation and iso and not (iso.get("fs_isolated") and iso.get("readonly")):
-            result.timing["isolation"] = iso
+        self._apply_sandbox(result, facts.get("isolation") or {})
         if result.correct and self.config.timing and not self._timed():
             result.flags.append(Flag.TIMING_UNAVAILABLE.value)
         if facts.get("runtime_ms") is not None:
@@ -405,6 +411,27 @@ class Verifier:
                 result.speedup = result.ref_runtime_ms / result.runtime_ms
                 if result.speedup > self.config.suspicious_speedup:
                     result.flags.append(Flag.SUSPICIOUS_SPEEDUP.value)
+
+    def _apply_sandbox(self, result: VerifyResult, iso: dict[str, Any]) -> None:
+        """Which protections the candidate's child had (``timing["sandbox"]``); a missing one is a flag: the
+        child refused to run the candidate (strict: no verdict) or ran it anyway (best effort)."""
+        if not iso:
+            return
+        result.timing["sandbox"] = {name: all(iso.get(f) for f in fields) for name, fields in PROTECTIONS.items()}
+        missing = [n for n in self._required_protections() if not result.timing["sandbox"][n]]
+        if not missing:
+            return
+        result.timing["isolation"] = iso
+        if Flag.SANDBOX_UNAVAILABLE.value in result.flags:
+            result.flags.append(Flag.VERIFIER_ERROR.value)
+            if not self._sandbox_warned:
+                self._sandbox_warned = True
+                log.error("candidates are not judged: %s", result.error)
+        elif self.config.sandbox == "best_effort":
+            result.flags.append(Flag.SANDBOX_INCOMPLETE.value)
+            if not self._sandbox_warned:
+                self._sandbox_warned = True
+                log.warning("judging without the sandbox's %s (verify.sandbox: best_effort)", ", ".join(missing))
 
     def _timed(self) -> bool:
         """GPU only. ``TRITONRL_TIMING_ON_CPU=1`` is a test seam: the same checked protocol, wall clock, on CPU."""
@@ -420,16 +447,7 @@ class Verifier:
             "threads": threads,
             "network_isolation": self.config.network_isolation,
             "fs_isolation": self.config.fs_isolation,
-            "hide": self._hidden_paths(),
         }
-
-    def _hidden_paths(self) -> list[str]:
-        """What no candidate may see: every job directory, the timing cache, the temp dir where safe."""
-        paths = [jobs_root(), self.cache_dir]
-        temp = os.path.dirname(jobs_root())
-        if safe_to_hide(temp):
-            paths.append(temp)
-        return [p for p in paths if safe_to_hide(p)]
 
     def _policy(self):
         from tritonrl.verify.timing import TimingPolicy
