@@ -297,3 +297,22 @@ def test_missing_protection_strict_is_no_verdict_best_effort_is_flagged():
 def test_switched_off_protections_are_not_required():
     verifier = Verifier(VerifyConfig(device="cpu", fs_isolation=False, network_isolation=False))
     assert set(verifier._required_protections()) == set(PROTECTIONS) - {"filesystem", "network"}
+
+
+# ------------------------------------------------------------------ on a GPU (TRITONRL_TEST_CUDA=1 pytest -m gpu)
+GPU_SOLUTIONS = ("l1_relu", "l1_softmax", "l1_matmul", "l1_layernorm", "l2_gemm_bias_relu", "l2_conv_relu_bias",
+                 "l1_transpose", "l2_swiglu")
+
+
+@pytest.mark.gpu
+def test_gpu_bundled_solutions_pass_in_the_sandbox(tmp_path):
+    """On a GPU the child compiles every kernel through its toolchain helper (ptxas, the C launcher) and loads the
+    judge's driver module from the read-only template: honest kernels are judged as before, every protection on."""
+    from tritonrl.tasks import get_task
+
+    names = [n for n in GPU_SOLUTIONS if (SOLUTIONS / f"{n}.py").exists()]
+    with Verifier(VerifyConfig(device="cuda", timeout_s=60, workers=2, cache_dir=str(tmp_path))) as verifier:
+        results = {n: verifier.verify(get_task(n), code=(SOLUTIONS / f"{n}.py").read_text()) for n in names}
+    for name, result in results.items():
+        assert result.correct and result.speedup is not None, (name, result.flags, result.error)
+        assert result.timing["sandbox"] == {p: True for p in PROTECTIONS}, (name, result.timing.get("isolation"))

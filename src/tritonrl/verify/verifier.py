@@ -48,7 +48,7 @@ from tritonrl.verify.plan import TrialPlan, build_trials, mark_cpu_size_limit
 from tritonrl.verify.result import MAX_ERROR_CHARS, Stage, VerifyResult
 from tritonrl.verify.sandbox import VerifierClosed, Zygote, jobs_root, make_workdir
 from tritonrl.verify.stopwatch import Stopwatch
-from tritonrl.verify.wire import CODE_FILE, TRITON_SEED
+from tritonrl.verify.wire import CODE_FILE
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +104,10 @@ class Verifier:
         self._start_threads: list[threading.Thread] = []
         self.sandbox_info: dict = {}
         self._sandbox_warned = False
-        self._triton_template = os.path.join(jobs_root(), "triton-driver")  # hidden from children, like the jobs
+        # The judge's build of Triton's driver module: read-only (and executable) in each GPU child's view, which binds
+        # the directory when it forks, so it exists before the judge fills it.
+        self._triton_template = os.path.join(jobs_root(), "triton-driver")
+        os.makedirs(self._triton_template, mode=0o755, exist_ok=True)
 
     def _gpu_ids(self) -> list[str]:
         """``verify.gpus`` when given (ids as CUDA_VISIBLE_DEVICES names them), else every visible GPU."""
@@ -252,7 +255,6 @@ class Verifier:
         forked = time.monotonic()
         try:
             judge = self._judge_for(gpu)
-            self._seed_triton_cache(workdir)
             wait_s = 2 * self.config.timeout_s + JUDGE_SLACK_S
             key = judge.open({**self._session_config(), "seal": seal}, judge_end)
             try:
@@ -288,15 +290,6 @@ class Verifier:
         finally:
             child.finish()
         return facts
-
-    def _seed_triton_cache(self, workdir: str) -> None:
-        """What the judge built for Triton (the CUDA driver module), for the child's own cache: trusted files,
-        copied, never shared. Into ``TRITON_SEED``, which the child copies into its cache as its own user once the
-        judge lets it start (after this, as the session is sent after it): written into the cache directory itself,
-        they raced the child's start, which hands its directory to an unprivileged user, and a cache directory
-        left to root stopped the child's first compilation (PermissionError)."""
-        if self.device == "cuda" and os.path.isdir(self._triton_template):
-            shutil.copytree(self._triton_template, os.path.join(workdir, TRITON_SEED), dirs_exist_ok=True)
 
     def _judge_for(self, gpu: str) -> JudgeClient:
         with self._start_locks[gpu]:  # one start per GPU; GPUs start side by side
@@ -372,7 +365,8 @@ class Verifier:
 
         return {"device": self.device, "poison": self.config.poison_memory, "strict": self.config.strict,
                 "allowed_imports": sorted(ALLOWED_IMPORTS), "sandbox": self.config.sandbox,
-                "sandbox_required": self._required_protections()}
+                "sandbox_required": self._required_protections(),
+                "triton_seed": self._triton_template if self.device == "cuda" else None}
 
     def _required_protections(self) -> list[str]:
         """Every protection of the sandbox, less the ones a switch turned off (files, network)."""

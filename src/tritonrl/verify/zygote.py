@@ -85,7 +85,7 @@ def run_candidate_job(job: dict, sock: socket.socket) -> None:
     startup = Stopwatch()
     with startup("isolate"):
         report = isolate(job["workdir"], job["spec"].get("device", "cpu"), bool(limits.get("network_isolation")),
-                         bool(limits.get("fs_isolation")))
+                         bool(limits.get("fs_isolation")), seed=job["spec"].get("triton_seed"))
         report.env_scrubbed = True
         apply_limits(limits)
     helper = None

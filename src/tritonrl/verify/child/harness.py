@@ -183,7 +183,7 @@ class Child:
             with startup("cuda"):
                 torch.empty(1, device=self.device)  # CUDA initialised here, not by the candidate's import
             with startup("native"):
-                load_triton_native(self.helper)
+                load_triton_native(self.helper, self.spec.get("triton_seed"))
         with startup("poison_audit"):
             if self.spec.get("poison", True):
                 poison_memory(self.device)

@@ -35,7 +35,7 @@ import signal
 import sys
 from dataclasses import asdict, dataclass
 
-from tritonrl.verify.child.view import enter_view, view_plan
+from tritonrl.verify.child.view import ViewPlan, enter_view, view_plan
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x10000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
@@ -100,7 +100,8 @@ def _unshare(libc: ctypes.CDLL, flags: int) -> tuple[int, bool]:
     return 0, False
 
 
-def isolate(job_dir: str, device: str, network: bool, filesystem: bool, drop_user: bool = True) -> IsolationReport:
+def isolate(job_dir: str, device: str, network: bool, filesystem: bool, drop_user: bool = True,
+            seed: str | None = None) -> IsolationReport:
     """Enter the namespaces, fork once (the caller continues as pid 1 of the new PID namespace), enter the view,
     give up root, drop every privilege. The forked intermediate process waits for the job and exits as it did
     (code or signal), so the zygote's view of the child is unchanged. Never raises: what could not be applied is
@@ -117,7 +118,7 @@ def isolate(job_dir: str, device: str, network: bool, filesystem: bool, drop_use
     report.network_isolated = bool(entered & CLONE_NEWNET)
     if entered & CLONE_NEWPID:
         _fork_into_pid_namespace()
-        report.pid_isolated = _enter_view(libc, job_dir, device, report)
+        report.pid_isolated = _enter_view(libc, view_plan(job_dir, device, seed), report)
     _lock_root(libc)
     if drop_user and not in_userns:
         _become_nobody(libc)
@@ -128,11 +129,11 @@ def isolate(job_dir: str, device: str, network: bool, filesystem: bool, drop_use
     return report
 
 
-def _enter_view(libc: ctypes.CDLL, job_dir: str, device: str, report: IsolationReport) -> bool:
+def _enter_view(libc: ctypes.CDLL, plan: ViewPlan, report: IsolationReport) -> bool:
     """The view as the root, a fresh /proc in it; True when /proc is the PID namespace's own."""
     try:
         _mount(libc, None, "/", None, MS_REC | MS_PRIVATE, check=True)
-        enter_view(libc, view_plan(job_dir, device))
+        enter_view(libc, plan)
         report.fs_isolated = report.readonly = report.noexec = True
     except OSError as exc:
         report.view_error = str(exc)[:200]

@@ -15,8 +15,8 @@ same unprivileged user, holding only a socket to the child. It is never handed c
 - ``launcher``: Triton's own ``make_launcher`` run *in the helper* on a kernel signature (type names checked against
   a strict pattern), compiled with Triton's build, returned as a sealed ``memfd`` (no write, grow or shrink: the
   candidate cannot change a byte of it), which the child loads through ``/proc/self/fd`` and closes;
-- ``utils``: Triton's driver module built from Triton's own source, the same way, where the judge's build
-  (``.triton-seed``) could not be used.
+- ``utils``: Triton's driver module built from Triton's own source, the same way, where the judge's build (its
+  template, read-only in the view) could not be used.
 
 Not needed on a CPU: the interpreter compiles nothing native. Limits: a bug in ``ptxas`` or ``cc`` reached through a
 crafted PTX file or signature runs as the helper (unprivileged, in the child's view, without the filter).
@@ -40,7 +40,6 @@ from tritonrl.verify import wire
 
 TYPE_NAME = re.compile(r"\*?k?[a-z]+[0-9]*(x[0-9]+)?|constexpr|nvTmaDesc|tensordesc<[\w\[\], ]+>")
 SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
-SEED_DIR = ".triton-seed"
 
 
 class ToolchainError(RuntimeError):
@@ -254,17 +253,17 @@ def _subprocess_via(helper: Toolchain) -> types.SimpleNamespace:
                                  run=run, check_output=check_output)
 
 
-def load_triton_native(helper: Toolchain | None) -> None:
-    """Triton's driver module loaded before the filter: the judge's build (``.triton-seed``, a read-only,
-    executable mount in the child's view) when it has one, else built by the helper; then Triton routed to the
-    helper. Without a helper (no view, best-effort mode) Triton is left as it is."""
+def load_triton_native(helper: Toolchain | None, seed: str | None) -> None:
+    """Triton's driver module loaded before the filter: the judge's build (``seed``, a Triton cache shown read-only
+    and executable in the child's view) when it has it, else built by the helper; then Triton routed to the
+    helper. Without a helper Triton is left as it is."""
     from triton.backends.nvidia import driver as nvidia
     from triton.runtime import driver
 
     saved = os.environ.get("TRITON_CACHE_DIR")
     try:
-        if os.path.isdir(SEED_DIR):
-            os.environ["TRITON_CACHE_DIR"] = os.path.abspath(SEED_DIR)
+        if seed and os.path.isdir(seed):
+            os.environ["TRITON_CACHE_DIR"] = seed
         if helper is not None:
             # each runs a process once and caches its answer: now, while processes may still start
             nvidia.libcuda_dirs()  # ldconfig

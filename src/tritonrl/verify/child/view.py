@@ -16,7 +16,8 @@ Built on a fresh tmpfs and entered with ``pivot_root`` (the old root is detached
 - **devices**: ``null``, ``zero``, ``full``, ``random``, ``urandom``, and on a GPU the ``nvidia*`` nodes (plus a
   read-only ``/sys`` there, which the driver reads); a private ``/dev/shm`` (no channel to other processes);
 - **its job directory**, the only writable place, mounted ``noexec`` (a library written there cannot be mapped
-  executable), with the judge's build of Triton's driver module (``.triton-seed``) read-only on top;
+  executable); on a GPU the judge's build of Triton's driver module, read-only (trusted code, loaded before the
+  candidate is imported);
 - a fresh ``/proc`` of its PID namespace (the caller mounts it).
 
 Everything else (``$HOME``, the project, other jobs, the reference caches, ``/tmp``, ``/root``, ``/work``) does
@@ -38,7 +39,6 @@ ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/n
              "/etc/group", "/etc/localtime", "/etc/alternatives", "/etc/nvidia")
 DEV_NODES = ("null", "zero", "full", "random", "urandom")
 PACKAGE = "tritonrl"
-SEED_DIR = ".triton-seed"
 STAGING = ".view"  # in the job directory: the new root is built on a tmpfs mounted here, then pivoted into
 SHM_SIZE = "size=64m"
 
@@ -62,8 +62,9 @@ class ViewPlan:
     devices: list[str] = field(default_factory=list)
 
 
-def view_plan(job_dir: str, device: str = "cpu") -> ViewPlan:
-    """What the child's root holds, for a job in ``job_dir`` on ``device`` (``cpu`` or ``cuda...``)."""
+def view_plan(job_dir: str, device: str = "cpu", seed: str | None = None) -> ViewPlan:
+    """What the child's root holds, for a job in ``job_dir`` on ``device`` (``cpu`` or ``cuda...``); ``seed``: the
+    judge's build of Triton's driver module (a Triton cache), shown read-only and executable at its own path."""
     job_dir = os.path.realpath(job_dir)
     plan = ViewPlan(job_dir)
     for tree in SYSTEM_TREES + ETC_FILES:
@@ -77,9 +78,8 @@ def view_plan(job_dir: str, device: str = "cpu") -> ViewPlan:
         plan.binds.append(Bind("/sys", "/sys"))
     # not recursive: the staging mount of the new root lies in the job directory
     plan.binds.append(Bind(job_dir, job_dir, writable=True, executable=False, recursive=False))
-    seed = os.path.join(job_dir, SEED_DIR)
-    if os.path.isdir(seed):  # trusted, read-only, executable: the judge's build of Triton's driver module
-        plan.binds.append(Bind(seed, seed, recursive=False))
+    if seed and os.path.isdir(seed):  # trusted, read-only, executable; filled by the judge, maybe after this
+        plan.binds.append(Bind(os.path.realpath(seed), os.path.realpath(seed), recursive=False))
     return plan
 
 
