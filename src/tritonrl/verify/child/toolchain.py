@@ -204,11 +204,15 @@ def _encode(value: Any) -> Any:
 
 
 def route_triton(helper: Toolchain) -> None:
-    """Triton's NVIDIA backend, from now on, runs ptxas and builds launchers through ``helper``."""
+    """Triton's NVIDIA backend, from now on, runs ptxas and builds launchers through ``helper`` (a Triton whose
+    launcher is generic, built into its driver module, as 3.9's, builds none)."""
     from triton.backends.nvidia import compiler, driver
 
+    compiler.subprocess = _subprocess_via(helper)
+    make_launcher = getattr(driver, "make_launcher", None)
+    if make_launcher is None:
+        return
     signatures: dict[str, tuple] = {}
-    make_launcher = driver.make_launcher
 
     def recording_make_launcher(constants, signature, tensordesc_meta):
         src = make_launcher(constants, signature, tensordesc_meta)
@@ -228,7 +232,6 @@ def route_triton(helper: Toolchain) -> None:
 
     driver.make_launcher = recording_make_launcher
     driver.compile_module_from_src = compile_module_from_src
-    compiler.subprocess = _subprocess_via(helper)
 
 
 def _subprocess_via(helper: Toolchain) -> types.SimpleNamespace:
@@ -249,8 +252,8 @@ def _subprocess_via(helper: Toolchain) -> types.SimpleNamespace:
             raise subprocess.CalledProcessError(reply["rc"], argv)
         return reply["stdout"].encode()
 
-    return types.SimpleNamespace(**{k: getattr(subprocess, k) for k in dir(subprocess) if not k.startswith("_")},
-                                 run=run, check_output=check_output)
+    names = {k: getattr(subprocess, k) for k in dir(subprocess) if not k.startswith("_")}
+    return types.SimpleNamespace(**{**names, "run": run, "check_output": check_output})
 
 
 def load_triton_native(helper: Toolchain | None, seed: str | None) -> None:

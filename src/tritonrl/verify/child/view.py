@@ -9,7 +9,7 @@ Built on a fresh tmpfs and entered with ``pivot_root`` (the old root is detached
   driver libraries); of ``/etc`` only what the loader and libc read (``ld.so.cache``, ``passwd`` ...);
 - **Python**, read-only: each ``sys.path`` entry some loaded module came from (the standard library,
   site-packages), at its written and its resolved path; never a directory nothing was imported from (the
-  repository root on ``sys.path`` through ``python -m``);
+  repository root on ``sys.path`` through ``python -m``), nor a script's (``__main__``), nor one holding the job;
 - **this package**, read-only: only the modules the child has imported (``tritonrl/__init__.py``, ``verify/`` ...):
   not ``tasks/`` (the bundled reference solutions), not the rest of the source tree, wherever the package is
   installed (a source checkout, or site-packages, where the package's directory is masked and refilled);
@@ -69,7 +69,7 @@ def view_plan(job_dir: str, device: str = "cpu", seed: str | None = None) -> Vie
     plan = ViewPlan(job_dir)
     for tree in SYSTEM_TREES + ETC_FILES:
         _add_path(plan, tree)
-    for root in python_roots():
+    for root in python_roots(job_dir):
         _add_tree(plan, root)
     _add_package(plan)
     cuda = device.startswith("cuda")
@@ -107,17 +107,20 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def python_roots() -> list[str]:
-    """The ``sys.path`` entries some loaded module (other than this package's) was imported from."""
+def python_roots(job_dir: str = "/") -> list[str]:
+    """The ``sys.path`` entries some loaded module was imported from: not a script run as ``__main__`` (its
+    directory may be a whole repository), not this package's modules (bound one by one), never a directory that
+    holds ``job_dir`` (it would show every job)."""
+    pkg_dir = os.path.realpath(os.path.dirname(sys.modules[PACKAGE].__file__))
     entries = sorted({os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)}, key=len, reverse=True)
     used: dict[str, None] = {}
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
-        if not isinstance(file, str) or name == PACKAGE or name.startswith(PACKAGE + "."):
+        if not isinstance(file, str) or name in ("__main__", "__mp_main__") or _under(os.path.realpath(file), pkg_dir):
             continue
         file = os.path.abspath(file)
         root = next((e for e in entries if _under(file, e)), None)
-        if root is not None:
+        if root is not None and not _under(job_dir, root) and not _under(job_dir, os.path.realpath(root)):
             used[root] = None
     return list(used)
 
