@@ -155,6 +155,11 @@ def warm_candidates(startup: Stopwatch, control: socket.socket) -> None:
     (``{"warmed": True, "startup_s": ...}``, for ``Zygote.wait_warm``)."""
     with startup("dispatch_mode"):
         warm_dispatch_mode()
+    with startup("view"):
+        from tritonrl.verify.child.view import base_plan
+        from tritonrl.verify.sandbox import jobs_root
+
+        base_plan(os.path.realpath(jobs_root()))  # what each child's view binds, worked out once for all forks
     if os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):
         with startup("triton_compiler"):
             warm_triton_compiler()

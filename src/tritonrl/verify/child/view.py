@@ -28,6 +28,7 @@ writable one is ``noexec``: no path in the view is both writable and executable.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import sys
 from dataclasses import dataclass, field
@@ -66,12 +67,8 @@ def view_plan(job_dir: str, device: str = "cpu", seed: str | None = None) -> Vie
     """What the child's root holds, for a job in ``job_dir`` on ``device`` (``cpu`` or ``cuda...``); ``seed``: the
     judge's build of Triton's driver module (a Triton cache), shown read-only and executable at its own path."""
     job_dir = os.path.realpath(job_dir)
-    plan = ViewPlan(job_dir)
-    for tree in SYSTEM_TREES + ETC_FILES:
-        _add_path(plan, tree)
-    for root in python_roots(job_dir):
-        _add_tree(plan, root)
-    _add_package(plan)
+    base = base_plan(os.path.dirname(job_dir))
+    plan = ViewPlan(job_dir, list(base.binds), dict(base.links), list(base.masks))
     cuda = device.startswith("cuda")
     plan.devices = [f"/dev/{n}" for n in DEV_NODES] + (_nvidia_nodes() if cuda else [])
     if cuda and os.path.isdir("/sys"):
@@ -80,6 +77,20 @@ def view_plan(job_dir: str, device: str = "cpu", seed: str | None = None) -> Vie
     plan.binds.append(Bind(job_dir, job_dir, writable=True, executable=False, recursive=False))
     if seed and os.path.isdir(seed):  # trusted, read-only, executable; filled by the judge, maybe after this
         plan.binds.append(Bind(os.path.realpath(seed), os.path.realpath(seed), recursive=False))
+    return plan
+
+
+@functools.lru_cache(maxsize=4)
+def base_plan(jobs_root: str) -> ViewPlan:
+    """What every child's view holds whatever its job (the system, Python, this package): worked out once per
+    process (0.1-0.2 s: the path of every loaded module is resolved). The zygote calls it before its first fork
+    (``zygote.warm_candidates``), so its children find it made; jobs lie in ``jobs_root``, which no tree may hold."""
+    plan = ViewPlan(jobs_root)
+    for tree in SYSTEM_TREES + ETC_FILES:
+        _add_path(plan, tree)
+    for root in python_roots(os.path.join(jobs_root, "job")):
+        _add_tree(plan, root)
+    _add_package(plan)
     return plan
 
 
@@ -116,9 +127,9 @@ def python_roots(job_dir: str = "/") -> list[str]:
     used: dict[str, None] = {}
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
-        if not isinstance(file, str) or name in ("__main__", "__mp_main__") or _under(os.path.realpath(file), pkg_dir):
-            continue
-        file = os.path.abspath(file)
+        if not isinstance(file, str) or not os.path.isabs(file) or name in ("__main__", "__mp_main__") \
+                or _under(os.path.realpath(file), pkg_dir):
+            continue  # a frozen module's "<frozen ...>" made absolute would be the working directory
         root = next((e for e in entries if _under(file, e)), None)
         if root is not None and not _under(job_dir, root) and not _under(job_dir, os.path.realpath(root)):
             used[root] = None
