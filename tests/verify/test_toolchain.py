@@ -103,3 +103,13 @@ def test_toolchain_helper_compiles_for_the_gpu_under_the_filter(tmp_path):
     assert "not a Triton type name" in out["type_name"] and "unknown request" in out["source"]
     if "sealed_module" in out:
         assert out["sealed_module"] == "42" and "Operation not permitted" in out["sealed_write"], out
+
+
+def test_signatures_take_triton_type_names_only():
+    from tritonrl.verify.child.toolchain import ToolchainError, _signature
+
+    assert _signature(["*fp32", ["i32", "fp8e4nv"], "*kbf16", "constexpr", "tensordesc<fp16[64, 64]>"]) == \
+        ("*fp32", ("i32", "fp8e4nv"), "*kbf16", "constexpr", "tensordesc<fp16[64, 64]>")
+    for bad in ('*fp32); system("id"', "i32;", "fp32\n", "tensordesc<fp16[64](x)>", 3):
+        with pytest.raises(ToolchainError):
+            _signature([bad])

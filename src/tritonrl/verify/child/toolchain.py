@@ -38,7 +38,9 @@ from typing import Any
 
 from tritonrl.verify import wire
 
-TYPE_NAME = re.compile(r"\*?k?[a-z]+[0-9]*(x[0-9]+)?|constexpr|nvTmaDesc|tensordesc<[\w\[\], ]+>")
+# Triton's type names (``*fp32``, ``*kbf16``, ``i64``, ``fp8e4nv``, ``constexpr``, ``tensordesc<fp16[64, 64]>``): no
+# character that could end a C expression or start another
+TYPE_NAME = re.compile(r"\*?k?[a-z][a-z0-9_]*|constexpr|nvTmaDesc|tensordesc<[\w\[\], ]+>")
 SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 
 
@@ -165,7 +167,9 @@ class Toolchain:
         mine, theirs = socket.socketpair()
         pid = os.fork()
         if pid == 0:
-            mine.close()
+            keep = theirs.fileno()  # and stdio: not the child's socket to its judge, nor anything else it holds
+            os.closerange(3, keep)
+            os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") > 0 else 1024)
             code = 0
             try:
                 serve(theirs)
@@ -223,7 +227,7 @@ def route_triton(helper: Toolchain) -> None:
         if name != "__triton_launcher" or src not in signatures:
             raise ToolchainError(f"the sandbox builds only Triton's launchers, not {name!r}")
         signature, meta = signatures[src]
-        message = {"op": "launcher", "signature": [_encode(signature[k]) for k in sorted(signature)],
+        message = {"op": "launcher", "signature": [_encode(t) for t in signature.values()],  # in argument order
                    "tensordesc": None if meta is None else [m is not None for m in meta]}
         reply, fds = helper.ask(message)
         if reply.get("sha256") != hashlib.sha256(src.encode()).hexdigest() or len(fds) != 1:

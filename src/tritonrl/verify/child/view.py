@@ -193,30 +193,29 @@ def _bind(libc: ctypes.CDLL, root: str, bind: Bind) -> None:
 
 
 def _remount_tree(libc: ctypes.CDLL, target: str, flags: int) -> None:
-    """Apply ``flags`` to the mount at ``target`` and to every mount beneath it (a recursive bind brings them)."""
-    for point in [target, *sorted(p for p in _mount_points() if p.startswith(target.rstrip("/") + "/"))]:
+    """Apply ``flags`` to the mount at ``target`` and to every mount beneath it (a recursive bind brings them),
+    keeping what a submount had already (a ``noexec`` cgroup file system stays so)."""
+    kept = _mount_flags()
+    for point in [target, *sorted(p for p in kept if p.startswith(target.rstrip("/") + "/"))]:
         try:
-            _mount(libc, None, point, None, MS_REMOUNT | MS_BIND | flags)
+            _mount(libc, None, point, None, MS_REMOUNT | MS_BIND | flags | (kept[point] if point != target else 0))
         except OSError:
-            if point == target or not flags & MS_RDONLY:
-                raise
-            # a submount that refuses (a pseudo file system): it must be read-only already
-            if not _readonly(point):
-                raise
+            if point == target or not flags & MS_RDONLY or not kept.get(point, 0) & MS_RDONLY:
+                raise  # a submount that refuses (a pseudo file system) must be read-only already
 
 
-def _mount_points() -> list[str]:
-    with open("/proc/self/mountinfo") as fh:
-        return [line.split()[4].encode().decode("unicode_escape") for line in fh]
+OPTION_FLAGS = {"ro": MS_RDONLY, "nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC}
 
 
-def _readonly(point: str) -> bool:
+def _mount_flags() -> dict[str, int]:
+    """Each mount point this process sees, with its per-mount flags among ro, nosuid, nodev, noexec."""
+    points = {}
     with open("/proc/self/mountinfo") as fh:
         for line in fh:
             fields = line.split()
-            if fields[4].encode().decode("unicode_escape") == point:
-                return "ro" in fields[5].split(",")
-    return False
+            points[fields[4].encode().decode("unicode_escape")] = sum(OPTION_FLAGS.get(o, 0)
+                                                                      for o in fields[5].split(","))
+    return points
 
 
 def _devices(libc: ctypes.CDLL, root: str, nodes: list[str]) -> None:
