@@ -28,7 +28,6 @@ import logging
 import os
 import queue
 import secrets
-import shutil
 import socket
 import threading
 import time

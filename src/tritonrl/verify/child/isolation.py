@@ -167,9 +167,12 @@ def _fork_into_pid_namespace() -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
+def _enc(value: str | bytes | None) -> bytes | None:
+    return os.fsencode(value) if isinstance(value, str) else value
+
+
 def _mount(libc: ctypes.CDLL, source, target, fstype, flags: int, data=None, check: bool = False) -> bool:
-    enc = (lambda s: os.fsencode(s) if isinstance(s, str) else s)
-    ok = libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)) == 0
+    ok = libc.mount(_enc(source), _enc(target), _enc(fstype), flags, _enc(data)) == 0
     if check and not ok:
         err = ctypes.get_errno()
         raise OSError(err, f"mount {target}: {os.strerror(err)}")

@@ -168,10 +168,13 @@ def _nvidia_nodes() -> list[str]:
 # ------------------------------------------------------------------ mounting
 def _mount(libc: ctypes.CDLL, source: str | None, target: str, fstype: str | None, flags: int,
            data: str | None = None) -> None:
-    enc = (lambda s: None if s is None else os.fsencode(s))
-    if libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
+    if libc.mount(_enc(source), _enc(target), _enc(fstype), flags, _enc(data)) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"mount {source} -> {target}: {os.strerror(err)}")
+
+
+def _enc(value: str | None) -> bytes | None:
+    return None if value is None else os.fsencode(value)
 
 
 def _make_target(path: str, like: str) -> None:
