@@ -36,7 +36,8 @@ from tritonrl.verify.result import Stage, VerifyResult
 DIR = Path(__file__).parent / "fixtures" / "sandbox"
 FIXTURES = sorted(DIR.glob("s*.py"))
 REPO = Path(__file__).resolve().parents[2]
-SOLUTIONS = REPO / "src" / "tritonrl" / "tasks" / "bundled" / "solutions"
+PACKAGE = Path(__import__("tritonrl").__file__).resolve().parent  # the package the verifier's children import
+SOLUTIONS = PACKAGE / "tasks" / "bundled" / "solutions"
 SECRET = "tritonrl-sandbox-fake-secret-5e1d"
 
 
@@ -207,6 +208,22 @@ def test_view_holds_only_what_a_candidate_needs(tmp_path):
     if os.geteuid() == 0:  # root became nobody: its /proc/self/mem belongs to root now
         assert report["uid"] == 65534 and report["unprivileged"]
         assert out["proc_mem"] == out["proc_environ"] == "EACCES"
+
+
+def test_view_binds_no_project_tree_whatever_the_working_directory():
+    """Worked out in a process started in the repository's root (as the zygote is under pytest): the package's
+    imported modules only, never the root, ``src`` or ``tasks/`` (a frozen module's ``__file__`` once made the
+    working directory a Python tree)."""
+    probe = ("import json, torch, triton, tritonrl.verify.child.harness\n"
+             "from tritonrl.verify.child.view import base_plan\n"
+             "print(json.dumps([b.target for b in base_plan('/tmp/tritonrl-jobs-probe').binds]))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=REPO,
+                          timeout=120, check=True)
+    targets = [Path(t).resolve() for t in json.loads(done.stdout.strip().splitlines()[-1])]
+    assert REPO not in targets and PACKAGE.parent not in targets and PACKAGE not in targets, targets
+    pieces = [t.relative_to(PACKAGE).parts for t in targets if PACKAGE in t.parents]
+    assert pieces and not any("tasks" in parts for parts in pieces), pieces
 
 
 # ------------------------------------------------------------------ the fixtures, judged
