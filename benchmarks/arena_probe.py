@@ -25,9 +25,7 @@ def child(sock: socket.socket, device: str, workdir: str, variant: str) -> None:
     from tritonrl.verify.child.isolation import isolate
 
     os.chdir(workdir)
-    report = isolate([os.path.dirname(workdir)], "net" in variant, "fs" in variant, readonly="ro" in variant,
-                     drop_user="nobody" in variant,
-                     writable=tuple(v for v in variant.split(",") if v.startswith("/")))
+    report = isolate(workdir, device, "net" in variant, "fs" in variant, drop_user="nobody" in variant)
     os.environ.update({"TRITON_CACHE_DIR": "/proc/self/cwd/.triton", "HOME": "/proc/self/cwd",
                        "TMPDIR": "/proc/self/cwd"})
     tempfile.tempdir = None
@@ -105,7 +103,7 @@ def judge(sock: socket.socket, device: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda")
-    parser.add_argument("--variant", default="net,fs,ro,nobody", help="isolation parts to apply")
+    parser.add_argument("--variant", default="net,fs,nobody", help="isolation parts to apply (fs: the child's view)")
     args = parser.parse_args()
     if args.device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"

@@ -132,6 +132,10 @@ class VerifyConfig(Section):
         "help": "candidate children enter an empty network namespace where permitted"})
     fs_isolation: bool = field(default=True, metadata={
         "help": "candidates in their own PID/mount namespaces, job dirs and caches hidden (docs/verifier.md)"})
+    sandbox: Literal["strict", "best_effort"] = field(default="strict", metadata={
+        "help": "strict: a candidate whose sandbox lacks a protection (no processes, no native code, no "
+                "/proc/self/mem, scrubbed environment, its own file view, unprivileged; network and files where "
+                "switched on) is not judged (verifier_error); best_effort: judged, flagged sandbox_incomplete"})
     reference_memory_gb: float = field(default=4.0, metadata={
         "help": "references held in the parent's memory (least recently used go first)", "gt": 0})
     reference_disk_gb: float = field(default=20.0, metadata={

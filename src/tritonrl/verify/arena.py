@@ -173,7 +173,7 @@ class Arena:
     def attach(cls, fd: int, nbytes: int, device: str) -> Arena:
         """Map the arena the judge made, from the file descriptor it sent."""
         if device == "cpu":
-            return cls._map_cpu(fd, nbytes)
+            return cls._map_cpu_closing(fd, nbytes)
         ordinal = _device_ordinal()
         handle = ctypes.c_ulonglong()
         _check("cuMemImportFromShareableHandle", ctypes.byref(handle), ctypes.c_void_p(fd),
@@ -199,6 +199,29 @@ class Arena:
                 pass
             os.close(fd)
         return cls("cpu", nbytes, fd, base, release)
+
+    @classmethod
+    def _map_cpu_closing(cls, fd: int, nbytes: int) -> Arena:
+        """The child's mapping of the judge's memfd, its descriptor closed at once: with no descriptor left (Python's
+        ``mmap`` would keep a duplicate) the candidate cannot map the memfd again, executable: a file it could
+        write, outside every ``noexec`` mount."""
+        import torch
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                              ctypes.c_long]
+        try:
+            addr = libc.mmap(None, nbytes, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, fd, 0)
+        finally:
+            os.close(fd)
+        if addr in (None, ctypes.c_void_p(-1).value):
+            raise OSError(ctypes.get_errno(), "mapping the arena failed")
+        base = torch.frombuffer((ctypes.c_uint8 * nbytes).from_address(addr), dtype=torch.uint8, count=nbytes)
+
+        def release() -> None:
+            pass  # views of it may outlive the arena (the candidate's own references): it goes with the process
+        return cls("cpu", nbytes, -1, base, release)
 
     @classmethod
     def _map_cuda(cls, handle: ctypes.c_ulonglong, nbytes: int, ordinal: int, fd: int) -> Arena:

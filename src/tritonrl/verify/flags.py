@@ -46,12 +46,15 @@ class Flag(str, Enum):
     OUTPUT_NOT_WRITTEN = "output_not_written"
     DATA_RACE = "data_race"
     INTERPRETER_ONLY = "interpreter_only"
+    SANDBOX_VIOLATION = "sandbox_violation"
     # the task or the machine, not the candidate
     REFERENCE_ERROR = "reference_error"
     VERIFIER_ERROR = "verifier_error"
     CPU_UNSUPPORTED = "cpu_unsupported"
     REDUCED_SHAPES = "reduced_shapes"
     CPU_SIZE_LIMIT = "cpu_size_limit"
+    SANDBOX_UNAVAILABLE = "sandbox_unavailable"
+    SANDBOX_INCOMPLETE = "sandbox_incomplete"
     # timing
     SUSPICIOUS_SPEEDUP = "suspicious_speedup"
     TIMING_UNAVAILABLE = "timing_unavailable"
@@ -93,6 +96,9 @@ RATIONALE: dict[Flag, str] = {
     Flag.OUTPUT_NOT_WRITTEN: "Every output must be written by a Triton kernel launched in that forward pass.",
     Flag.DATA_RACE: "Programs of one launch shared memory without atomics: on a GPU they run at once, and the result depends on timing.",
     Flag.INTERPRETER_ONLY: "A kernel body does what only the CPU interpreter runs (a plain Python function, numpy, a tensor's host handle): the GPU compiler rejects it.",
+    Flag.SANDBOX_VIOLATION: "The candidate tried what its sandbox forbids (starting a process, loading native code, reading its own memory); the operating system refused.",
+    Flag.SANDBOX_UNAVAILABLE: "Not judged: a protection of the candidate's sandbox could not be applied on this machine (strict mode); also verifier_error.",
+    Flag.SANDBOX_INCOMPLETE: "Judged without every protection of the sandbox (best-effort mode); timing['sandbox'] says which were missing (informational).",
     Flag.REFERENCE_ERROR: "The task's reference Model failed (the task's fault, not the candidate's).",
     Flag.VERIFIER_ERROR: "The verifier itself failed on this item (a bug, or the machine: disk, memory); logged with its traceback.",
     Flag.CPU_UNSUPPORTED: "Triton's CPU interpreter cannot run this construct; judge it on a GPU (not counted as wrong).",

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tritonrl.verify import wire
+from tritonrl.verify.environment import zygote_environment
 
 POLL_S = 0.005
 START_TIMEOUT_S = 300.0
@@ -66,7 +67,7 @@ class Zygote:
     def _start(self) -> None:
         began = time.monotonic()
         self._warmed = False
-        env = {**os.environ, **self.env}
+        env = {**zygote_environment(os.environ), **self.env}  # never the caller's credentials
         mine, theirs = socket.socketpair()
         self._proc = subprocess.Popen([sys.executable, "-m", "tritonrl.verify.zygote", "--fd", str(theirs.fileno())],
                                       pass_fds=[theirs.fileno()], env=env, start_new_session=True)

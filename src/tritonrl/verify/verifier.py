@@ -28,7 +28,6 @@ import logging
 import os
 import queue
 import secrets
-import shutil
 import socket
 import threading
 import time
@@ -40,7 +39,7 @@ from typing import Any
 from tritonrl.config import VerifyConfig
 from tritonrl.errors import ConfigError, TaskError
 from tritonrl.tasks.model import KernelTask
-from tritonrl.verify.child.isolation import safe_to_hide
+from tritonrl.verify.child.isolation import PROTECTIONS
 from tritonrl.verify.flags import Flag
 from tritonrl.verify.hints import add_hints
 from tritonrl.verify.judge.timings import default_cache_dir
@@ -49,7 +48,7 @@ from tritonrl.verify.plan import TrialPlan, build_trials, mark_cpu_size_limit
 from tritonrl.verify.result import MAX_ERROR_CHARS, Stage, VerifyResult, clip_words
 from tritonrl.verify.sandbox import VerifierClosed, Zygote, jobs_root, make_workdir
 from tritonrl.verify.stopwatch import Stopwatch
-from tritonrl.verify.wire import CODE_FILE, TRITON_SEED
+from tritonrl.verify.wire import CODE_FILE
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +114,11 @@ class Verifier:
         self._closed = False  # set by close(): what fails in flight after it is not a verifier error
         self._start_threads: list[threading.Thread] = []
         self.sandbox_info: dict = {}
-        self._triton_template = os.path.join(jobs_root(), "triton-driver")  # hidden from children, like the jobs
+        self._sandbox_warned = False
+        # The judge's build of Triton's driver module: read-only (and executable) in each GPU child's view, which binds
+        # the directory when it forks, so it exists before the judge fills it.
+        self._triton_template = os.path.join(jobs_root(), "triton-driver")
+        os.makedirs(self._triton_template, mode=0o755, exist_ok=True)
 
     def _gpu_ids(self) -> list[str]:
         """``verify.gpus`` when given (ids as CUDA_VISIBLE_DEVICES names them), else every visible GPU."""
@@ -283,7 +286,6 @@ class Verifier:
         forked = time.monotonic()
         try:
             judge = self._judge_for(gpu)
-            self._seed_triton_cache(workdir)
             wait_s = 2 * self.config.timeout_s + JUDGE_SLACK_S
             key = judge.open({**self._session_config(), "seal": seal}, judge_end)
             try:
@@ -321,15 +323,6 @@ class Verifier:
         finally:
             child.finish()
         return facts
-
-    def _seed_triton_cache(self, workdir: str) -> None:
-        """What the judge built for Triton (the CUDA driver module), for the child's own cache: trusted files,
-        copied, never shared. Into ``TRITON_SEED``, which the child copies into its cache as its own user once the
-        judge lets it start (after this, as the session is sent after it): written into the cache directory itself,
-        they raced the child's start, which hands its directory to an unprivileged user, and a cache directory
-        left to root stopped the child's first compilation (PermissionError)."""
-        if self.device == "cuda" and os.path.isdir(self._triton_template):
-            shutil.copytree(self._triton_template, os.path.join(workdir, TRITON_SEED), dirs_exist_ok=True)
 
     def _judge_for(self, gpu: str) -> JudgeClient:
         with self._start_locks[gpu]:  # one start per GPU; GPUs start side by side
@@ -405,7 +398,15 @@ class Verifier:
         from tritonrl.verify.static.vocab import ALLOWED_IMPORTS
 
         return {"device": self.device, "poison": self.config.poison_memory, "strict": self.config.strict,
-                "allowed_imports": sorted(ALLOWED_IMPORTS)}
+                "allowed_imports": sorted(ALLOWED_IMPORTS), "sandbox": self.config.sandbox,
+                "sandbox_required": self._required_protections(),
+                "triton_seed": self._triton_template if self.device == "cuda" else None}
+
+    def _required_protections(self) -> list[str]:
+        """Every protection of the sandbox, less the ones a switch turned off (files, network)."""
+        off = {"filesystem"} if not self.config.fs_isolation else set()
+        off |= {"network"} if not self.config.network_isolation else set()
+        return [name for name in PROTECTIONS if name not in off]
 
     def _child_env(self, gpu: str) -> dict[str, str]:
         return {"CUDA_VISIBLE_DEVICES": gpu} if self.device == "cuda" else {}
@@ -428,9 +429,7 @@ class Verifier:
             result.timing["session_span"] = facts["span"]  # [start, child ready, end] (monotonic s) in the judge
         if facts.get("fork_span"):
             result.timing["fork_span"] = facts["fork_span"]  # [fork asked, forked, the child's start] (monotonic s)
-        iso = facts.get("isolation") or {}
-        if self.config.fs_isolation and iso and not (iso.get("fs_isolated") and iso.get("readonly")):
-            result.timing["isolation"] = iso
+        self._apply_sandbox(result, facts.get("isolation") or {})
         if result.correct and self.config.timing and not self._timed():
             result.flags.append(Flag.TIMING_UNAVAILABLE.value)
         if facts.get("runtime_ms") is not None:
@@ -440,6 +439,27 @@ class Verifier:
                 result.speedup = result.ref_runtime_ms / result.runtime_ms
                 if result.speedup > self.config.suspicious_speedup:
                     result.flags.append(Flag.SUSPICIOUS_SPEEDUP.value)
+
+    def _apply_sandbox(self, result: VerifyResult, iso: dict[str, Any]) -> None:
+        """Which protections the candidate's child had (``timing["sandbox"]``); a missing one is a flag: the
+        child refused to run the candidate (strict: no verdict) or ran it anyway (best effort)."""
+        if not iso:
+            return
+        result.timing["sandbox"] = {name: all(iso.get(f) for f in fields) for name, fields in PROTECTIONS.items()}
+        missing = [n for n in self._required_protections() if not result.timing["sandbox"][n]]
+        if not missing:
+            return
+        result.timing["isolation"] = iso
+        if Flag.SANDBOX_UNAVAILABLE.value in result.flags:
+            result.flags.append(Flag.VERIFIER_ERROR.value)
+            if not self._sandbox_warned:
+                self._sandbox_warned = True
+                log.error("candidates are not judged: %s", result.error)
+        elif self.config.sandbox == "best_effort":
+            result.flags.append(Flag.SANDBOX_INCOMPLETE.value)
+            if not self._sandbox_warned:
+                self._sandbox_warned = True
+                log.warning("judging without the sandbox's %s (verify.sandbox: best_effort)", ", ".join(missing))
 
     def _timed(self) -> bool:
         """GPU only. ``TRITONRL_TIMING_ON_CPU=1`` is a test seam: the same checked protocol, wall clock, on CPU."""
@@ -455,16 +475,7 @@ class Verifier:
             "threads": threads,
             "network_isolation": self.config.network_isolation,
             "fs_isolation": self.config.fs_isolation,
-            "hide": self._hidden_paths(),
         }
-
-    def _hidden_paths(self) -> list[str]:
-        """What no candidate may see: every job directory, the timing cache, the temp dir where safe."""
-        paths = [jobs_root(), self.cache_dir]
-        temp = os.path.dirname(jobs_root())
-        if safe_to_hide(temp):
-            paths.append(temp)
-        return [p for p in paths if safe_to_hide(p)]
 
     def _policy(self):
         from tritonrl.verify.timing import TimingPolicy

@@ -26,7 +26,6 @@ from typing import Any
 
 CODE_FILE = "candidate.py"  # the candidate's code, in its child's working directory
 CODE_PATH = "/proc/self/cwd/" + CODE_FILE  # the name it is imported under (its code objects' co_filename)
-TRITON_SEED = ".triton-seed"  # in the workdir: the Triton cache files the child copies into its own at its start
 MAX_MESSAGE_BYTES = 4 << 20
 MAX_FDS = 8
 MAC_BYTES = 16

@@ -12,9 +12,11 @@ Messages (``tritonrl.verify.wire``), one job each way:
 
 A judge (``tritonrl.verify.judge.server``): a new session, nothing else; it is trusted and never imports candidate
 code. A candidate child: a new session (the parent kills its whole process group), stdio to files in its private
-workdir, its own namespaces, read-only mounts and no privileges where the kernel allows them
-(``tritonrl.verify.child.isolation``), resource limits, then its calls (``tritonrl.verify.child.harness``), then
-``os._exit``. At end of input the zygote kills every fork's process group and exits.
+workdir, an allow-listed environment (``tritonrl.verify.environment``), its own namespaces and view of the files,
+no privileges where the kernel allows them (``tritonrl.verify.child.isolation``), resource limits, then its calls
+and, before the candidate is imported, the system-call filter (``tritonrl.verify.child.harness``), then
+``os._exit``. The zygote itself is started with an allow-listed environment: the caller's other variables
+(credentials) never reach its memory, nor its forks'. At end of input the zygote kills every fork's process group and exits.
 """
 
 from __future__ import annotations
@@ -50,8 +52,8 @@ def run_fork(job: dict, sock: socket.socket, control: socket.socket) -> None:
     try:
         os.setsid()
         control.close()
-        os.environ.update(job.get("env", {}))
         if job["kind"] == "judge":
+            os.environ.update(job.get("env", {}))
             from tritonrl.verify.judge.server import serve
 
             serve(sock, job["spec"])
@@ -68,6 +70,7 @@ def run_fork(job: dict, sock: socket.socket, control: socket.socket) -> None:
 
 def run_candidate_job(job: dict, sock: socket.socket) -> None:
     from tritonrl.verify.child.isolation import isolate
+    from tritonrl.verify.environment import child_environment, replace_environ
 
     os.chdir(job["workdir"])
     null = os.open(os.devnull, os.O_RDONLY)
@@ -75,23 +78,28 @@ def run_candidate_job(job: dict, sock: socket.socket) -> None:
     for fd, name in ((1, "stdout.txt"), (2, "stderr.txt")):
         out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(out, fd)
-    # Caches, temp files and $HOME in the child's own directory, reached through its cwd (the path is hidden)
-    os.environ.update({"TRITON_CACHE_DIR": "/proc/self/cwd/.triton", "TORCHINDUCTOR_CACHE_DIR":
-                       "/proc/self/cwd/.inductor", "TMPDIR": "/proc/self/cwd", "HOME": "/proc/self/cwd",
-                       "CUDA_CACHE_PATH": "/proc/self/cwd/.nv"})
+    # An allow-listed environment; caches, temp files and $HOME in the child's own directory, through its cwd
+    replace_environ(child_environment(os.environ, job.get("env", {}), "/proc/self/cwd"))
     tempfile.tempdir = None
     limits = job.get("limits", {})
     startup = Stopwatch()
     with startup("isolate"):
-        report = isolate(limits.get("hide", []), bool(limits.get("network_isolation")),
-                         bool(limits.get("fs_isolation")))
+        report = isolate(job["workdir"], job["spec"].get("device", "cpu"), bool(limits.get("network_isolation")),
+                         bool(limits.get("fs_isolation")), seed=job["spec"].get("triton_seed"))
+        report.env_scrubbed = True
         apply_limits(limits)
+    helper = None
+    if job["spec"].get("device", "cpu").startswith("cuda"):
+        from tritonrl.verify.child.toolchain import Toolchain
+
+        with startup("toolchain"):
+            helper = Toolchain.start()  # before any thread or CUDA context: ptxas and launchers, on request
     import torch
 
     torch.set_num_threads(max(1, int(limits.get("threads", 1))))
     from tritonrl.verify.child.harness import run_candidate
 
-    run_candidate(sock, job["spec"], report.to_dict(), startup)
+    run_candidate(sock, job["spec"], report, startup, helper)
 
 
 def serve(control: socket.socket) -> None:
@@ -147,6 +155,11 @@ def warm_candidates(startup: Stopwatch, control: socket.socket) -> None:
     (``{"warmed": True, "startup_s": ...}``, for ``Zygote.wait_warm``)."""
     with startup("dispatch_mode"):
         warm_dispatch_mode()
+    with startup("view"):
+        from tritonrl.verify.child.view import base_plan
+        from tritonrl.verify.sandbox import jobs_root
+
+        base_plan(os.path.realpath(jobs_root()))  # what each child's view binds, worked out once for all forks
     if os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):
         with startup("triton_compiler"):
             warm_triton_compiler()

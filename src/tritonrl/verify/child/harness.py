@@ -25,9 +25,9 @@ The calls (judge -> child, one reply each unless said; ``tritonrl.verify.judge.s
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import os
-import shutil
 import socket
 import sys
 import time
@@ -40,18 +40,20 @@ import torch
 from tritonrl.verify import timing as _timing
 from tritonrl.verify import wire
 from tritonrl.verify.arena import Arena, fingerprint
-from tritonrl.verify.child import audit
+from tritonrl.verify.child import audit, seccomp
 from tritonrl.verify.child.fidelity import DataRace, InterpreterOnly
 from tritonrl.verify.child.interpreter import (
     classify_interpreter_error,
     install_interpreter_compat,
     is_interpreter,
 )
+from tritonrl.verify.child.isolation import IsolationReport, missing_protections
 from tritonrl.verify.child.monitor import Monitor, judge_record, output_values
+from tritonrl.verify.child.toolchain import Toolchain, load_triton_native
 from tritonrl.verify.result import MAX_ERROR_CHARS
 from tritonrl.verify.stopwatch import Stopwatch
 from tritonrl.verify.trial import build_model, exact_fp32, torch_dtype
-from tritonrl.verify.wire import CODE_FILE, CODE_PATH, TRITON_SEED
+from tritonrl.verify.wire import CODE_FILE, CODE_PATH
 
 _Tensor = torch.Tensor
 
@@ -88,6 +90,10 @@ def format_error(exc: BaseException, code_path: str = CODE_FILE, limit: int = MA
 def failure(exc: BaseException, flag: str) -> dict[str, str]:
     """The step's flag and error: ``cpu_unsupported`` when the CPU interpreter, not the candidate, failed;
     ``data_race`` when its programs shared memory (``fidelity.DataRace``)."""
+    refused = sandbox_refused(exc)
+    if refused is not None:
+        cause = "" if refused is exc else f"\n{type(refused).__name__}: ...{str(refused)[-MAX_ERROR_CHARS // 4:]}"
+        return {"flag": "sandbox_violation", "error": f"{format_error(exc)}{cause}\n{SANDBOX_HINT}"[:MAX_ERROR_CHARS]}
     race = _find(exc, DataRace)
     if race is not None:
         return {"flag": "data_race", "error": f"data race: {race}"[:MAX_ERROR_CHARS]}
@@ -105,6 +111,32 @@ def failure(exc: BaseException, flag: str) -> dict[str, str]:
     return {"flag": flag, "error": format_error(exc)}
 
 
+SANDBOX_HINT = ("(refused by the sandbox: a candidate's process may not start processes, load native code, "
+                "reach its own memory or files outside its directory; docs/verifier.md, \"The candidate's sandbox\")")
+REFUSALS = ("Operation not permitted", "Permission denied", "failed to map segment from shared object")
+
+
+def sandbox_refused(exc: BaseException | None) -> BaseException | None:
+    """The exception in ``exc``'s chain that is the operating system refusing what the sandbox forbids: an
+    ``EPERM`` (the system-call filter), an ``EACCES`` (a file of root's: ``/proc/self/mem``) or a library the
+    loader could not map executable (a ``noexec`` mount)."""
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, OSError) and exc.errno in (errno.EPERM, errno.EACCES) or \
+                isinstance(exc, (OSError, ImportError)) and any(text in str(exc) for text in REFUSALS):
+            return exc
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
+def sandbox_refusal(missing: list[str], report: IsolationReport) -> str:
+    """Why a child missing ``missing`` protections does not run the candidate (strict mode), in one message."""
+    why = f" ({report.view_error})" if report.view_error else ""
+    return (f"not judged: the sandbox could not apply {', '.join(missing)}{why}. Run the verifier as root or where "
+            "user namespaces are permitted, or set verify.sandbox: best_effort to judge with what applies "
+            "(each verdict then says what was missing)")[:MAX_ERROR_CHARS]
+
+
 def _find(exc: BaseException | None, kind: type) -> BaseException | None:
     seen = 0
     while exc is not None and seen < 20:
@@ -117,8 +149,10 @@ def _find(exc: BaseException | None, kind: type) -> BaseException | None:
 class Child:
     """The candidate's side of one session: its module, its models, the arena, the watch."""
 
-    def __init__(self, sock: socket.socket, spec: dict[str, Any]) -> None:
-        self.sock, self.spec = sock, spec
+    def __init__(self, sock: socket.socket, spec: dict[str, Any], report: IsolationReport,
+                 helper: Toolchain | None = None) -> None:
+        self.sock, self.spec, self.report, self.helper = sock, spec, report, helper
+        self.refusal: str | None = None  # why this child may not run the candidate (a protection is missing)
         self.seal = wire.Seal(bytes.fromhex(spec.pop("seal")))  # only here: the candidate cannot sign a message
         self.device = spec["device"]
         self.monitor = Monitor(CODE_PATH)
@@ -145,18 +179,22 @@ class Child:
         message, _ = wire.recv(self.sock)
         if message.get("op") != "start":
             raise wire.Closed("the judge ended the session before the child's start")
-        if os.path.isdir(TRITON_SEED):  # the judge's build of Triton's driver module, made this child's own
-            with startup("seed"):
-                shutil.copytree(TRITON_SEED, ".triton", dirs_exist_ok=True)
         if self.device.startswith("cuda"):
             with startup("cuda"):
                 torch.empty(1, device=self.device)  # CUDA initialised here, not by the candidate's import
+            with startup("native"):
+                load_triton_native(self.helper, self.spec.get("triton_seed"))
         with startup("poison_audit"):
             if self.spec.get("poison", True):
                 poison_memory(self.device)
             if self.device.startswith("cuda"):
                 torch.cuda.reset_peak_memory_stats()  # the peak reported is the candidate's, not the poison block's
             audit.install(CODE_PATH, frozenset(self.spec.get("allowed_imports") or ()) or None)
+        with startup("seccomp"):
+            self.report.seccomp = seccomp.install() and seccomp.active()
+        missing = missing_protections(self.report.to_dict(), list(self.spec.get("sandbox_required") or ()))
+        if missing and self.spec.get("sandbox", "strict") == "strict":
+            self.refusal = sandbox_refusal(missing, self.report)
         info["startup_s"] = startup.seconds()
         info["started_at"] = startup.began  # monotonic s, just after the fork: diagnosis (Verifier's fork_span)
         return info
@@ -178,6 +216,8 @@ class Child:
         wire.send(self.sock, message, seal=self.seal)
 
     def do_import(self, message: dict, fds: list) -> dict:
+        if self.refusal is not None:
+            return {"ok": False, "flag": "sandbox_unavailable", "error": self.refusal}
         try:
             spec = importlib.util.spec_from_file_location("candidate", CODE_PATH)
             module = importlib.util.module_from_spec(spec)
@@ -313,12 +353,14 @@ def _nothing() -> None:
     return None
 
 
-def run_candidate(sock: socket.socket, spec: dict[str, Any], isolation: dict[str, Any], startup: Stopwatch) -> None:
-    """The child's whole life after isolation: prepare, say ready, serve the judge until it says bye."""
-    child = Child(sock, spec)
+def run_candidate(sock: socket.socket, spec: dict[str, Any], report: IsolationReport, startup: Stopwatch,
+                  helper: Toolchain | None = None) -> None:
+    """The child's whole life after isolation: prepare (the filter last), say ready with what protects it, serve
+    the judge until it says bye."""
+    child = Child(sock, spec, report, helper)
     try:
         info = child.prepare(startup)
-        child.say({"op": "ready", "isolation": isolation, **info})
+        child.say({"op": "ready", "isolation": report.to_dict(), **info})
         child.serve()
     except (wire.Closed, wire.TimedOut, wire.BadMessage):
         pass

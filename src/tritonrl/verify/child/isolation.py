@@ -1,32 +1,29 @@
-"""What a candidate's process can see: its own working directory, and none of the verifier's data.
+"""What a candidate's process can reach: its own directory, the interpreter and its libraries, nothing else.
 
-Called in each forked child (``tritonrl.verify.zygote``) before any job code runs. Where the kernel allows it,
-the child enters new namespaces and gives up its privileges, so that nothing it does on disk can change a
-verdict, its own or another's:
+Called in each forked child (``tritonrl.verify.zygote``) before any job code runs; the harness adds the system-call
+filter (``child/seccomp.py``) at the end of its trusted setup. Where the kernel allows it, the child enters new
+namespaces and gives up its privileges, so that nothing it does can change a verdict, its own or another's, or
+reach what is not its business:
 
 - **network** (``CLONE_NEWNET``): an empty network namespace.
 - **processes** (``CLONE_NEWPID``, and a fresh ``/proc``): the job runs as pid 1 of its own PID namespace, so
-  ``/proc/<pid>/root``, ``/cwd`` and ``/fd`` of the parent, the zygote and sibling candidates do not exist for it.
-- **files** (``CLONE_NEWNS``): an empty, inaccessible tmpfs is mounted over every *hidden* path (the reference
-  cache, the root of all job directories, the system temp dir when no Python code lives there). The child's
-  own working directory stays usable through its cwd (it was entered before the mounts), and relative paths
-  or ``/proc/self/cwd/...`` reach it.
-- **read-only**: every mount the child can still reach is remounted read-only, except its own working
-  directory (bind-mounted onto itself first): the package, the virtual environment, ``$HOME`` and every other
-  path can be read (Python must import) but not written, so no candidate can change the verifier's code, drop a
-  ``.pth`` or leave anything for a later verdict.
-- **identity**: a child started as root gives up root for an unprivileged user (``nobody``, uid 65534; its
-  directory is handed to that user first), so file permissions hold as a second line behind the read-only
-  mounts.
-- **privileges**: non-dumpable, no new privileges, every capability dropped (effective, permitted,
-  inheritable and bounding set) with root's special treatment locked off, so the child cannot unmount what
-  hides the data or remount what is read-only, nor regain capabilities by exec.
+  ``/proc/<pid>/...`` of the parent, the zygote, the judge and sibling candidates do not exist for it.
+- **IPC** (``CLONE_NEWIPC``): System V shared memory and message queues of its own (no channel between jobs).
+- **files** (``CLONE_NEWNS`` and ``pivot_root``): a new root holding only the system's libraries, the Python
+  trees modules were imported from, the modules of this package it imported, a few devices and its own
+  directory (``child/view.py``); every mount read-only but its directory and a private ``/dev/shm``, both
+  ``noexec``. The project's sources, the reference solutions, ``$HOME``, other jobs and caches do not exist there.
+- **identity**: a child started as root becomes ``nobody`` (uid 65534; its directory is handed to that user
+  first), so its own ``/proc/self/mem`` (owned by root while it is not dumpable) and every file of root's that
+  the view still shows are closed to it by plain permissions.
+- **privileges**: non-dumpable, no new privileges, every capability dropped (effective, permitted, inheritable
+  and bounding set) with root's special treatment locked off, so the child cannot unmount or remount its view.
 
-Unprivileged users get the namespaces and the read-only mounts through a user namespace where the kernel permits
-one (there the child keeps its user's identity: no other uid is mapped). Where nothing is
-permitted, the child runs without these protections and says so (``IsolationReport``); the verifier then stops
-trusting its on-disk reference cache (``tritonrl.verify.reference``). Not a security boundary against a
-kernel exploit: see docs/verifier.md, "Trust boundary and sandbox".
+Unprivileged users get the namespaces and the view through a user namespace where the kernel permits one (there
+the child keeps its user's identity, seen as the overflow uid: no other uid is mapped). What could not be applied
+is False in the ``IsolationReport``, which each verdict carries; ``VerifyConfig.sandbox`` says whether a child
+missing a protection may still be judged. Not a security boundary against a kernel exploit: see
+docs/verifier.md, "Trust boundary and sandbox".
 """
 
 from __future__ import annotations
@@ -38,34 +35,56 @@ import signal
 import sys
 from dataclasses import asdict, dataclass
 
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWPID = 0x20000000
-CLONE_NEWNET = 0x40000000
+from tritonrl.verify.child.view import ViewPlan, enter_view, view_plan
+
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x10000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 0x1, 0x2, 0x4, 0x8, 0x20, 0x1000
-MS_NOATIME, MS_NODIRATIME, MS_REC, MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = (0x400, 0x800, 0x4000, 0x40000,
-                                                                           0x200000, 0x1000000)
-MOUNT_OPTION_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
-                      "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME, "strictatime": MS_STRICTATIME}
-PR_CAPBSET_DROP, PR_SET_DUMPABLE, PR_SET_SECUREBITS, PR_SET_NO_NEW_PRIVS = 24, 4, 28, 38
+MS_REC, MS_PRIVATE = 0x4000, 0x40000
+PR_CAPBSET_DROP, PR_SET_DUMPABLE, PR_SET_SECUREBITS, PR_SET_NO_NEW_PRIVS, PR_GET_NO_NEW_PRIVS = 24, 4, 28, 38, 39
 SECURE_NOROOT_LOCKED = 0x23  # NOROOT, locked, and KEEP_CAPS locked off: a later setuid clears every capability
 CAPSET_SYSCALL = {"x86_64": 126, "aarch64": 91}
 CAP_VERSION_3 = 0x20080522
 NOBODY = 65534  # the unprivileged user a child started as root becomes
+PROC_READONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+
+# What each protection a verdict reports rests on (IsolationReport fields, all True for it to hold).
+PROTECTIONS = {
+    "processes": ("seccomp",),                        # no fork, exec or clone of a process
+    "native_code": ("seccomp", "noexec"),             # no executable memory it wrote, no library it wrote
+    "proc_mem": ("seccomp", "unprivileged"),          # no /proc/self/mem, ptrace, process_vm_*
+    "environment": ("env_scrubbed",),                 # an allow-listed environment, not the parent's
+    "filesystem": ("fs_isolated", "readonly", "pid_isolated"),  # its own view of files and processes
+    "privileges": ("unprivileged", "caps_dropped", "no_new_privs"),
+    "network": ("network_isolated",),
+}
 
 
 @dataclass
 class IsolationReport:
     network_isolated: bool = False
     pid_isolated: bool = False
-    fs_isolated: bool = False     # every hidden path is covered by an inaccessible mount
-    readonly: bool = False        # every reachable mount but the child's own directory is read-only
+    fs_isolated: bool = False     # the child's root is its own view (child/view.py)
+    readonly: bool = False        # every mount of that view but its directory and /dev/shm is read-only
+    noexec: bool = False          # and every writable one is noexec
     unprivileged: bool = False    # not root: root gave up its identity, or there never was any
     caps_dropped: bool = False
+    no_new_privs: bool = False
+    seccomp: bool = False         # the system-call filter (set by the harness once it is on)
+    env_scrubbed: bool = False    # the environment is the allow-list (set by the zygote)
     uid: int = -1
+    view_error: str = ""          # why the view could not be entered, if it could not
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def protections(self) -> dict[str, bool]:
+        return {name: all(getattr(self, f) for f in fields) for name, fields in PROTECTIONS.items()}
+
+
+def missing_protections(report: dict, required: list[str]) -> list[str]:
+    """The ``required`` protections a child's report (``IsolationReport.to_dict``) does not show."""
+    return [name for name in required if not all(report.get(f) for f in PROTECTIONS[name])]
 
 
 def _libc() -> ctypes.CDLL:
@@ -81,38 +100,53 @@ def _unshare(libc: ctypes.CDLL, flags: int) -> tuple[int, bool]:
     return 0, False
 
 
-def isolate(hide: list[str], network: bool, filesystem: bool, scratch: str | None = None, readonly: bool = True,
-            drop_user: bool = True, writable: tuple[str, ...] = ()) -> IsolationReport:
-    """Enter the namespaces, fork once (the caller continues as pid 1 of the new PID namespace), hide, make
-    every path but ``scratch`` (the working directory) read-only, give up root, drop every privilege.
-
-    The forked intermediate process waits for the job and exits as it did (code or signal), so the zygote's
-    view of the child is unchanged. Never raises: what could not be applied is False in the report.
-    """
+def isolate(job_dir: str, device: str, network: bool, filesystem: bool, drop_user: bool = True,
+            seed: str | None = None) -> IsolationReport:
+    """Enter the namespaces, fork once (the caller continues as pid 1 of the new PID namespace), enter the view,
+    give up root, drop every privilege. The forked intermediate process waits for the job and exits as it did
+    (code or signal), so the zygote's view of the child is unchanged. Never raises: what could not be applied is
+    False in the report (``view_error`` says why the view could not be entered)."""
     report = IsolationReport()
     try:
         libc = _libc()
     except OSError:
         return report
-    scratch = os.path.realpath(scratch or os.getcwd())
-    wanted = (CLONE_NEWNET if network else 0) | ((CLONE_NEWNS | CLONE_NEWPID) if filesystem else 0)
+    wanted = (CLONE_NEWNET if network else 0) | ((CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC) if filesystem else 0)
     entered, in_userns = _unshare(libc, wanted) if wanted else (0, False)
     if network and not entered & CLONE_NEWNET:
         entered |= _unshare(libc, CLONE_NEWNET)[0]  # a network namespace alone may still be permitted
     report.network_isolated = bool(entered & CLONE_NEWNET)
     if entered & CLONE_NEWPID:
         _fork_into_pid_namespace()
-        report.pid_isolated = _mount(libc, b"none", b"/", None, MS_REC | MS_PRIVATE) and _mount(
-            libc, b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-        own = report.pid_isolated and _own_mount(libc, scratch)
-        report.fs_isolated = report.pid_isolated and all(_hide(libc, path) for path in hide)
-        report.readonly = readonly and own and report.fs_isolated and _readonly_except(libc, scratch, hide, writable)
+        report.pid_isolated = _enter_view(libc, view_plan(job_dir, device, seed), report)
+    _lock_root(libc)
     if drop_user and not in_userns:
         _become_nobody(libc)
     report.caps_dropped = drop_privileges(libc)
+    report.no_new_privs = libc.prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1
     report.uid = os.geteuid()
-    report.unprivileged = report.uid != 0 or in_userns
+    report.unprivileged = report.uid != 0
     return report
+
+
+def _enter_view(libc: ctypes.CDLL, plan: ViewPlan, report: IsolationReport) -> bool:
+    """The view as the root, a fresh /proc in it; True when /proc is the PID namespace's own."""
+    try:
+        _mount(libc, None, "/", None, MS_REC | MS_PRIVATE, check=True)
+        enter_view(libc, plan)
+        report.fs_isolated = report.readonly = report.noexec = True
+    except OSError as exc:
+        report.view_error = str(exc)[:200]
+    # The child's own /proc stays writable: the CUDA driver fails to initialise (error 304) when it is not (seen
+    # on an H100); its kernel-wide knobs are bound read-only, as container runtimes do.
+    proc = _mount(libc, b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for path in PROC_READONLY:
+        if proc and os.path.exists(path) and not (
+                _mount(libc, path, path, None, MS_BIND | MS_REC)
+                and _mount(libc, None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
+                           | MS_NOEXEC)):
+            report.readonly = report.readonly and path != "/proc/sys"
+    return proc
 
 
 def _fork_into_pid_namespace() -> None:
@@ -133,85 +167,35 @@ def _fork_into_pid_namespace() -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
-def _mount(libc: ctypes.CDLL, source: bytes | None, target: bytes, fstype: bytes | None, flags: int,
-           data: bytes | None = None) -> bool:
-    return libc.mount(source, target, fstype, flags, data) == 0
+def _enc(value: str | bytes | None) -> bytes | None:
+    return os.fsencode(value) if isinstance(value, str) else value
 
 
-def _hide(libc: ctypes.CDLL, path: str) -> bool:
-    """An empty tmpfs nobody may enter, over ``path``; True when the path is hidden (or does not exist)."""
-    if not os.path.isdir(path):
-        return not os.path.exists(path)
-    return _mount(libc, b"tmpfs", os.fsencode(path), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                  b"size=4k,mode=000")
-
-
-def _own_mount(libc: ctypes.CDLL, scratch: str) -> bool:
-    """``scratch`` bind-mounted onto itself (a mount of its own, left writable) and entered, before the paths
-    above it are hidden: the process keeps it through its working directory."""
-    if not _mount(libc, os.fsencode(scratch), os.fsencode(scratch), None, MS_BIND | MS_REC):
-        return False
-    os.chdir(scratch)  # the new mount, not the directory beneath it (which becomes read-only)
-    return True
-
-
-def mount_points() -> list[tuple[str, int]]:
-    """(mount point, per-mount flags to keep) of every mount this process sees, parents first."""
-    points = []
-    with open("/proc/self/mountinfo") as fh:
-        for line in fh:
-            fields = line.split()
-            point = fields[4].encode().decode("unicode_escape")  # \040 is a space
-            flags = sum(MOUNT_OPTION_FLAGS.get(opt, 0) for opt in fields[5].split(","))
-            points.append((point, flags))
-    return points
-
-
-PROC_READONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
-
-
-def _readonly_except(libc: ctypes.CDLL, scratch: str, hidden: list[str], writable: tuple[str, ...] = ()) -> bool:
-    """Remount every reachable mount read-only but ``scratch``; True when each one that matters took it.
-
-    The child's own ``/proc`` (its PID namespace's) stays writable: the CUDA driver fails to initialise
-    (error 304) when it is not (seen on an H100); its kernel-wide knobs (``/proc/sys``, ``sysrq-trigger`` ...)
-    are bound read-only, as container runtimes do. A mount under a hidden path is unreachable already; pseudo
-    file systems that refuse (in a user namespace, say) do not make the answer False; files do."""
-    hidden = [os.path.realpath(h) for h in hidden]
-    keep = ["/proc", *writable]
-    ok = True
-    for point, flags in mount_points():
-        if point == scratch or _under(point, hidden) or point.startswith(scratch + "/") or _under(point, keep):
-            continue
-        if not _mount(libc, None, os.fsencode(point), None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags):
-            ok = ok and not _writable_fs(point)
-    for path in PROC_READONLY:
-        if os.path.exists(path) and not (_mount(libc, os.fsencode(path), os.fsencode(path), None, MS_BIND | MS_REC)
-                                         and _mount(libc, None, os.fsencode(path), None,
-                                                    MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
-                                                    | MS_NOEXEC)):
-            ok = ok and path != "/proc/sys"
+def _mount(libc: ctypes.CDLL, source, target, fstype, flags: int, data=None, check: bool = False) -> bool:
+    ok = libc.mount(_enc(source), _enc(target), _enc(fstype), flags, _enc(data)) == 0
+    if check and not ok:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {target}: {os.strerror(err)}")
     return ok
 
 
-def _under(path: str, roots: list[str]) -> bool:
-    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
-
-
-def _writable_fs(point: str) -> bool:
-    """A mount that stayed writable and holds files (not /proc, /sys, /dev, cgroups)."""
-    return not point.startswith(("/proc", "/sys", "/dev"))
+def _lock_root(libc: ctypes.CDLL) -> None:
+    """While still privileged: root's special treatment locked off, the bounding set emptied (both need
+    CAP_SETPCAP, which the identity change below takes away). Without privileges nothing changes."""
+    libc.prctl(PR_SET_SECUREBITS, SECURE_NOROOT_LOCKED, 0, 0, 0)
+    for cap in range(64):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
 
 
 def _become_nobody(libc: ctypes.CDLL) -> None:
     """Root gives up its identity: the working directory (its files too) is handed to ``nobody``, then the
     process becomes it, with no supplementary groups. Not root, no permission, or a Python that ``nobody``
-    could not read (an interpreter under ``/root``): nothing changes, and the report says so."""
+    could not read (the view failed and the interpreter lives under ``/root``): nothing changes, and the report
+    says so."""
     if os.geteuid() != 0 or not others_can_run_python():
         return
     try:
-        libc.prctl(PR_SET_SECUREBITS, SECURE_NOROOT_LOCKED, 0, 0, 0)  # the setuid below clears capabilities
-        for root, dirs, files in os.walk("."):  # the working directory: its path is hidden by now
+        for root, dirs, files in os.walk("."):
             for name in [root, *(os.path.join(root, n) for n in dirs + files)]:
                 os.lchown(name, NOBODY, NOBODY)
         os.setgroups([])
@@ -248,9 +232,7 @@ def drop_privileges(libc: ctypes.CDLL | None = None) -> bool:
     try:
         libc = libc or _libc()
         libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-        libc.prctl(PR_SET_SECUREBITS, SECURE_NOROOT_LOCKED, 0, 0, 0)  # needs CAP_SETPCAP: before the drop
-        for cap in range(64):
-            libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+        _lock_root(libc)  # a no-op where _become_nobody's caller did it already
         _capset_zero(libc)
         libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     except (OSError, AttributeError):
@@ -283,15 +265,3 @@ def effective_caps() -> int:
     except (OSError, ValueError):
         pass
     return -1
-
-
-def python_paths() -> list[str]:
-    """Directories Python code is imported from: a hidden path must not contain any of them."""
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, *[p for p in sys.path if p]}
-    return [os.path.realpath(p) for p in paths]
-
-
-def safe_to_hide(path: str) -> bool:
-    """Hiding ``path`` would not hide the interpreter, the packages or the candidate's own directory."""
-    real = os.path.realpath(path)
-    return not any(p == real or p.startswith(real.rstrip("/") + "/") for p in python_paths())

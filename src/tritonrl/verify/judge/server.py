@@ -75,8 +75,9 @@ class Judge:
 
 def build_driver_utils(template: str) -> None:
     """Build Triton's CUDA driver module (``cuda_utils``, a C extension compiled at a process's first launch) into
-    ``template``, a Triton cache the parent copies into each candidate's own cache: built here, by trusted code,
-    once, instead of by gcc in every child (0.5 s each on an H100). Nothing a child builds is ever shared."""
+    ``template``, a Triton cache each candidate's child sees read-only (and loads before its candidate is imported):
+    built here, by trusted code, once, instead of by gcc in every child (0.5 s each on an H100). Nothing a child
+    builds is ever shared."""
     import os
 
     saved = os.environ.get("TRITON_CACHE_DIR")
