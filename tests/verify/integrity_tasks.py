@@ -257,3 +257,31 @@ INTEGRITY_TASKS.update({
     "matvec": KernelTask(name="integrity_matvec", level=1, source=MATVEC),
     "linear_relu": KernelTask(name="integrity_linear_relu", level=1, source=LINEAR_RELU),
 })
+
+# A task whose reference keeps state torch computed in ``__init__`` (a causal mask, as minGPT's attention does).
+CAUSAL_MASK = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("mask", torch.tril(torch.ones(n, n)))
+
+    def forward(self, x):
+        return x * self.mask
+
+
+n = 32
+
+
+def get_inputs():
+    return [torch.randn(n, n)]
+
+
+def get_init_inputs():
+    return [n]
+'''
+
+INTEGRITY_TASKS["causal_mask"] = KernelTask(name="integrity_causal_mask", level=1, source=CAUSAL_MASK)
