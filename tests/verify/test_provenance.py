@@ -69,7 +69,7 @@ def test_a_reversed_shifted_or_transposed_copy_is_a_copy():
     for name, made in (("reversed", lambda: src.flip(1)), ("transposed", lambda: src.t()),
                        ("shifted", lambda: src.reshape(-1).roll(1).reshape(12, 20))):
         out = torch.empty(made().shape)
-        prov = _launder(src, out, lambda: out.copy_(made()))
+        prov = _launder(src, out, lambda out=out, made=made: out.copy_(made()))
         assert prov.classes(out) == {TORCH}, (name, prov.classes(out))
 
 

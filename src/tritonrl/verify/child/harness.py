@@ -50,6 +50,7 @@ from tritonrl.verify.child.interpreter import (
 from tritonrl.verify.child.monitor import Monitor
 from tritonrl.verify.child.provenance import INPUT
 from tritonrl.verify.child.rules import judge_record, output_values
+from tritonrl.verify.child.streams import graph_problem
 from tritonrl.verify.result import MAX_ERROR_CHARS
 from tritonrl.verify.stopwatch import Stopwatch
 from tritonrl.verify.trial import build_model, exact_fp32, torch_dtype
@@ -117,7 +118,12 @@ def _find(exc: BaseException | None, kind: type) -> BaseException | None:
 
 
 class BuildRefused(RuntimeError):
-    """The model's construction broke a rule of the watch (a live view of tensor memory handed out)."""
+    """The model's construction broke a rule of the watch (a live view of tensor memory handed out, work on
+    another CUDA stream, a CUDA graph captured)."""
+
+    def __init__(self, message: str, flag: str) -> None:
+        super().__init__(message)
+        self.flag = flag
 
 
 class Child:
@@ -191,8 +197,9 @@ class Child:
             sys.modules["candidate"] = module
             with self.monitor.phase("import") as record:
                 spec.loader.exec_module(module)
-            if record.escapes:
-                return {"ok": False, "flag": "torch_compute", "error": f"at import: {record.escapes[0]}"}
+            if record.unowned or record.escapes:
+                return {"ok": False, "flag": "threads" if record.unowned else "torch_compute",
+                        "error": f"at import: {record.unowned or record.escapes[0]}"}
             if not isinstance(getattr(module, "ModelNew", None), type):
                 raise ImportError("the module defines no class ModelNew")  # noqa: TRY004 - reported as import_error
         except BaseException as exc:  # noqa: BLE001 - any failure of the candidate is reported, not raised
@@ -225,8 +232,8 @@ class Child:
         with self.monitor.phase("build") as record:
             model = build_model(self.module.ModelNew, init, int(message["seed"]), bool(message["randomize"]),
                                 self.device, message.get("dtype"))
-        if record.escapes:
-            raise BuildRefused(record.escapes[0])
+        if record.unowned or record.escapes:
+            raise BuildRefused(record.unowned or record.escapes[0], "threads" if record.unowned else "torch_compute")
         self.monitor.origins.vouch_state(model, set(message.get("state") or ()))
         return model
 
@@ -237,7 +244,7 @@ class Child:
             self.model = self.build(message)
             self.sync()
         except BuildRefused as exc:
-            return {"ok": False, "flag": "torch_compute", "error": f"while the model was built: {exc}"}
+            return {"ok": False, "flag": exc.flag, "error": f"while the model was built: {exc}"}
         except BaseException as exc:  # noqa: BLE001
             return {"ok": False, **failure(exc, "init_error")}
         return {"ok": True, "build_s": time.monotonic() - start}
@@ -308,6 +315,8 @@ class Child:
             return None
         self.say({"ok": True, "ms": elapsed})
         try:
+            if message.get("watch"):  # a graph's pool stays: the secret share of watched calls finds one in time
+                record.unowned = record.unowned or graph_problem()  # after the region: no host time in it
             problem = judge_record(record, output, self.monitor.intact(), weak=True, strict=self.strict)
             watched = None if problem is None else f"{problem[0]}: {problem[1]}"
         except BaseException as exc:  # noqa: BLE001

@@ -1,44 +1,28 @@
 """What the candidate's code did, watched from inside its child from before the candidate is imported.
 
-Static checks read the code; this watches it run, so what the code's spelling hides (a torch op reached through
-a container, an alias, ``operator``, a hook, a heuristic) is still seen. The hooks (``hooks.py``) are installed
-by the harness before the candidate's import and checked to be still in place after each forward. Three phases
-are watched: the candidate's import and each construction of ``ModelNew`` by the harness (``phase``), and every
-forward (``run_forward``):
+Static checks read the code; this watches it run, so what the code's spelling hides is still seen. The hooks
+(``hooks.py``) are installed before the candidate's import and checked after each forward. Watched: the import and
+each construction of ``ModelNew`` by the harness (``phase``), and every forward (``run_forward``):
 
-- **Triton launches**: each launch is counted, and the bytes of every storage it was handed (inputs and
-  parameters excepted) are compared before and after it: the elements that changed were *written by that kernel*.
-- **torch ops**: a ``TorchDispatchMode`` sees every aten op. Allocation, views, metadata, copies and fills are
-  allowed; any other op is torch compute (``torch_compute`` in a forward, in strict mode; while the model is
-  built it is allowed, and what it made is torch's). Triton's own launch path (autotuning, the interpreter's
-  copies) is exempt while no candidate code is on the stack, unless the op computes on this forward's data.
-- **values leaving torch**: ``.item()`` and the like (``_local_scalar_dense``), ``tolist``, and the live views
-  another library can read and write (``numpy``, ``__array__``, ``__dlpack__``, ``to_dlpack``, the CUDA array
-  interface): in a forward, of data no kernel computed (inputs, echoes, copies, foreign or, in strict mode, torch
-  data) never, and at most ``MAX_SCALAR_READS`` values in all (a max or a norm handed on as a scalar); while the
-  model is built or imported, no live view of more than that many values (one kept would let numpy read a later
-  call's inputs with no export in that call).
+- **launches**: counted; the bytes of every storage a launch was handed (inputs and parameters excepted) are
+  compared before and after it: what changed was written by that kernel (``provenance.credit_launch``);
+- **torch ops** (a ``TorchDispatchMode``): allocation, views, metadata, copies and fills are allowed; anything else
+  is torch compute (in a forward: ``torch_compute`` in strict mode; while the model is built: allowed, and what it
+  made is torch's). Triton's own launch path is exempt unless the op computes on this forward's data;
+- **values leaving torch** (``.item()``, ``tolist``, and the live views ``numpy``, ``__array__``, ``__dlpack__``,
+  ``to_dlpack``, the CUDA array interface): in a forward never of data no kernel computed, at most
+  ``MAX_SCALAR_READS`` values in all; while the model is built or imported, no live view of more than that;
+- **provenance** (``provenance.py``, ``origins.py``, ``copies.py``): every byte's class; memory the watch never saw
+  made is ``FOREIGN``; a launch handed foreign (or, in strict mode, torch-made) data writes that class; a launch
+  that only re-arranges laundered data is a copy. Outputs are judged by ``rules.judge_record``;
+- **shadows**: after every op and launch that writes a storage, a copy of its bytes; before each launch and at the
+  end they must still be those (else ``tampering``: a thread, numpy, a silenced watch);
+- **streams** (``streams.py``): all device work on the stream the phase began on, and no CUDA graph.
 
-**Provenance, element by element** (``provenance.py``): every byte of every storage a forward touches has a
-class (``INPUT``, ``PARAM``, ``CONST``, ``KERNEL``, ``ECHO``, ``COPIED``, ``TORCH``, ``UNSET``, ``STALE``,
-``FOREIGN``); storages made before the forward start as the watch last knew them (``origins.py``), memory it never
-saw made (numpy's, a Python list's) is ``FOREIGN``. A launch handed foreign data (or, in strict mode, torch's)
-writes that class, not the kernel's; a launch whose writes are mostly values found among an argument's laundered
-data, in any arrangement, is a copy (``copies.py``). Outputs are judged by ``rules.judge_record``.
-
-**Shadows: nothing written unseen.** After every op and launch that writes a storage, the watch keeps a copy of
-the storage's bytes as it saw them. Before each launch and at the end of the forward the bytes must still be
-those: anything else was written where the watch cannot see (a thread, numpy through memory it held, code that
-silenced the monitor): ``tampering``.
-
-**Timed calls** run under the same watch (``run_forward(coarse=True)``), with one set of classes per storage kept
-on the host, no shadows and no snapshots around launches. A secret share of extra calls is watched element by
-element (the judge's ``WATCH_RATE``).
-
-Limits (docs/verifier.md): this runs in the candidate's own process. The audit hook (``child.audit``) and the
-static checks keep candidate code from reaching it, what a silenced monitor would miss is in the shadows, and the
-judge checks the outputs itself. Memory reached through a raw address (``data_ptr`` handed to a foreign array
-interface) is beyond any Python watch: that is the child sandbox's to refuse.
+Timed calls run the same watch with one set of classes per storage on the host (``run_forward(coarse=True)``).
+Limits (docs/verifier.md): this runs in the candidate's own process; the audit hook and the static checks keep
+candidate code from reaching it, the shadows catch what a silenced watch would miss, and the judge checks the
+outputs itself. Memory reached through a raw address is beyond any Python watch: the child sandbox's to refuse.
 """
 
 from __future__ import annotations
@@ -88,6 +72,7 @@ from tritonrl.verify.child.provenance import (
     storage_key,
 )
 from tritonrl.verify.child.rules import storage_range
+from tritonrl.verify.child.streams import graph_problem, stream_now
 from tritonrl.verify.wire import CODE_PATH
 
 UNCOMPUTED = frozenset({INPUT, ECHO, COPIED, FOREIGN})  # data no kernel computed: never read into Python
@@ -118,6 +103,8 @@ class ForwardRecord:
     shadows: dict = field(default_factory=dict)
     torch_ops: list[str] = field(default_factory=list)
     escapes: list[str] = field(default_factory=list)  # values that left torch against the rules (every mode)
+    stream: Any = None  # the CUDA stream the phase began on: all its work must be there (``Monitor.own_stream``)
+    unowned: str | None = None  # work the timer could not own: another stream, a CUDA graph
     protected: list[tuple[str, int, int]] = field(default_factory=list)
     provenance: Provenance | CoarseProvenance = field(default_factory=Provenance)
     coarse: bool = False
@@ -196,9 +183,17 @@ class Monitor:
     def dispatched(self, func: Any, args: tuple, out: Any) -> None:
         """One aten op of the watched phase (the dispatch mode's call)."""
         if not self.in_launch or self.candidate_in_launch():
+            self.own_stream()
             self.account(func, args, out)
         else:
             self.account_in_launch(func, args, out)
+
+    def own_stream(self) -> None:
+        """Work of the candidate's on another stream than the phase began on (``streams.py``)."""
+        record = self.record
+        if record.stream is not None and record.unowned is None and stream_now() != record.stream:
+            record.unowned = ("work on another CUDA stream than the forward's (a side stream or a graph capture): "
+                              "the timer cannot own it; launch everything on the current stream")
 
     def exported(self, t: torch.Tensor, name: str, live: bool) -> None:
         """``t``'s values are leaving torch (``hooks.export_wrapper``): judged as a read of ``t.numel()`` values;
@@ -232,10 +227,13 @@ class Monitor:
         try:
             given = launch_tensors((args, kwargs))
             watched = [t for t in given if not self._protected(t)]
+            self.own_stream()
             self.internal += 1
             try:
                 taint = launch_taint(record.provenance, given)
                 if not record.coarse:
+                    if watched and watched[0].device.type == "cuda" and _cuda_sync is not None:
+                        _cuda_sync()  # the bytes before the launch: nothing still in flight on any stream
                     self.check_shadows(watched)
                     before = {storage_key(t): _clone(_storage_bytes(t)) for t in watched}
             finally:
@@ -368,7 +366,7 @@ class Monitor:
     def phase(self, name: str) -> Iterator[ForwardRecord]:
         """The candidate's import or a construction of its model, watched: what it made is remembered (a table
         torch computed is torch's in every later forward); torch compute is allowed, live views are not."""
-        record = ForwardRecord(coarse=True, phase=name,
+        record = ForwardRecord(coarse=True, phase=name, stream=stream_now(),
                                provenance=CoarseProvenance(self.origins, self.taints))
         self.record = record
         try:
@@ -377,6 +375,7 @@ class Monitor:
         finally:
             self.record = None
             self.origins.absorb(record.provenance)
+            record.unowned = record.unowned or graph_problem()
 
     def run_forward(self, model: torch.nn.Module, inputs: list, coarse: bool = False) -> tuple[Any, ForwardRecord]:
         """``model(*inputs)`` under watch; the record says what ran and who wrote which bytes. ``coarse`` (timed
@@ -387,12 +386,13 @@ class Monitor:
         try:
             with torch.no_grad(), self._mode():
                 output = model(*inputs)
-            if not coarse:
+            if not coarse:  # a timed call's checks run after its region (``Child.do_time``)
                 self.internal += 1
                 try:
                     if _cuda_sync is not None and any(t.device.type == "cuda" for t in tensors(inputs)):
                         _cuda_sync()
                     self.check_shadows()
+                    record.unowned = record.unowned or graph_problem()
                 finally:
                     self.internal -= 1
         finally:
@@ -406,7 +406,7 @@ class Monitor:
         what it saw, or equal to the reference's own) marked and protected; other memory as ``origins`` knows it."""
         params, buffers = list(model.parameters()), list(model.buffers())
         record = ForwardRecord(protected=[storage_range(t) for t in tensors(inputs) + params + buffers],
-                               coarse=coarse,
+                               coarse=coarse, stream=stream_now(),
                                provenance=(CoarseProvenance if coarse else Provenance)(self.origins, self.taints))
         for t in tensors(inputs):
             record.provenance.mark(t, INPUT)

@@ -1,7 +1,8 @@
 """The runtime rules a watched forward pass must keep, judged from the monitor's record (candidate child).
 
 ``judge_record`` gives the first rule broken, in this order: the hooks are the ones installed, the result is a
-plain tensor or a plain tuple/list of them, nothing was written where the watch cannot see, a Triton kernel was
+plain tensor or a plain tuple/list of them, nothing was written where the watch cannot see, all the device work
+was on the forward's stream and no CUDA graph was captured (``threads``: the timer could not own it), a Triton kernel was
 launched, no value left torch for Python or numpy beyond what is allowed (``Monitor.exported``), no torch compute
 (strict mode only: the one rule permissive mode relaxes, a style rule), and every output is a kernel's own work
 (not sharing memory with an input or parameter, holding only bytes a kernel computed in this forward, not a
@@ -54,6 +55,8 @@ def judge_record(record: Any, output: Any, intact: bool, weak: bool = False,
                                     "tuple or list of tensors")
     if record.unseen is not None:
         return "tampering", record.unseen
+    if record.unowned is not None:
+        return "threads", record.unowned
     if record.launches < 1:
         return "no_triton_launch", "the forward pass launched no Triton kernel"
     if record.escapes:
