@@ -105,11 +105,11 @@ def _mapped_copy(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, 
     if sum(1 for c in candidates if c) < COPY_SHARE * len(candidates):
         return None  # most written values are nowhere in the laundered data: no map can make it a copy
     rng = random.Random(0x5EED)
-    for index in _index_systems(dst, where)[:MAX_SYSTEMS]:
-        coeffs = _fit(index[picks], candidates, rng)
+    for shape in _index_shapes(dst):
+        coeffs = _fit(_index(where[picks].cpu(), shape), candidates, rng)
         if coeffs is None:
             continue
-        q = (index @ coeffs).to(values.device)
+        q = _index(where, shape) @ coeffs.to(where.device)  # the map, on every written element
         inside = (q >= 0) & (q < values.numel())
         qi = q.clamp(0, values.numel() - 1)
         same = inside & bad[qi] & _close(written, values[qi], rtol, floor)
@@ -140,18 +140,18 @@ def _candidates(sampled: torch.Tensor, pool: torch.Tensor, pool_at: torch.Tensor
     return found
 
 
-def _index_systems(dst: torch.Tensor, where: torch.Tensor) -> list[torch.Tensor]:
-    """For each written element, its index as regressors of an affine map (a leading 1): in ``dst``'s own shape,
-    then its flat index as (row, column) for each row width that divides ``dst``'s size."""
+def _index_shapes(dst: torch.Tensor) -> list[tuple[int, ...]]:
+    """The shapes a written element's index is read in, as the regressors of an affine map: ``dst``'s own, then
+    its flat index as (row, column) for each row width that divides its size (nearest square first)."""
     n = max(1, dst.numel())
-    shapes = [tuple(dst.shape)] + [(n // c, c) for c in _divisors(n) if (n // c, c) != tuple(dst.shape)]
-    systems = []
-    for shape in [s for s in shapes if s][:MAX_SYSTEMS]:
-        flat = where.cpu()
-        idx = torch.stack(torch.unravel_index(flat, shape), dim=-1) if len(shape) > 1 else flat[:, None]
-        ones = torch.ones(where.numel(), 1, dtype=torch.int64)
-        systems.append(torch.cat([ones, idx.to(torch.int64)], dim=-1))
-    return systems
+    shapes = [tuple(dst.shape) or (1,)] + [(n // c, c) for c in _divisors(n) if (n // c, c) != tuple(dst.shape)]
+    return shapes[:MAX_SYSTEMS]
+
+
+def _index(flat: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    """Flat indices as rows ``(1, i_0, i_1, ...)`` of their index in ``shape`` (int64)."""
+    idx = torch.stack(torch.unravel_index(flat, shape), dim=-1) if len(shape) > 1 else flat[:, None]
+    return torch.cat([torch.ones_like(flat)[:, None], idx.to(torch.int64)], dim=-1)
 
 
 def _divisors(n: int) -> list[int]:
