@@ -15,8 +15,9 @@ each construction of ``ModelNew`` by the harness (``phase``), and every forward 
 - **provenance** (``provenance.py``, ``origins.py``, ``copies.py``): every byte's class; memory the watch never saw
   made is ``FOREIGN``; a launch handed foreign (or, in strict mode, torch-made) data writes that class; a launch
   that only re-arranges laundered data is a copy. Outputs are judged by ``rules.judge_record``;
-- **shadows**: after every op and launch that writes a storage, a copy of its bytes; before each launch and at the
-  end they must still be those (else ``tampering``: a thread, numpy, a silenced watch);
+- **shadows**: after every op and launch that writes a storage, a copy of its bytes; what the forward reads but the
+  watch never saw written, a keyed checksum (``quiet.py``); before each launch and at the end both must still
+  match (else ``tampering``: a thread, numpy through a raw address, a silenced watch);
 - **streams** (``streams.py``): all device work on the stream the phase began on, and no CUDA graph.
 
 Timed calls run the same watch with one set of classes per storage on the host (``run_forward(coarse=True)``).
@@ -71,6 +72,7 @@ from tritonrl.verify.child.provenance import (
     launch_taint,
     storage_key,
 )
+from tritonrl.verify.child.quiet import checksum
 from tritonrl.verify.child.rules import storage_range
 from tritonrl.verify.child.streams import graph_problem, stream_now
 from tritonrl.verify.wire import CODE_PATH
@@ -104,6 +106,7 @@ class ForwardRecord:
     torch_ops: list[str] = field(default_factory=list)
     escapes: list[str] = field(default_factory=list)  # values that left torch against the rules (every mode)
     stream: Any = None  # the CUDA stream the phase began on: all its work must be there (``Monitor.own_stream``)
+    quiet: dict = field(default_factory=dict)  # storages read, not seen written: key -> (tensor, checksum)
     unowned: str | None = None  # work the timer could not own: another stream, a CUDA graph
     protected: list[tuple[str, int, int]] = field(default_factory=list)
     provenance: Provenance | CoarseProvenance = field(default_factory=Provenance)
@@ -232,9 +235,10 @@ class Monitor:
             try:
                 taint = launch_taint(record.provenance, given)
                 if not record.coarse:
-                    if watched and watched[0].device.type == "cuda" and _cuda_sync is not None:
+                    if given and given[0].device.type == "cuda" and _cuda_sync is not None:
                         _cuda_sync()  # the bytes before the launch: nothing still in flight on any stream
                     self.check_shadows(watched)
+                    self.check_quiet(given)
                     before = {storage_key(t): _clone(_storage_bytes(t)) for t in watched}
             finally:
                 self.internal -= 1
@@ -244,19 +248,19 @@ class Monitor:
             if record.coarse:  # no snapshots: whatever the launch was handed, it may have written
                 for t in watched:
                     record.provenance.launched(t, taint)
-            elif before:
+            else:
                 self._credit(watched, given, before, taint)
             return result
         finally:
             self.in_launch -= 1
 
     def _credit(self, watched: list, given: list, before: dict, taint: int | None) -> None:
-        if watched[0].device.type == "cuda" and _cuda_sync is not None:
+        if given and given[0].device.type == "cuda" and _cuda_sync is not None:
             _cuda_sync()
         self.internal += 1
         try:
             credit_launch(self.record.provenance, watched, given, before, _storage_bytes, taint)
-            for t in watched:
+            for t in watched + [t for t in given if self._protected(t)]:  # an input a task mutates: as written
                 self._shadow(t)
         finally:
             self.internal -= 1
@@ -315,11 +319,31 @@ class Monitor:
         return written
 
     def _shadow(self, t: torch.Tensor) -> None:
-        """Keep a copy of the bytes of ``t``'s storage as the watch last saw them written."""
-        if self.record.phase != "forward" or self._protected(t):
+        """Keep a copy of the bytes of ``t``'s storage as the watch last saw them written (an input's or a
+        parameter's: its checksum, ``quiet.py``)."""
+        record = self.record
+        if record.phase != "forward":
             return
+        key = storage_key(t)
+        if self._protected(t):
+            record.quiet[key] = (t, checksum(t))
+            return
+        record.quiet.pop(key, None)
         flat = _storage_bytes(t)
-        self.record.shadows[storage_key(t)] = (flat, _clone(flat))
+        record.shadows[key] = (flat, _clone(flat))
+
+    def check_quiet(self, given: list[torch.Tensor] | None = None) -> None:
+        """Storages the forward reads but the watch never saw written (``quiet.py``): the ones ``given`` to a
+        launch join them the first time (unless the watch wrote them), and none may have changed since."""
+        record = self.record
+        for t in given or ():
+            key = storage_key(t)
+            if key not in record.quiet and key not in record.shadows:
+                record.quiet[key] = (t, checksum(t))
+        for t, total in list(record.quiet.values()):
+            if record.unseen is None and checksum(t) != total:
+                record.unseen = ("memory the forward pass reads changed where the verifier could not see it "
+                                 "(not a Triton launch or a torch op: native code through a raw address, a thread)")
 
     def check_shadows(self, tensors: list[torch.Tensor] | None = None) -> None:
         """Memory the watch saw written must hold what it saw (of ``tensors``' storages, or all): bytes that
@@ -374,7 +398,7 @@ class Monitor:
                 yield record
         finally:
             self.record = None
-            self.origins.absorb(record.provenance)
+            self.origins.absorb(record.provenance, sums=True)
             record.unowned = record.unowned or graph_problem()
 
     def run_forward(self, model: torch.nn.Module, inputs: list, coarse: bool = False) -> tuple[Any, ForwardRecord]:
@@ -392,13 +416,14 @@ class Monitor:
                     if _cuda_sync is not None and any(t.device.type == "cuda" for t in tensors(inputs)):
                         _cuda_sync()
                     self.check_shadows()
+                    self.check_quiet()
                     record.unowned = record.unowned or graph_problem()
                 finally:
                     self.internal -= 1
         finally:
             self.record = None
-            record.shadows = {}
-            self.origins.absorb(record.provenance)
+            record.shadows, record.quiet = {}, {}
+            self.origins.absorb(record.provenance, sums=not coarse)
         return output, record
 
     def _forward_record(self, model: torch.nn.Module, inputs: list, coarse: bool) -> ForwardRecord:
@@ -412,5 +437,15 @@ class Monitor:
             record.provenance.mark(t, INPUT)
         for t in params + [b for b in buffers if self.origins.recall(b) == STALE]:
             record.provenance.mark(t, PARAM)
+        if not coarse:
+            self.internal += 1
+            try:
+                changed = any(self.origins.changed(t) for t in params + buffers)
+                record.quiet = {storage_key(t): (t, checksum(t)) for t in tensors(inputs) + params + buffers}
+            finally:
+                self.internal -= 1
+            if changed:
+                record.unseen = ("a parameter or buffer changed between the model's construction and this forward "
+                                 "where the verifier could not see it")
         return record
 

@@ -74,8 +74,8 @@ class Provenance:
     def mask(self, t: torch.Tensor) -> torch.Tensor:
         key, nbytes = storage_key(t), _storage_nbytes(_untyped_storage(t))
         mask = self.masks.get(key)
-        if mask is None or mask.numel() != nbytes:  # first seen in this forward: made before it
-            start = self.origins.recall(t) if self.origins is not None else STALE
+        if mask is None or mask.numel() != nbytes:  # first seen in this forward: made before it (changed since?)
+            start = self.origins.recall(t, verify=True) if self.origins is not None else STALE
             mask = self.masks[key] = torch.full((nbytes,), start, dtype=_uint8, device=t.device)
             self.kinds[key] = {start}
             if self.origins is not None:
