@@ -7,10 +7,12 @@ kernel may read past the view it was handed), the source positions are an affine
 element's index (``q = b + sum(a_d * i_d)`` with integer coefficients: every strided re-layout, shift, flip,
 transpose, permute or broadcast is one), in the written tensor's own shape or in its flat index cut into rows of
 any width. The map is found from a sample of written values (their nearest laundered values, ``RANSAC`` over a
-few candidates each), then checked on every written element: at least ``COPY_SHARE`` of them must repeat the
-laundered value the map points at (a ReLU over torch's values, in permissive mode, repeats about half of them
-and stays a kernel's work; a copy or an "x1" kernel repeats all). Values are compared as each float type their
-bytes can be read as, within twice the comparison's tolerance (a copy nudged by an ulp is still a copy).
+few candidates each), then checked on every written element: at least ``COPY_SHARE`` of them (all of them, under
+``ALL_BELOW`` elements) must repeat the laundered value the map points at (a ReLU over torch's values, in
+permissive mode, repeats about half of them and stays a kernel's work; a copy or an "x1" kernel repeats all; the
+share is what the comparison's L2 bound leaves an attacker nudging values just outside the copy tolerance).
+Values are compared as each float type their bytes can be read as, within twice the comparison's tolerance (a
+copy nudged by an ulp is still a copy).
 
 Not seen: a copy through an arbitrary permutation (an index tensor the kernel gathers with), which in strict
 mode needs torch compute (refused) to make, and in permissive mode is the limit of what a value check can tell.
@@ -29,6 +31,9 @@ import torch
 
 _uint8 = torch.uint8
 COPY_SHARE = 0.75  # of the written elements repeating the laundered value the map points at: a copy
+# Under this many written elements, all of them must repeat it: a ReLU over 16 of torch's values keeps 12 or more
+# of them unchanged one time in 26; a copy or an "x1" kernel keeps every one.
+ALL_BELOW = 64
 SAMPLES = 48       # written elements an index map is fitted on
 CANDIDATES = 3     # nearest laundered values tried per sampled element
 TRIES = 48         # RANSAC draws per index system
@@ -113,7 +118,8 @@ def _mapped_copy(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, 
         inside = (q >= 0) & (q < values.numel())
         qi = q.clamp(0, values.numel() - 1)
         same = inside & bad[qi] & _close(written, values[qi], rtol, floor)
-        if int(same.sum()) >= COPY_SHARE * written.numel():
+        count = written.numel()
+        if int(same.sum()) >= (count if count < ALL_BELOW else COPY_SHARE * count):
             return qi[same]
     return None
 
