@@ -36,7 +36,7 @@ from typing import Any
 
 import torch
 
-from tritonrl.verify.child import hooks
+from tritonrl.verify.child import hooks, witness
 from tritonrl.verify.child.hooks import without_dynamo_import  # noqa: F401 - the zygote's import
 from tritonrl.verify.child.ops import (
     ALLOC_OPS,
@@ -72,7 +72,6 @@ from tritonrl.verify.child.provenance import (
     launch_taint,
     storage_key,
 )
-from tritonrl.verify.child.quiet import checksum
 from tritonrl.verify.child.rules import storage_range
 from tritonrl.verify.child.streams import graph_problem, stream_now
 from tritonrl.verify.wire import CODE_PATH
@@ -80,7 +79,6 @@ from tritonrl.verify.wire import CODE_PATH
 UNCOMPUTED = frozenset({INPUT, ECHO, COPIED, FOREIGN})  # data no kernel computed: never read into Python
 MAX_SCALAR_READS = 8  # values one forward may read into Python (not enough to compute there)
 # Bound when this module is imported, before any candidate code: patching torch afterwards changes nothing here.
-_equal = torch.equal
 _empty = torch.empty
 _set = torch.Tensor.set_
 _clone = torch.Tensor.clone
@@ -101,7 +99,7 @@ class ForwardRecord:
 
     launches: int = 0
     scalar_reads: int = 0
-    unseen: str | None = None  # bytes that changed where the watch could not see (``Monitor.check_shadows``)
+    unseen: str | None = None  # bytes that changed where the watch could not see (``witness.py``)
     shadows: dict = field(default_factory=dict)
     torch_ops: list[str] = field(default_factory=list)
     escapes: list[str] = field(default_factory=list)  # values that left torch against the rules (every mode)
@@ -237,8 +235,8 @@ class Monitor:
                 if not record.coarse:
                     if given and given[0].device.type == "cuda" and _cuda_sync is not None:
                         _cuda_sync()  # the bytes before the launch: nothing still in flight on any stream
-                    self.check_shadows(watched)
-                    self.check_quiet(given)
+                    witness.check_shadows(record, watched)
+                    witness.check_quiet(record, given)
                     before = {storage_key(t): _clone(_storage_bytes(t)) for t in watched}
             finally:
                 self.internal -= 1
@@ -319,50 +317,8 @@ class Monitor:
         return written
 
     def _shadow(self, t: torch.Tensor) -> None:
-        """Keep a copy of the bytes of ``t``'s storage as the watch last saw them written (an input's or a
-        parameter's: its checksum, ``quiet.py``)."""
-        record = self.record
-        if record.phase != "forward":
-            return
-        key = storage_key(t)
-        if self._protected(t):
-            record.quiet[key] = (t, checksum(t))
-            return
-        record.quiet.pop(key, None)
-        flat = _storage_bytes(t)
-        record.shadows[key] = (flat, _clone(flat))
-
-    def check_quiet(self, given: list[torch.Tensor] | None = None) -> None:
-        """Storages the forward reads but the watch never saw written (``quiet.py``): the ones ``given`` to a
-        launch join them the first time (unless the watch wrote them), and none may have changed since."""
-        record = self.record
-        for t in given or ():
-            key = storage_key(t)
-            if key not in record.quiet and key not in record.shadows:
-                record.quiet[key] = (t, checksum(t))
-        for t, total in list(record.quiet.values()):
-            if record.unseen is None and checksum(t) != total:
-                record.unseen = ("memory the forward pass reads changed where the verifier could not see it "
-                                 "(not a Triton launch or a torch op: native code through a raw address, a thread)")
-
-    def check_shadows(self, tensors: list[torch.Tensor] | None = None) -> None:
-        """Memory the watch saw written must hold what it saw (of ``tensors``' storages, or all): bytes that
-        changed since came from code it cannot see (a thread, numpy, a silenced monitor)."""
-        record = self.record
-        if record.unseen is not None or not record.shadows:
-            return
-        keys = record.shadows.keys() if tensors is None else [storage_key(t) for t in tensors]
-        for key in list(keys):
-            entry = record.shadows.get(key)
-            if entry is None:
-                continue
-            flat, seen = entry
-            if flat.numel() != seen.numel() or not _equal(flat, seen):
-                record.unseen = (f"memory the forward pass wrote changed where the verifier could not see it "
-                                 f"(not a Triton launch or a torch op: a thread, numpy, code that silenced the "
-                                 f"watch); {int((flat != seen).sum()) if flat.numel() == seen.numel() else 'all'}"
-                                 " bytes")
-                return
+        if self.record.phase == "forward":
+            witness.keep(self.record, t, self._protected(t))
 
     def account_in_launch(self, func: Any, args: tuple, out: Any) -> None:
         """An op run inside Triton's launch path with no candidate frame on the stack: Triton's own (autotuning,
@@ -415,8 +371,8 @@ class Monitor:
                 try:
                     if _cuda_sync is not None and any(t.device.type == "cuda" for t in tensors(inputs)):
                         _cuda_sync()
-                    self.check_shadows()
-                    self.check_quiet()
+                    witness.check_shadows(record)
+                    witness.check_quiet(record)
                     record.unowned = record.unowned or graph_problem()
                 finally:
                     self.internal -= 1
@@ -440,12 +396,9 @@ class Monitor:
         if not coarse:
             self.internal += 1
             try:
-                changed = any(self.origins.changed(t) for t in params + buffers)
-                record.quiet = {storage_key(t): (t, checksum(t)) for t in tensors(inputs) + params + buffers}
+                witness.begin(record, tensors(inputs) + params + buffers,
+                              any(self.origins.changed(t) for t in params + buffers))
             finally:
                 self.internal -= 1
-            if changed:
-                record.unseen = ("a parameter or buffer changed between the model's construction and this forward "
-                                 "where the verifier could not see it")
         return record
 

@@ -1,6 +1,6 @@
 """Memory the watch did not see written must not change: keyed checksums of storages (candidate child).
 
-The shadows (``Monitor.check_shadows``) keep a copy of every storage the watch saw written in a forward. The rest
+The shadows (``witness.py``) keep a copy of every storage the watch saw written in a forward. The rest
 of what a forward handles is *quiet*: the inputs (the arena), the parameters, data made before the forward (a
 buffer from ``__init__``, a cache from an earlier call). Native code handed a raw address (numpy through an
 ``__array_interface__`` naming ``x.data_ptr()``) can write there with no aten op and no launch; a kernel reading it
