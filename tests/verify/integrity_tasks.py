@@ -169,3 +169,119 @@ def get_init_inputs():
 '''
 
 INTEGRITY_TASKS["absmax_scale"] = KernelTask(name="integrity_absmax_scale", level=1, source=ABSMAX_SCALE)
+
+# Round 4 (issue 38): tasks for permissive-mode token kernels, numpy compute, copies and atomics.
+_UNARY = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return {expr}
+
+
+batch_size = 4
+dim = 256
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+MATVEC = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, v):
+        return torch.matmul(a, v)
+
+
+M = 16
+K = 200
+
+
+def get_inputs():
+    return [torch.randn(M, K), torch.randn(K)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+LINEAR_RELU = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.fc = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+batch_size = 8
+in_features = 64
+out_features = 32
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]
+'''
+
+INTEGRITY_TASKS.update({
+    "gelu_small": KernelTask(name="integrity_gelu_small", level=1, source=_UNARY.format(expr="F.gelu(x)")),
+    "amin_rows": KernelTask(name="integrity_amin_rows", level=1, source=_UNARY.format(expr="torch.amin(x, dim=1)")),
+    "softmax_small": KernelTask(name="integrity_softmax_small", level=1,
+                                source=_UNARY.format(expr="torch.softmax(x, dim=1)")),
+    "matvec": KernelTask(name="integrity_matvec", level=1, source=MATVEC),
+    "linear_relu": KernelTask(name="integrity_linear_relu", level=1, source=LINEAR_RELU),
+})
+
+# A task whose reference keeps state torch computed in ``__init__`` (a causal mask, as minGPT's attention does).
+CAUSAL_MASK = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("mask", torch.tril(torch.ones(n, n)))
+
+    def forward(self, x):
+        return x * self.mask
+
+
+n = 32
+
+
+def get_inputs():
+    return [torch.randn(n, n)]
+
+
+def get_init_inputs():
+    return [n]
+'''
+
+INTEGRITY_TASKS["causal_mask"] = KernelTask(name="integrity_causal_mask", level=1, source=CAUSAL_MASK)

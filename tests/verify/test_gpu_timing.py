@@ -190,3 +190,39 @@ def test_verifier_honest_kernel_has_a_speedup_interval(verifier_results):
     assert low <= result.speedup <= high
     assert result.timing["candidate"]["trials"] >= 10
     assert "median_ci_ms" in result.timing["candidate"] and "median_ci_ms" in result.timing["reference"]
+
+
+# ------------------------------------------------------------------ the timer owns the device (issue 38)
+def test_monitor_refuses_side_stream_work_and_sees_a_captured_graph():
+    """Work on another stream than the forward's (it could run inside the timer's hold, before the start event)
+    is ``unowned`` in correctness and timed calls alike; a captured CUDA graph (replays no hook sees) leaves a
+    private memory pool that ``graph_problem`` reports."""
+    import torch
+
+    from tritonrl.verify.child.monitor import Monitor
+    from tritonrl.verify.child.rules import judge_record
+    from tritonrl.verify.child.streams import graph_problem
+
+    module = _load(GOOD)
+    monitor = Monitor(str(GOOD))
+    monitor.install()
+    model, side = module.ModelNew(), torch.cuda.Stream()
+    x = torch.randn(1 << 20, device="cuda")
+
+    class OnSide(torch.nn.Module):
+        def forward(self, x):
+            with torch.cuda.stream(side):  # no wait_stream: what the red team's kernel did
+                return model(x)
+
+    out, record = monitor.run_forward(model, [x])
+    assert record.unowned is None and judge_record(record, out, monitor.intact()) is None
+    for coarse in (False, True):
+        out, record = monitor.run_forward(OnSide(), [x], coarse=coarse)
+        assert judge_record(record, out, monitor.intact(), weak=coarse)[0] == "threads", record.unowned
+    torch.cuda.synchronize()
+    assert graph_problem() is None
+    graph, a = torch.cuda.CUDAGraph(), torch.zeros(64, 64, device="cuda")
+    c = torch.empty_like(a)
+    with torch.cuda.graph(graph):
+        torch.mm(a, a, out=c)
+    assert graph_problem() is not None

@@ -41,8 +41,23 @@ from tritonrl.verify.sandbox import jobs_root
 
 TASKS = {**BASE_TASKS, **REDTEAM_TASKS, **INTEGRITY_TASKS}
 DIR = Path(__file__).parent / "fixtures" / "integrity"
-FIXTURES = sorted([*DIR.glob("i*.py"), *DIR.glob("r3_*.py")])  # r3_: round 3 (README)
-CASES = [(p, m) for p in FIXTURES for m in modes(p)]
+FIXTURES = sorted([*DIR.glob("i*.py"), *DIR.glob("r3_*.py"), *DIR.glob("r4_*.py")])  # r3_, r4_: rounds (README)
+
+
+
+def all_modes(path: Path) -> list[str]:
+    """``modes`` plus ``permissive`` (static checks on, ``strict=False``: what ``tritonrl verify --permissive``
+    runs) for fixtures headed ``# permissive: also``."""
+    return modes(path) + (["permissive"] if header(path, "permissive", "") == "also" else [])
+
+
+def expected(path: Path, mode: str) -> str:
+    """``# expect:``, or in permissive mode ``# expect-permissive:`` where the fixture has one."""
+    want = header(path, "expect")
+    return header(path, "expect-permissive", want) if mode == "permissive" else want
+
+
+CASES = [(p, m) for p in FIXTURES for m in all_modes(p)]
 FILE_ATTACKS = [(p, m) for p, m in CASES if header(p, "class") == "i1"]
 HOME_DIR = Path(__file__).resolve().parents[2] / ".pytest_cache" / "integrity-home"  # the children's $HOME
 SECRET_TEXT = "tritonrl-integrity-secret-7f3a"  # in a file under the test's tmp dir (``TRITONRL_INTEGRITY_SECRET``)
@@ -127,7 +142,7 @@ def _environ(**values: str):
 def _config(mode: str, cache: str, timed: bool = False) -> VerifyConfig:
     extra = {"timed_trials": 12, "warmup": 2} if timed else {}
     return VerifyConfig(device="auto" if CUDA else "cpu", timeout_s=20 if timed else 12, workers=2,
-                        cache_dir=cache, static_checks=(mode == "on"), **extra)
+                        cache_dir=cache, static_checks=(mode != "off"), strict=(mode != "permissive"), **extra)
 
 
 def _batch(verifier: Verifier, paths: list[Path]) -> list:
@@ -152,7 +167,7 @@ def verdicts(tmp_path_factory, request):
     chosen = _selected(request.session.items)
     cache = str(tmp_path_factory.mktemp("integrity-cache"))
     out, written, after = {}, {}, {}
-    for mode in ("off", "on"):
+    for mode in ("off", "on", "permissive"):
         cases = [p for p, m in CASES if m == mode and runnable(p) is None and (p.name, m) in chosen]
         plain = [p for p in cases if header(p, "class") != "i1" and not _seam(p)]
         timed = [p for p in cases if header(p, "class") != "i1" and _seam(p)]
@@ -189,7 +204,7 @@ def test_integrity_fixture(fixture, mode, verdicts):
     result = verdicts[0][(fixture.name, mode)]
     assert not isinstance(result, BaseException), (
         f"{fixture.name}: verify() raised {type(result).__name__}: {str(result)[:300]}")
-    if header(fixture, "expect") == "done":
+    if expected(fixture, mode) == "done":
         assert result.correct, f"{fixture.name} (honest) rejected: stage {result.stage}, {result.flags}, {result.error}"
         return
     assert result.correct is False, f"{fixture.name} was accepted with static checks {mode}"
@@ -224,4 +239,4 @@ def test_print_verdict_table(verdicts, capsys):
             tail = f" | outside the child: {'; '.join(files) or 'nothing'}" if files is not None else ""
             speed = getattr(result, "speedup", None)
             tail += f" | speedup {speed:.3g}" if speed else ""
-            print(f"INTEGRITY {name} static={mode} expect={header(DIR / name, 'expect')}: {describe(result)}{tail}")
+            print(f"INTEGRITY {name} static={mode} expect={expected(DIR / name, mode)}: {describe(result)}{tail}")

@@ -12,6 +12,8 @@ from tritonrl.verify.child.provenance import (
     ECHO,
     INPUT,
     KERNEL,
+    STALE,
+    TORCH,
     UNSET,
     Provenance,
     credit_launch,
@@ -47,3 +49,52 @@ def test_a_copy_of_the_input_is_still_recognised():
     out = torch.empty(64)
     prov = _launch(x, out, lambda: out.copy_(x))
     assert prov.classes(out) & {COPIED, INPUT, ECHO} and KERNEL not in prov.classes(out)
+
+
+# Issue 38: copies in another arrangement, recognised by an index map (``copies.copied_from``).
+def _launder(src: torch.Tensor, out: torch.Tensor, write) -> Provenance:
+    """``write()`` as a launch handed ``src`` (torch's data) and ``out`` (fresh): the classes it leaves."""
+    prov = Provenance()
+    prov.mark(src, TORCH)
+    out.fill_(float("nan"))  # the poison
+    prov.mark(out, UNSET)
+    before = {storage_key(out): _bytes(out).clone()}
+    write()
+    credit_launch(prov, [out], [src, out], before, _bytes)
+    return prov
+
+
+def test_a_reversed_shifted_or_transposed_copy_is_a_copy():
+    src = torch.randn(12, 20)
+    for name, made in (("reversed", lambda: src.flip(1)), ("transposed", lambda: src.t()),
+                       ("shifted", lambda: src.reshape(-1).roll(1).reshape(12, 20))):
+        out = torch.empty(made().shape)
+        prov = _launder(src, out, lambda out=out, made=made: out.copy_(made()))
+        assert prov.classes(out) == {TORCH}, (name, prov.classes(out))
+
+
+def test_a_copy_handed_as_a_view_one_element_in_is_a_copy():
+    src = torch.randn(240)
+    out = torch.empty(240)
+    prov = _launder(src[1:], out, lambda: out.copy_(src))
+    assert prov.classes(out) == {TORCH}
+
+
+def test_a_relu_over_torch_data_is_the_kernels():
+    src = torch.randn(16, 64)
+    out = torch.empty(16, 64)
+    prov = _launder(src, out, lambda: out.copy_(src.clamp(min=0)))
+    assert prov.classes(out) == {KERNEL}
+
+
+def test_values_that_happen_to_be_in_a_large_stale_pool_are_no_copy():
+    """A pool of many random values holds, within the tolerance, almost any value: only a map makes a copy."""
+    pool = torch.randn(200_000)
+    out = torch.empty(4096)
+    prov = Provenance()
+    prov.mark(pool, STALE)
+    prov.mark(out, UNSET)
+    before = {storage_key(out): _bytes(out).clone()}
+    out.copy_(torch.randn(4096))
+    credit_launch(prov, [out], [pool, out], before, _bytes)
+    assert prov.classes(out) == {KERNEL}

@@ -126,9 +126,10 @@ class CudaTimer:
     back to back. ``learn()`` (called by the protocol after each warm-up run, never after a timed one) sets the
     hold from the longest host time seen so far (``HOLD_FACTOR`` times it, at most ``HOLD_MAX_MS``); it is frozen
     before the calibration and the timed runs, so the null regions and the timed calls carry the same hold (the
-    judge's clock check compares their wall-clock gaps). Its limit: a kernel on a side stream that does not wait
-    for the current stream may overlap the flush and the hold; the strict static check ``side_streams`` rejects
-    that code. ``docs/timing.md``.
+    judge's clock check compares their wall-clock gaps). A kernel on a side stream that does not wait for the
+    current stream would overlap the flush and the hold, before the start event: the child's monitor refuses any
+    work on another stream than the call's, and CUDA graphs (``child/streams.py``; ``docs/timing.md``, "Streams
+    and graphs").
     """
 
     def __init__(self, flush_bytes: int = L2_FLUSH_BYTES) -> None:

@@ -190,3 +190,15 @@ def as_tuple(output: Any) -> tuple:
 def synchronize(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
+
+
+def state_digests(model: torch.nn.Module) -> list[str]:
+    """A digest (dtype, shape, bytes) of each buffer of ``model``: the judge sends the reference model's, and the
+    child vouches for a candidate's buffer equal to one of them (the task's own state, however it was computed)."""
+    return sorted({digest(b) for b in model.buffers() if b.numel()})
+
+
+def digest(t: torch.Tensor) -> str:
+    data = t.detach().contiguous().reshape(-1).view(torch.uint8).cpu()
+    head = f"{str(t.dtype)}|{tuple(t.shape)}|".encode()
+    return hashlib.sha256(head + bytes(data.numpy())).hexdigest()

@@ -11,9 +11,10 @@ that is right on a GPU:
   ``tl.dot`` ran on those integers (``x > 0`` true for negatives; dot products ~1e10 off). They now run on the
   values (in fp32, rounded back to bf16 where the result is bf16), as the GPU does.
 * **Python in a kernel**: a kernel body runs as Python here, so it could call a plain Python function, numpy or
-  torch, or reach its tensors' host arrays (``x.handle.data``); a GPU compiles it and rejects all of these. Before
-  a launch, its body (and every jit function it calls) is read: such a use raises ``InterpreterOnly`` (flag
-  ``interpreter_only``).
+  torch, or reach its tensors' host arrays (``x.handle.data``, ``getattr(x, "handle")``); a GPU compiles it and
+  rejects all of these. Before each launch the kernel goes through Triton's GPU front end (``frontend.py``): what
+  it rejects raises ``InterpreterOnly`` (flag ``interpreter_only``). A jit helper called from a kernel no longer
+  leaves the interpreter's patches of ``triton.language`` behind (they would break that front end).
 * **program order and races**: the interpreter runs a launch's programs one at a time, in order, so a program that
   read what an earlier one wrote (a load-add-store across programs, a running sum over program ids) looked right.
   Programs now run in a shuffled order (its seed is secret), and every load and store is recorded by program: a
@@ -34,9 +35,11 @@ from __future__ import annotations
 
 import random
 import secrets
+import sys
 from typing import Any
 
 RACE_EXAMPLES = 3  # addresses named in a race's message
+_getframe = sys._getframe  # bound before the candidate is imported
 
 
 class DataRace(RuntimeError):
@@ -45,60 +48,6 @@ class DataRace(RuntimeError):
 
 class InterpreterOnly(RuntimeError):
     """A kernel body does what only the interpreter runs (a plain Python call, a tensor's host handle)."""
-
-
-HOST_ONLY_MODULES = ("numpy", "torch")  # no kernel body can call into these on a GPU
-_CHECKED: dict[Any, str | None] = {}
-
-
-def kernel_problem(fn: Any, seen: set | None = None) -> str | None:
-    """Why the body of the jit function ``fn`` (or of a jit function it calls) would not compile for a GPU: a
-    call of a plain Python function defined beside it, a host module (numpy, torch), a tensor's ``.handle``."""
-    import types
-
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return None
-    if code in _CHECKED:
-        return _CHECKED[code]
-    seen = seen if seen is not None else set()
-    seen.add(code)
-    problem = None
-    names = _names(code)
-    if "handle" in names:
-        problem = "reads a tensor's host handle (`.handle`), which exists only under the CPU interpreter"
-    for name in sorted(names):
-        if problem:
-            break
-        value = fn.__globals__.get(name)
-        inner = _jit_body(value)
-        if inner is not None:
-            if inner.__code__ not in seen:
-                problem = kernel_problem(inner, seen)
-        elif isinstance(value, types.FunctionType) and value.__code__.co_filename == code.co_filename:
-            problem = f"calls the plain Python function `{name}` (not @triton.jit), which the GPU compiler rejects"
-        elif isinstance(value, types.ModuleType) and value.__name__.split(".")[0] in HOST_ONLY_MODULES:
-            problem = f"uses the host module `{value.__name__}` inside a kernel, which the GPU compiler rejects"
-    _CHECKED[code] = problem
-    return problem
-
-
-def _names(code: Any) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if hasattr(const, "co_names"):
-            names |= _names(const)
-    return names
-
-
-def _jit_body(value: Any) -> Any:
-    """The Python function under a jit function, an autotuner or heuristics wrapper; None for anything else."""
-    import types
-
-    depth = 0
-    while value is not None and not isinstance(value, types.FunctionType) and depth < 5:
-        value, depth = getattr(value, "fn", None), depth + 1
-    return value if depth and isinstance(value, types.FunctionType) else None
 
 
 class _Accesses:
@@ -254,8 +203,90 @@ def install(report: dict) -> None:
     original_dot = builder.create_dot
     builder.binary_op, builder.unary_op, builder.create_dot = binary_op, unary_op, create_dot
     _install_programs(builder, executor, np)
+    _install_gpu_frontend(interp)
     builder._tritonrl_fidelity = True
     report["fidelity"] = "ok: TF32 dot, bf16 values, shuffled programs, race check (atomics included)"
+
+
+def _install_gpu_frontend(interp: Any) -> None:
+    """Every launch's kernel through the GPU front end first (``frontend.frontend_problem``); a jit helper's call
+    undoes its own patches of ``triton.language`` when it returns (Triton's leaves them in place)."""
+    from tritonrl.verify.child.frontend import frontend_problem
+
+    functions = interp.InterpretedFunction
+    original_run = functions.run
+
+    def run(self, *args, grid, warmup, **kwargs):
+        if not warmup:
+            problem = frontend_problem(self.fn, args, kwargs)
+            if problem is not None:
+                raise InterpreterOnly(f"kernel `{self.fn.__name__}` is rejected by the GPU compiler: {problem}")
+        return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    def device_call(self, *args, **kwargs):
+        scope = interp._patch_lang(self.fn)
+        try:
+            return self.rewrite()(*args, **kwargs)
+        except Exception as exc:
+            raise interp.InterpreterError(repr(exc)) from exc
+        finally:
+            scope.restore()
+
+    functions.run = run
+    if hasattr(interp, "_LangPatchScope"):  # a Triton whose patches can be undone
+        functions.__call__ = device_call
+
+
+_DISCARDED: dict[tuple[str, int], bool] = {}
+_ATOMIC_LINES: dict[str, tuple[set[int], set[int]]] = {}
+
+
+def result_discarded() -> bool:
+    """Whether the atomic being built is a statement of its own (``tl.atomic_add(p, v)``: its old value dropped),
+    read from the kernel's source at the line the nearest kernel frame is on; unknown counts as used."""
+    frame = _getframe(2)
+    while frame is not None:
+        key = (frame.f_code.co_filename, frame.f_lineno)
+        if key in _DISCARDED:
+            return _DISCARDED[key]
+        discarded, used = _atomic_lines(key[0])
+        if key[1] in discarded or key[1] in used:
+            _DISCARDED[key] = key[1] in discarded and key[1] not in used
+            return _DISCARDED[key]
+        frame = frame.f_back
+    return False
+
+
+def _atomic_lines(filename: str) -> tuple[set[int], set[int]]:
+    """(lines of ``tl.atomic_*`` calls that are whole statements, lines of those whose result is used) in a file;
+    nothing for Triton's, torch's and the verifier's own files."""
+    import ast
+
+    if filename in _ATOMIC_LINES:
+        return _ATOMIC_LINES[filename]
+    found: tuple[set[int], set[int]] = (set(), set())
+    if filename.endswith(".py") and not any(part in filename for part in _OWN_CODE):
+        try:
+            with open(filename, encoding="utf-8") as fh:
+                tree = ast.parse(fh.read())
+        except (OSError, SyntaxError, ValueError):
+            tree = None
+        nodes = list(ast.walk(tree)) if tree is not None else []
+        statements = {id(n.value) for n in nodes if isinstance(n, ast.Expr)}
+        for node in (n for n in nodes if _is_atomic(n)):
+            lines = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+            found[0 if id(node) in statements else 1].update(lines)
+    _ATOMIC_LINES[filename] = found
+    return found
+
+
+_OWN_CODE = ("/triton/", "/torch/", "/tritonrl/verify/")
+
+
+def _is_atomic(node: Any) -> bool:
+    import ast
+
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.startswith("atomic_")
 
 
 def _tf32(data: Any) -> Any:
@@ -280,14 +311,9 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     """Shuffled program order (``set_grid_dim``/``set_grid_idx``), recorded accesses, the race check at the end."""
     original_dim, original_idx = builder.set_grid_dim, builder.set_grid_idx
     original_load, original_store = builder.create_masked_load, builder.create_masked_store
-    original_restore, original_call = executor._restore_args_dev, executor.__call__
+    original_restore = executor._restore_args_dev
     original_rmw, original_cas = builder.create_atomic_rmw, builder.create_atomic_cas
 
-    def call(self, *args, **kwargs):
-        problem = kernel_problem(self.fn)
-        if problem is not None:
-            raise InterpreterOnly(f"kernel `{self.fn.__name__}` {problem}")
-        return original_call(self, *args, **kwargs)
 
     def set_grid_dim(self, nx, ny, nz):
         _ACCESSES.start((nx, ny, nz), seed=secrets.randbits(64))  # an order the kernel's author cannot predict
@@ -311,9 +337,14 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     def create_atomic_rmw(self, rmwOp, ptr, val, mask, *rest, **kwargs):
         where = np.broadcast_to(np.asarray(mask.data, dtype=bool), np.shape(ptr.data))
         addresses = np.asarray(ptr.data)
-        read = np.broadcast_to(_identity(str(rmwOp).rsplit(".", 1)[-1], val.data, np), where.shape)
-        _ACCESSES.loads.append((_ACCESSES.program, addresses[where & read]))
+        op = str(rmwOp).rsplit(".", 1)[-1]
+        read = np.broadcast_to(_identity(op, val.data, np), where.shape)
+        if not result_discarded():  # an atomic whose result the kernel drops reads nothing
+            _ACCESSES.loads.append((_ACCESSES.program, addresses[where & read]))
         _ACCESSES.updates.append((_ACCESSES.program, addresses[where & ~read]))
+        if op == "XCHG":  # an exchange is a store: programs exchanging different values race like stores do
+            data = np.broadcast_to(np.asarray(val.data), where.shape)[where]
+            _ACCESSES.stores.append((_ACCESSES.program, addresses[where], _bits(data, np)))
         return original_rmw(self, rmwOp, ptr, val, mask, *rest, **kwargs)
 
     def create_atomic_cas(self, ptr, *rest, **kwargs):
@@ -330,4 +361,4 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     builder.set_grid_dim, builder.set_grid_idx = set_grid_dim, set_grid_idx
     builder.create_atomic_rmw, builder.create_atomic_cas = create_atomic_rmw, create_atomic_cas
     builder.create_masked_load, builder.create_masked_store = create_masked_load, create_masked_store
-    executor._restore_args_dev, executor.__call__ = restore_args_dev, call
+    executor._restore_args_dev = restore_args_dev

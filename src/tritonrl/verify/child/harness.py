@@ -48,7 +48,10 @@ from tritonrl.verify.child.interpreter import (
     is_interpreter,
 )
 from tritonrl.verify.child.isolation import IsolationReport, missing_protections
-from tritonrl.verify.child.monitor import Monitor, judge_record, output_values
+from tritonrl.verify.child.monitor import Monitor
+from tritonrl.verify.child.provenance import INPUT
+from tritonrl.verify.child.rules import judge_record, output_values
+from tritonrl.verify.child.streams import graph_problem
 from tritonrl.verify.child.toolchain import Toolchain, load_triton_native
 from tritonrl.verify.result import MAX_ERROR_CHARS
 from tritonrl.verify.stopwatch import Stopwatch
@@ -146,6 +149,15 @@ def _find(exc: BaseException | None, kind: type) -> BaseException | None:
     return None
 
 
+class BuildRefused(RuntimeError):
+    """The model's construction broke a rule of the watch (a live view of tensor memory handed out, work on
+    another CUDA stream, a CUDA graph captured)."""
+
+    def __init__(self, message: str, flag: str) -> None:
+        super().__init__(message)
+        self.flag = flag
+
+
 class Child:
     """The candidate's side of one session: its module, its models, the arena, the watch."""
 
@@ -155,7 +167,8 @@ class Child:
         self.refusal: str | None = None  # why this child may not run the candidate (a protection is missing)
         self.seal = wire.Seal(bytes.fromhex(spec.pop("seal")))  # only here: the candidate cannot sign a message
         self.device = spec["device"]
-        self.monitor = Monitor(CODE_PATH)
+        self.strict = bool(spec.get("strict", True))  # read once, before the candidate: its code cannot change it
+        self.monitor = Monitor(CODE_PATH, strict=self.strict)
         self.module: Any = None
         self.model: torch.nn.Module | None = None
         self.timed: torch.nn.Module | None = None
@@ -222,7 +235,11 @@ class Child:
             spec = importlib.util.spec_from_file_location("candidate", CODE_PATH)
             module = importlib.util.module_from_spec(spec)
             sys.modules["candidate"] = module
-            spec.loader.exec_module(module)
+            with self.monitor.phase("import") as record:
+                spec.loader.exec_module(module)
+            if record.unowned or record.escapes:
+                return {"ok": False, "flag": "threads" if record.unowned else "torch_compute",
+                        "error": f"at import: {record.unowned or record.escapes[0]}"}
             if not isinstance(getattr(module, "ModelNew", None), type):
                 raise ImportError("the module defines no class ModelNew")  # noqa: TRY004 - reported as import_error
         except BaseException as exc:  # noqa: BLE001 - any failure of the candidate is reported, not raised
@@ -232,6 +249,7 @@ class Child:
 
     def do_arena(self, message: dict, fds: list) -> dict:
         self.arena = Arena.attach(fds[0], int(message["nbytes"]), self.device)
+        self.monitor.origins.trust(self.arena.tensor(0, torch.uint8, [self.arena.nbytes]), INPUT, pin=True)
         return {"ok": True}
 
     def values(self, descriptors: list) -> list:
@@ -248,8 +266,16 @@ class Child:
         return out
 
     def build(self, message: dict) -> torch.nn.Module:
-        return build_model(self.module.ModelNew, self.values(message["init"]), int(message["seed"]),
-                           bool(message["randomize"]), self.device, message.get("dtype"))
+        """``ModelNew`` built as the reference is, watched (what ``__init__`` computed is remembered as torch's);
+        its buffers equal to the reference model's (``state``, digests from the judge) are the task's state."""
+        init = self.values(message["init"])
+        with self.monitor.phase("build") as record:
+            model = build_model(self.module.ModelNew, init, int(message["seed"]), bool(message["randomize"]),
+                                self.device, message.get("dtype"))
+        if record.unowned or record.escapes:
+            raise BuildRefused(record.unowned or record.escapes[0], "threads" if record.unowned else "torch_compute")
+        self.monitor.origins.vouch_state(model, set(message.get("state") or ()))
+        return model
 
     def do_build(self, message: dict, fds: list) -> dict:
         self.model = None
@@ -257,6 +283,8 @@ class Child:
         try:
             self.model = self.build(message)
             self.sync()
+        except BuildRefused as exc:
+            return {"ok": False, "flag": exc.flag, "error": f"while the model was built: {exc}"}
         except BaseException as exc:  # noqa: BLE001
             return {"ok": False, **failure(exc, "init_error")}
         return {"ok": True, "build_s": time.monotonic() - start}
@@ -270,8 +298,8 @@ class Child:
         except BaseException as exc:  # noqa: BLE001
             return {"ok": False, **failure(exc, "runtime_error")}
         elapsed_s = time.monotonic() - start  # the first trial's includes Triton's JIT compilation
-        problem = judge_record(record, output, self.monitor.intact())
-        if problem is not None and not (problem[0] == "torch_compute" and not self.spec.get("strict", True)):
+        problem = judge_record(record, output, self.monitor.intact(), strict=self.strict)
+        if problem is not None:
             return {"ok": False, "flag": problem[0], "error": problem[1], "launches": record.launches}
         judged = time.monotonic()
         outputs = self.deliver(output, message["outputs"])
@@ -327,7 +355,9 @@ class Child:
             return None
         self.say({"ok": True, "ms": elapsed})
         try:
-            problem = judge_record(record, output, self.monitor.intact(), weak=True)
+            if message.get("watch"):  # a graph's pool stays: the secret share of watched calls finds one in time
+                record.unowned = record.unowned or graph_problem()  # after the region: no host time in it
+            problem = judge_record(record, output, self.monitor.intact(), weak=True, strict=self.strict)
             watched = None if problem is None else f"{problem[0]}: {problem[1]}"
         except BaseException as exc:  # noqa: BLE001
             watched = f"runtime_error: {format_error(exc)}"

@@ -148,14 +148,14 @@ def _wrap_libdevice(name: str, fn: Callable, semantic: Any) -> Callable:
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        kwargs.pop("_semantic", None)
+        given = kwargs.pop("_semantic", None)  # the GPU front end's, when ``frontend`` compiles the kernel
         kwargs.pop("_builder", None)
         stack = getattr(_state, "names", None)
         if stack is None:
             stack = _state.names = []
         stack.append(name)
         try:
-            return fn(*args, **kwargs, _semantic=semantic)
+            return fn(*args, **kwargs, _semantic=semantic if given is None or given is semantic else given)
         finally:
             stack.pop()
 

@@ -1,8 +1,12 @@
 """Byte provenance of a forward pass: which bytes a Triton kernel wrote, and which came from anywhere else.
 
-Every byte of every storage a forward touches has a class (``STALE`` ... ``TORCH``, below); the monitor
+Every byte of every storage a forward touches has a class (``STALE`` ... ``FOREIGN``, below); the monitor
 (``tritonrl.verify.child.monitor``) sets them as ops and launches happen, and judges the outputs by them at the end
-(``provenance_problem``, ``layout_problem``). Masks are ``uint8`` tensors, one per storage, on its device.
+(``provenance_problem``, ``layout_problem``). Masks are ``uint8`` tensors, one per storage, on its device; each
+storage also has the set of classes it may hold (``kinds``, kept on the host), which decides what a launch handed
+it passes on (``credit_launch``: a kernel that reads foreign or torch-made data computes foreign or torch-made
+data). A storage first met as an argument starts as the watch last knew it (``origins.Origins``): made before this
+forward (``STALE``), torch's or foreign; one it never saw made is ``FOREIGN``.
 """
 
 from __future__ import annotations
@@ -11,45 +15,78 @@ from typing import Any
 
 import torch
 
+from tritonrl.verify.child.copies import copied_from, echoes
+
 _uint8 = torch.uint8
 _untyped_storage = torch.Tensor.untyped_storage
 _storage_ptr = torch.UntypedStorage.data_ptr
 _storage_nbytes = torch.UntypedStorage.nbytes
 
-STALE, UNSET, INPUT, PARAM, CONST, KERNEL, COPIED, TORCH, ECHO = range(9)
-CLASS_NAMES = ("stale", "unset", "input", "param", "const", "kernel", "copied", "torch", "echo")
+STALE, UNSET, INPUT, PARAM, CONST, KERNEL, COPIED, TORCH, ECHO, FOREIGN = range(10)
+CLASS_NAMES = ("stale", "unset", "input", "param", "const", "kernel", "copied", "torch", "echo", "foreign")
 # A copy (or echo) is recognised from at least this many elements written: one value equal to an input's at its
 # place is no evidence (an honest reduction to one value writes an input's value; at position 0 it matched).
 MIN_COPY_ELEMENTS = 2
-FROM_INPUTS = (INPUT, KERNEL, COPIED, TORCH, ECHO)  # classes whose values may carry this call's inputs
 WRITTEN = {KERNEL, ECHO}  # written by a kernel in this forward (ECHO: the same bits as an input, same place)
-NOT_KERNELS = {STALE, COPIED, TORCH}  # what an output byte must not be
+NOT_KERNELS = {STALE, COPIED, TORCH, FOREIGN}  # what an output byte must not be
 LAUNDERED = NOT_KERNELS | {UNSET}     # what a copy kernel may not pass on as its own (UNSET: written unseen)
-WEAK_NOT_KERNELS = {COPIED, TORCH}    # the same in timed calls (unpoisoned memory: a rewrite changes no byte)
-# A kernel's writes this close to an argument of a class in LAUNDERED are a copy; by the float type the bytes are
-# read as (one ulp of bf16 is 2**-8, of fp16 2**-11).
-COPY_RTOL = {torch.float64: 1e-6, torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 1e-2}
+WEAK_NOT_KERNELS = {COPIED, TORCH, FOREIGN}  # the same in timed calls (unpoisoned memory: a rewrite changes no byte)
+# What a launch handed such data writes, in strict mode (in permissive mode torch may compute, so only FOREIGN):
+# numpy's or Python's values (FOREIGN: memory the watch never saw made, data from Python lists or numpy arrays)
+# and torch's (TORCH: in strict mode only what torch computed while the model was built or imported, since torch
+# compute in a forward is refused) are not a kernel's work, whatever the kernel does with them.
+TAINTS_STRICT = (FOREIGN, TORCH)
+TAINTS_PERMISSIVE = (FOREIGN,)
 _LAUNDERED = torch.tensor(sorted(LAUNDERED), dtype=_uint8)
 _OWN = torch.tensor([CONST, KERNEL], dtype=_uint8)  # what a cast or a layout copy may move and stay a kernel's
-REINTERPRET = {8: (torch.float64,), 4: (torch.float32,), 2: (torch.float16, torch.bfloat16)}  # by element size
 
 
 def storage_key(t: torch.Tensor) -> tuple[str, int]:
     return (t.device.type, _storage_ptr(_untyped_storage(t)))
 
 
-class Provenance:
-    """The class of every byte of every storage a forward touched (``uint8`` masks, one per storage)."""
+def taint_of(kinds: set[int], taints: tuple[int, ...]) -> int | None:
+    """The class data made from storages that may hold ``kinds`` takes: the first of ``taints`` among them."""
+    return next((c for c in taints if c in kinds), None)
 
-    def __init__(self) -> None:
+
+def copy_class(classes: set[int]) -> int:
+    """The class of a torch copy, in another layout, of data of ``classes``: a kernel's results and constants stay
+    the kernel's, foreign and torch-made data stay what they are, anything else is torch's copy (``COPIED``)."""
+    if classes <= {KERNEL, CONST}:
+        return KERNEL
+    if classes == {UNSET}:
+        return UNSET
+    return FOREIGN if FOREIGN in classes else TORCH if TORCH in classes else COPIED
+
+
+class Provenance:
+    """The class of every byte of every storage a forward touched (``uint8`` masks, one per storage), and per
+    storage the classes it may hold (``kinds``). ``origins`` (``origins.Origins``, or None: unknown memory is
+    STALE) says how a storage first met here starts; ``taints`` what a launch passes on (``TAINTS_STRICT``)."""
+
+    def __init__(self, origins: Any = None, taints: tuple[int, ...] = TAINTS_STRICT) -> None:
         self.masks: dict[tuple[str, int], torch.Tensor] = {}
+        self.kinds: dict[tuple[str, int], set[int]] = {}
+        self.origins, self.taints = origins, taints
+        self.met: dict[tuple[str, int], Any] = {}  # weak references to the storages, for ``Origins.absorb``
 
     def mask(self, t: torch.Tensor) -> torch.Tensor:
         key, nbytes = storage_key(t), _storage_nbytes(_untyped_storage(t))
         mask = self.masks.get(key)
-        if mask is None or mask.numel() != nbytes:  # first seen in this forward: made before it (STALE == 0)
-            mask = self.masks[key] = torch.zeros(nbytes, dtype=_uint8, device=t.device)
+        if mask is None or mask.numel() != nbytes:  # first seen in this forward: made before it (changed since?)
+            start = self.origins.recall(t, verify=True) if self.origins is not None else STALE
+            mask = self.masks[key] = torch.full((nbytes,), start, dtype=_uint8, device=t.device)
+            self.kinds[key] = {start}
+            if self.origins is not None:
+                self.met[key] = self.origins.handle(t)
         return mask
+
+    def fresh(self, t: torch.Tensor) -> None:
+        """``t`` came out of a torch op: a storage not met before was allocated by it (UNSET, all of it)."""
+        if t.numel() and not self.seen(t):
+            self.mask(t).fill_(UNSET)
+            self.kinds[storage_key(t)] = {UNSET}
 
     def region(self, t: torch.Tensor) -> torch.Tensor:
         """The mask bytes of exactly the bytes ``t`` covers, shaped ``(*t.shape, itemsize)``."""
@@ -60,9 +97,23 @@ class Provenance:
     def mark(self, t: torch.Tensor, cls: int) -> None:
         if t.numel():
             self.region(t).fill_(cls)
+            self._wrote(t, {cls})
+
+    def _wrote(self, t: torch.Tensor, classes: set[int]) -> None:
+        """``t``'s bytes now hold ``classes``: its storage's ``kinds`` become them if ``t`` covers it all."""
+        key = storage_key(t)
+        if t.is_contiguous() and t.numel() * t.element_size() == self.masks[key].numel():
+            self.kinds[key] = set(classes)
+        else:
+            self.kinds[key] |= classes
 
     def classes(self, t: torch.Tensor) -> set[int]:
         return set(torch.unique(self.region(t)).tolist()) if t.numel() else set()
+
+    def storage_kinds(self, t: torch.Tensor) -> set[int]:
+        """The classes ``t``'s whole storage may hold (a kernel may read past the view it was handed)."""
+        self.mask(t)
+        return self.kinds[storage_key(t)]
 
     def seen(self, t: torch.Tensor) -> bool:
         """Whether ``t``'s storage (at its current size) was met before in this forward."""
@@ -71,56 +122,78 @@ class Provenance:
 
     def copy(self, dst: torch.Tensor, src: torch.Tensor) -> None:
         """``dst`` now holds a torch copy of ``src``. An identity copy keeps the classes element for element; a
-        cast (same shape, both dense, another dtype) keeps a kernel's results and constants as ``KERNEL``, element
-        for element, and makes the rest (inputs, echoes of them, torch-made data) ``COPIED``; a copy in another
-        layout is ``COPIED`` unless it moves only kernel results and constants."""
+        cast (same shape, both dense, another dtype) keeps them too, except that inputs, parameters, echoes and
+        earlier data become ``COPIED``; a copy in another layout takes ``copy_class`` of all the source holds."""
         if not dst.numel():
             return
         dense = dst.shape == src.shape and dst.is_contiguous() and src.is_contiguous()
         if dense and dst.dtype == src.dtype:
             self.region(dst).copy_(self.region(src))
+            self._wrote(dst, self.classes(dst))
             return
-        if dense:
-            source = self.region(src)
-            kernel = torch.isin(source, _OWN.to(source.device)).all(dim=-1)
-            unset = (source == UNSET).all(dim=-1)
-            region = self.region(dst)
-            region[kernel] = KERNEL
-            region[unset] = UNSET
-            region[~(kernel | unset)] = COPIED
+        if not dense:
+            self.mark(dst, copy_class(self.classes(src)))
             return
-        classes = self.classes(src)
-        self.mark(dst, KERNEL if classes <= {KERNEL, CONST} else UNSET if classes == {UNSET} else COPIED)
+        source = self.region(src)
+        element = torch.full(source.shape[:-1], COPIED, dtype=_uint8, device=source.device)
+        element[(source == TORCH).any(dim=-1)] = TORCH
+        element[(source == FOREIGN).any(dim=-1)] = FOREIGN
+        element[(source == UNSET).all(dim=-1)] = UNSET
+        element[torch.isin(source, _OWN.to(source.device)).all(dim=-1)] = KERNEL
+        self.region(dst).copy_(element.unsqueeze(-1).expand(*element.shape, dst.element_size()))
+        self._wrote(dst, set(torch.unique(element).tolist()))
 
 
 class CoarseProvenance:
-    """``Provenance``'s rules with one set of classes per storage, kept on the host (timed calls: no device work
-    in the timed region). Unseen storages are ``STALE``; a write that covers a whole storage replaces its set, a
-    partial one adds to it."""
+    """``Provenance``'s rules with one set of classes per storage, kept on the host (timed calls, and the model's
+    construction: no device work). A storage first met as an argument starts as ``origins`` recalls it (STALE
+    without origins); a write that covers a whole storage replaces its set, a partial one adds to it."""
 
-    def __init__(self) -> None:
+    def __init__(self, origins: Any = None, taints: tuple[int, ...] = TAINTS_STRICT) -> None:
         self.sets: dict[tuple[str, int], set[int]] = {}
+        self.origins, self.taints = origins, taints
+        self.met: dict[tuple[str, int], Any] = {}
 
     def _covers(self, t: torch.Tensor) -> bool:
         return t.numel() * t.element_size() == _storage_nbytes(_untyped_storage(t)) and t.is_contiguous()
 
-    def mark(self, t: torch.Tensor, cls: int) -> None:
-        if not t.numel():
-            return
+    def _set(self, t: torch.Tensor) -> set[int]:
         key = storage_key(t)
-        if self._covers(t) or key not in self.sets:
-            self.sets[key] = {cls} if self._covers(t) else {STALE, cls}
-        else:
-            self.sets[key].add(cls)
+        found = self.sets.get(key)
+        if found is None:
+            found = self.sets[key] = {self.origins.recall(t) if self.origins is not None else STALE}
+            if self.origins is not None:
+                self.met[key] = self.origins.handle(t)
+        return found
 
-    def launched(self, t: torch.Tensor) -> None:
-        """``t``'s storage was handed to a launch, which may have written any of it: it is the kernel's, except
-        torch-made data it may not have overwritten (without snapshots that cannot be told, so it stays)."""
-        key = storage_key(t)
-        self.sets[key] = {KERNEL} | (self.sets.get(key, set()) & {COPIED, TORCH})
+    def fresh(self, t: torch.Tensor) -> None:
+        if t.numel() and not self.seen(t):
+            self._set(t)
+            self.sets[storage_key(t)] = {UNSET}
+
+    def _write(self, t: torch.Tensor, classes: set[int]) -> None:
+        if self._covers(t):
+            self._set(t)
+            self.sets[storage_key(t)] = set(classes)
+        else:
+            self._set(t).update(classes)
+
+    def mark(self, t: torch.Tensor, cls: int) -> None:
+        if t.numel():
+            self._write(t, {cls})
+
+    def storage_kinds(self, t: torch.Tensor) -> set[int]:
+        return self._set(t)
+
+    def launched(self, t: torch.Tensor, taint: int | None = None) -> None:
+        """``t``'s storage was handed to a launch, which may have written any of it: it is the kernel's (or the
+        ``taint`` the launch passes on), except torch-made or foreign data it may not have overwritten (without
+        snapshots that cannot be told, so it stays)."""
+        kept = self._set(t) & {COPIED, TORCH, FOREIGN}
+        self.sets[storage_key(t)] = {KERNEL if taint is None else taint} | kept
 
     def classes(self, t: torch.Tensor) -> set[int]:
-        return set(self.sets.get(storage_key(t), {STALE})) if t.numel() else set()
+        return set(self._set(t)) if t.numel() else set()
 
     def seen(self, t: torch.Tensor) -> bool:
         return storage_key(t) in self.sets
@@ -131,13 +204,7 @@ class CoarseProvenance:
         classes = self.classes(src)
         same_layout = (dst.dtype == src.dtype and dst.shape == src.shape and dst.is_contiguous()
                        and src.is_contiguous())
-        if not same_layout:
-            classes = {KERNEL if classes <= {KERNEL, CONST} else UNSET if classes == {UNSET} else COPIED}
-        key = storage_key(dst)
-        if self._covers(dst) or key not in self.sets:
-            self.sets[key] = classes if self._covers(dst) else classes | {STALE}
-        else:
-            self.sets[key] |= classes
+        self._write(dst, classes if same_layout else {copy_class(classes)})
 
 
 def copy_ends(name: str, inputs: list, outs: list) -> tuple[Any, Any]:
@@ -166,7 +233,8 @@ def provenance_problem(i: int, classes: set[int], weak: bool = False) -> str | N
     bytes are refused."""
     refused = classes & (WEAK_NOT_KERNELS if weak else NOT_KERNELS)
     if refused:
-        return (f"output {i} holds values torch computed or copied, or made before this forward pass "
+        return (f"output {i} holds values torch computed or copied, values from outside torch (numpy, Python "
+                f"lists, memory the verifier never saw written) or values made before this forward pass "
                 f"({_names(refused)}), not values a Triton kernel computed in it")
     if weak:
         return None
@@ -189,94 +257,45 @@ def _elements(changed: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
                             t.storage_offset() * size).any(dim=-1)
 
 
-def credit_launch(prov: Provenance, watched: list, given: list, before: dict, storage_bytes: Any) -> None:
+def launch_taint(prov: Provenance | CoarseProvenance, given: list) -> int | None:
+    """What a launch handed ``given`` passes on (``taint_of`` the classes their storages may hold), or None."""
+    kinds: set[int] = set()
+    for t in given:
+        kinds |= prov.storage_kinds(t)
+    return taint_of(kinds, prov.taints)
+
+
+def credit_launch(prov: Provenance, watched: list, given: list, before: dict, storage_bytes: Any,
+                  taint: int | None = None) -> None:
     """After a launch: the bytes it changed (``before`` its snapshot of each watched storage, ``storage_bytes`` the
     flat view of one) are ``KERNEL``'s, whole elements at a time (a value the kernel wrote may share some bytes
-    with what was there before), unless the launch only copied an argument it may not pass on (``copied_from``)."""
+    with what was there before), unless the launch passes on a ``taint`` (it was handed foreign or torch-made
+    data: ``launch_taint``, taken before it ran) or only copied an argument's data it may not pass on
+    (``copies.copied_from``: by value, wherever the data sat in the argument's storage)."""
     changed_in: dict[tuple[str, int], torch.Tensor] = {}
     for t in watched:
         key = storage_key(t)
         if key not in changed_in:
             changed = changed_in[key] = before[key] != storage_bytes(t)
-            prov.mask(t)[changed] = KERNEL
+            prov.mask(t)[changed] = KERNEL if taint is None else taint
+            prov.kinds[key].add(KERNEL if taint is None else taint)
     copies = []
     for t in watched:
         changed = changed_in[storage_key(t)]
         if t.numel() and bool(changed.any()):
             elems = _elements(changed, t)
-            prov.region(t)[elems] = KERNEL
-            if int(elems.sum()) >= MIN_COPY_ELEMENTS:
+            prov.region(t)[elems] = KERNEL if taint is None else taint
+            if taint is None and int(elems.sum()) >= MIN_COPY_ELEMENTS:
                 copies.append((t, elems))
+    sources = [(src, prov.mask(src)) for src in given if src.numel()]
     for t, elems in copies:  # after every view is credited: a copy seen through any view of a storage stays one
-        source = copied_from(prov, t, elems, given)
+        source = copied_from(t, elems, sources, _LAUNDERED)
         if source is not None:
             prov.region(t)[elems] = source
-        else:
-            echo = echoes(prov, t, elems, given)
-            if echo is not None:
-                prov.region(t)[echo] = ECHO
-
-
-def echoes(prov: Provenance, dst: torch.Tensor, elems: torch.Tensor, given: list) -> torch.Tensor | None:
-    """Which elements of ``dst`` the launch wrote (``elems``) hold the same bits, at the same flat position, as an
-    input or parameter argument of the same dtype (a mask shaped like ``dst``), or None. Such an element is the
-    kernel's, but a torch copy of it in another layout or dtype is torch's work (``COPIED``)."""
-    found = None
-    flat = dst.detach().reshape(-1)
-    for src in given:
-        if src.dtype != dst.dtype or not src.numel() or storage_key(src) == storage_key(dst):
+            prov.kinds[storage_key(t)].add(source)
             continue
-        if not prov.classes(src) & {INPUT, PARAM}:
-            continue
-        n = min(src.numel(), dst.numel())
-        same = torch.zeros(dst.numel(), dtype=torch.bool, device=dst.device)
-        a, b = flat[:n], src.detach().reshape(-1)[:n]
-        same[:n] = (a.view(_uint8).reshape(n, -1) == b.view(_uint8).reshape(n, -1)).all(dim=-1) if \
-            a.dtype != torch.bool else a == b
-        same = same.reshape(dst.shape) & elems
-        found = same if found is None else found | same
-    return found if found is not None and bool(found.any()) else None
-
-
-def copied_from(prov: Provenance, dst: torch.Tensor, elems: torch.Tensor, given: list) -> int | None:
-    """The class (in ``LAUNDERED``) of an argument of the launch whose values the elements of ``dst`` it wrote
-    (``elems``) repeat at the same flat positions, within the tolerance of the float type the bytes are read as
-    (integer views of float data included), or None. The source may be longer or shorter than ``dst``."""
-    where = elems.reshape(-1).nonzero().reshape(-1)
-    count = where.numel()
-    if not count:
-        return None
-    for src in given:
-        if not src.numel() or storage_key(src) == storage_key(dst):
-            continue
-        positions = where[where < src.numel()]
-        if positions.numel() * 2 < count:
-            continue
-        region = prov.region(src).reshape(src.numel(), -1)[positions]
-        bad = _LAUNDERED.to(region.device)
-        laundered = torch.isin(region, bad).any(dim=-1)  # compared only where the source is such data
-        positions = positions[laundered]
-        if positions.numel() * 2 < count:
-            continue
-        for a, b, rtol in _readings(dst.detach().reshape(-1)[positions], src.detach().reshape(-1)[positions]):
-            close = (a - b).abs() <= rtol * (b.abs() + a.abs().mean() + 1e-30)
-            if int(close.sum()) * 2 >= count:
-                return int(torch.isin(region[laundered], bad).mul(region[laundered]).max())
-    return None
-
-
-def _readings(a: torch.Tensor, b: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor, float]]:
-    """``a`` and ``b`` as float64 values, each way their bytes can be read as floats, with the tolerance of that
-    reading: as the values they are (floats), and, for elements of equal size, the bits as each float type."""
-    readings = []
-    if a.is_floating_point() or b.is_floating_point():
-        rtol = max(COPY_RTOL.get(a.dtype, 0.0), COPY_RTOL.get(b.dtype, 0.0)) or 1e-4
-        readings.append((a.double(), b.double(), rtol))
-    if a.element_size() == b.element_size():
-        for dtype in REINTERPRET.get(a.element_size(), ()):
-            if dtype in (a.dtype, b.dtype):
-                continue
-            x, y = a.contiguous().view(dtype).double(), b.contiguous().view(dtype).double()
-            finite = torch.isfinite(x) & torch.isfinite(y)
-            readings.append((torch.where(finite, x, 0.0), torch.where(finite, y, 1.0), COPY_RTOL[dtype]))
-    return readings
+        echo = echoes(t, elems, given, lambda src, dst=t: bool(prov.classes(src) & {INPUT, PARAM}) and
+                      storage_key(src) != storage_key(dst))
+        if echo is not None:
+            prov.region(t)[echo] = ECHO
+            prov.kinds[storage_key(t)].add(ECHO)

@@ -18,14 +18,22 @@ import hashlib
 import threading
 import types
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from tritonrl.errors import TaskError
 from tritonrl.verify.judge.compare import ReferenceSide, reference_side
-from tritonrl.verify.trial import TrialSpec, as_tuple, build_model, exact_fp32, load_task_module, make_inputs
+from tritonrl.verify.trial import (
+    TrialSpec,
+    as_tuple,
+    build_model,
+    exact_fp32,
+    load_task_module,
+    make_inputs,
+    state_digests,
+)
 
 _RNG = threading.Lock()  # torch's global generators are seeded per reference: one at a time in this process
 
@@ -41,6 +49,7 @@ class Reference:
     outputs: list          # the reference's output tensors
     nbytes: int
     sides: list[ReferenceSide | None]  # what each comparison needs of each floating output alone (compare.py)
+    state: list[str] = field(default_factory=list)  # digests of the model's buffers: the task's own state
 
     @property
     def devices(self) -> list[str]:
@@ -99,7 +108,7 @@ class ReferenceStore:
 
     def fresh(self, trial: TrialSpec, call: int, model: torch.nn.Module | None = None) -> Reference:
         """Inputs for one timed call, never handed out before, and the reference's outputs for them."""
-        return self.compute(trial, input_seed(self.salt, trial, call), model=model)
+        return self.compute(trial, input_seed(self.salt, trial, call), model=model, state=False)
 
     def module(self, trial: TrialSpec) -> types.ModuleType:
         digest = hashlib.sha256(trial.source.encode()).hexdigest()
@@ -121,17 +130,19 @@ class ReferenceStore:
             init_args, _ = make_inputs(module, trial, "cpu", inputs=False)
             return build_model(module.Model, init_args, trial.seed, self.randomize, self.device, trial.dtype)
 
-    def compute(self, trial: TrialSpec, seed: int, model: torch.nn.Module | None = None) -> Reference:
+    def compute(self, trial: TrialSpec, seed: int, model: torch.nn.Module | None = None,
+                state: bool = True) -> Reference:
+        """One trial's reference; ``state``: with the digests of the model's buffers (the build message's)."""
         try:
             with _RNG:
-                return self._compute(trial, seed, model)
+                return self._compute(trial, seed, model, state)
         except TaskError:
             raise
         except Exception as exc:  # noqa: BLE001 - the task's failure, with its trial
             raise TaskError(f"the reference Model failed on task {trial.task_key}, trial {trial.name}: "
                             f"{type(exc).__name__}: {exc}"[:600]) from exc
 
-    def _compute(self, trial: TrialSpec, seed: int, model: torch.nn.Module | None) -> Reference:
+    def _compute(self, trial: TrialSpec, seed: int, model: torch.nn.Module | None, state: bool) -> Reference:
         module = self.module(trial)
         spec = TrialSpec(trial.name, trial.stage, trial.task_key, trial.source, trial.seed, trial.scale, trial.dtype,
                          input_seed=seed)
@@ -153,7 +164,8 @@ class ReferenceStore:
             torch.cuda.synchronize()
         nbytes = sum(_nbytes(t) for t in [*outputs, *handed, *(after if mutated else [])])
         sides = [reference_side(o) if o.is_floating_point() else None for o in outputs]
-        return Reference(trial, list(init_args), list(handed), list(after), outputs, nbytes, sides)
+        return Reference(trial, list(init_args), list(handed), list(after), outputs, nbytes, sides,
+                         state_digests(model) if state else [])
 
     def _lookup(self, trial: TrialSpec) -> Reference | None:
         key = self.key(trial)

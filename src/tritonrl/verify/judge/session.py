@@ -217,7 +217,7 @@ class Session:
             building = "compile" if index == 0 else stage  # the first construction is the compile stage's
             with self.lease_for(stage):
                 steps = [time.monotonic()]
-                reply = self.call(self.build_message(trial, layout), building)
+                reply = self.call(self.build_message(trial, layout, ref), building)
                 if not reply.get("ok"):
                     flag = text(reply.get("flag"), "init_error")
                     raise Failed(building, flag, f"{trial.describe()}: {text(reply.get('error'), '?')}")
@@ -250,9 +250,9 @@ class Session:
         if not self.recv("compile").get("ok"):
             raise Failed("compile", "crash", "the child could not map the judge's memory")
 
-    def build_message(self, trial: TrialSpec, layout: Layout) -> dict[str, Any]:
+    def build_message(self, trial: TrialSpec, layout: Layout, ref: Reference) -> dict[str, Any]:
         return {"op": "build", "seed": trial.seed, "init": layout.init, "randomize": self.config["randomize"],
-                "dtype": trial.dtype}
+                "dtype": trial.dtype, "state": ref.state}
 
     def judge_call(self, reply: dict, ref: Reference, layout: Layout, stage: str) -> Mismatch | None:
         """Whether one call's reply, and the outputs it left in the arena, are the reference's."""

@@ -158,7 +158,7 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, 
                      model: torch.nn.Module, sets: dict[int, Reference]) -> dict[str, Any]:
     reply = session.call({"op": "time_setup", "seed": trial.seed, "init": layout.init,
                        "randomize": session.config["randomize"], "dtype": trial.dtype, "inputs": layout.inputs,
-                       "outputs": layout.outputs}, "timing")
+                       "outputs": layout.outputs, "state": ref.state}, "timing")
     if not reply.get("ok"):
         raise Failed("timing", None, text(reply.get("error"), "the timed model could not be built"))
     session.facts["timing"]["peak_memory_bytes"] = number(reply.get("peak_memory_bytes")) or None

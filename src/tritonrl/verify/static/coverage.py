@@ -7,7 +7,10 @@ is analysed as forward code except:
   - the exact ``if __name__ == "__main__":`` block (the harness imports the candidate as "candidate"; assigning
     ``__name__`` anywhere is tampering), and everything inside it;
   - ``ModelNew.__init__`` and its in-file bases' ``__init__`` (the harness re-randomizes parameters after
-    construction, so precomputation there cannot carry an answer);
+    construction, so precomputation there cannot carry an answer), but only while nothing else can run them: a
+    reference to ``__init__`` outside an ``__init__`` (``self.__init__(x)`` in ``forward``), or a construction
+    of the model outside the main block (``ModelNew(...)``, ``type(self)(...)``, ``self.__class__(...)``), makes
+    them forward code like the rest (the harness's own construction is the only exempt one);
   - ``__init__`` of a class, and any function or method, whose every reference is a direct call from an exempt
     unit (or sits in the main block); a class used as a base inherits its subclass's exemption;
   - an echoed ``class Model`` and echoed ``get_inputs`` / ``get_init_inputs`` referenced nowhere but the main block.
@@ -177,8 +180,34 @@ class Coverage:
     def _init_of(self, cls: ast.ClassDef) -> ast.AST | None:
         return next((i for i in cls.body if isinstance(i, FUNCS) and i.name == "__init__"), None)
 
+    def _reconstructs(self, modelnew: ast.ClassDef | None) -> bool:
+        """Whether code outside the main block can run a constructor again: ``x.__init__`` outside an
+        ``__init__``, ``ModelNew`` named outside its own ``super(...)``, ``type(x)(...)``, ``x.__class__(...)``."""
+        for node in self.all_nodes:
+            if id(node) in self.in_main:
+                continue
+            unit = self.unit_of.get(id(node))
+            in_init = unit is not None and isinstance(unit.node, FUNCS) and unit.node.name == "__init__"
+            if isinstance(node, ast.Attribute) and node.attr == "__init__" and not in_init:
+                return True
+            if isinstance(node, ast.Constant) and node.value == "__init__" and not in_init:
+                return True
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and isinstance(node.func.func, ast.Name) \
+                    and node.func.func.id == "type":
+                return True
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__class__":
+                return True
+            if modelnew is not None and isinstance(node, ast.Name) and node.id == modelnew.name \
+                    and not isinstance(node.ctx, ast.Store) and not self._in_super(node):
+                return True
+        return False
+
+    def _in_super(self, node: ast.AST) -> bool:
+        parent = self.parents.get(id(node))
+        return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "super"
+
     def _seed(self, modelnew: ast.ClassDef | None) -> None:
-        chain = [modelnew] if modelnew is not None else []
+        chain = [modelnew] if modelnew is not None and not self._reconstructs(modelnew) else []
         while chain:
             cls = chain.pop()
             if self._init_of(cls) is not None:

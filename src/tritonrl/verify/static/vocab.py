@@ -82,7 +82,7 @@ LAYOUT_METHODS = frozenset({"contiguous", "view", "view_as", "reshape", "reshape
     "new_tensor", "zero_", "fill_", "pin_memory", "record_stream", "untyped_storage", "storage", "is_set_to",
     "is_same_size", "clone"})
 PERMUTING = frozenset({"t", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "expand",
-    "expand_as", "T", "mT", "mH", "H"})
+    "expand_as", "T", "mT", "mH", "H", "as_strided", "unfold"})  # views that re-arrange elements
 MATERIALIZING = frozenset({"contiguous", "reshape", "flatten", "reshape_as", "clone"})
 # Names common on non-tensor objects: only flagged when the receiver is known to be a tensor.
 GENERIC_NAMES = frozenset({"values", "index", "add", "sort", "copy_", "name", "map_", "apply_", "set_", "data"})

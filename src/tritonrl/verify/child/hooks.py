@@ -1,0 +1,110 @@
+"""The monitor's hooks on Triton's and torch's classes, made before the candidate is imported (candidate child).
+
+Where the monitor lives, and why there: candidate code shares this process, and CPython audits few attribute
+reads. A closure (``__closure__``, ``cell_contents``), a module global (``__globals__``), an instance attribute
+(``__dict__``) or a bound method (``__self__``) can be read without any audit event, so each hook holds the
+monitor only as a *keyword-only default* (``__kwdefaults__``, whose read is an audited event the audit hook
+refuses to candidate code), and the dispatch mode's class is made per monitor the same way (the current mode is
+reachable through torch; its instance holds nothing).
+
+- ``launch_wrapper``: ``JITFunction.run`` / ``InterpretedFunction.run``: every launch goes through the monitor;
+- ``quiet_wrapper``: the autotuner's and heuristics' ``run``: their own torch ops are Triton's, not the candidate's;
+- ``export_wrapper``: every way a tensor's values leave torch for Python or numpy (``tolist``; the live views
+  ``numpy``, ``__array__``, ``__dlpack__``, ``__cuda_array_interface__``, ``torch.utils.dlpack.to_dlpack``);
+- ``watch_mode``: the ``TorchDispatchMode`` that sees every aten op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+_Tensor = torch.Tensor
+COPYING_EXPORTS = ("tolist",)                              # the values, copied into Python objects
+LIVE_EXPORTS = ("numpy", "__array__", "__dlpack__")         # views of the tensor's memory another library can write
+
+
+def watch_mode(monitor: Any) -> type:
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None, *, _tritonrl_monitor=monitor):
+        out = func(*args, **(kwargs or {}))
+        monitor = _tritonrl_monitor
+        if monitor.record is not None and not monitor.internal:
+            monitor.internal += 1
+            try:
+                monitor.dispatched(func, args, out)
+            finally:
+                monitor.internal -= 1
+        return out
+
+    return without_dynamo_import(type("_Watch", (TorchDispatchMode,), {"__torch_dispatch__": __torch_dispatch__}))
+
+
+def without_dynamo_import(mode_class: type) -> type:
+    """``mode_class`` (a ``TorchDispatchMode``) whose dispatch never imports ``torch._dynamo``.
+
+    torch wraps a mode's ``__torch_dispatch__`` in ``torch._disable_dynamo``, whose first call imports
+    ``torch._dynamo`` (and sympy: 1.2 s on a 2-core CPU, 4.5 s on the GPU machine) only to keep dynamo from
+    tracing into the function, and caches the result on the function as ``__dynamo_disable``. Nothing here runs
+    under ``torch.compile`` (candidates may not use it), so that cache is filled with the function itself: each
+    child skips the import, and the zygote no longer has to make it for them. A torch without the wrapper or the
+    cache is left as it is (the import then happens, as before)."""
+    raw = getattr(mode_class.__dict__.get("__torch_dispatch__"), "__wrapped__", None)
+    if callable(raw) and getattr(raw, "__dynamo_disable", None) is None:
+        setattr(raw, "__dynamo_disable", raw)
+    return mode_class
+
+
+def launch_wrapper(original: Callable, monitor: Any) -> Callable:
+    def run(self, *args, _tritonrl_watch=(original, monitor), **kwargs):
+        original, monitor = _tritonrl_watch
+        if kwargs.get("warmup", False) or monitor.record is None:
+            return original(self, *args, **kwargs)
+        return monitor.launch(original, self, args, kwargs)
+    return run
+
+
+def quiet_wrapper(original: Callable, monitor: Any) -> Callable:
+    def run(self, *args, _tritonrl_watch=(original, monitor), **kwargs):
+        original, monitor = _tritonrl_watch
+        monitor.in_launch += 1
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            monitor.in_launch -= 1
+    return run
+
+
+def export_wrapper(original: Callable, monitor: Any, live: bool, name: str) -> Callable:
+    """A method (or function) whose first argument is a tensor whose values it hands to Python or numpy."""
+    def export(tensor, *args, _tritonrl_watch=(original, monitor, live, name), **kwargs):
+        original, monitor, live, name = _tritonrl_watch
+        if monitor.record is not None and not monitor.internal and isinstance(tensor, _Tensor):
+            monitor.internal += 1
+            try:
+                monitor.exported(tensor, name, live)
+            finally:
+                monitor.internal -= 1
+        return original(tensor, *args, **kwargs)
+    export.__name__ = name
+    return export
+
+
+def export_hooks(monitor: Any) -> list[tuple[Any, str, Any]]:
+    """(owner, attribute, replacement) for every export: the Tensor methods, the CUDA array interface property,
+    and ``to_dlpack`` wherever torch exposes it (one C function under several names)."""
+    made: list[tuple[Any, str, Any]] = []
+    for name in COPYING_EXPORTS + LIVE_EXPORTS:
+        made.append((_Tensor, name, export_wrapper(getattr(_Tensor, name), monitor, name in LIVE_EXPORTS, name)))
+    interface = _Tensor.__dict__.get("__cuda_array_interface__")
+    if isinstance(interface, property) and interface.fget is not None:
+        getter = export_wrapper(interface.fget, monitor, True, "__cuda_array_interface__")
+        made.append((_Tensor, "__cuda_array_interface__", property(getter)))
+    import torch.utils.dlpack as dlpack
+
+    for owner in (dlpack, torch):
+        if callable(owner.__dict__.get("to_dlpack")):
+            made.append((owner, "to_dlpack", export_wrapper(owner.__dict__["to_dlpack"], monitor, True, "to_dlpack")))
+    return made

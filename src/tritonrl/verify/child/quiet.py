@@ -1,0 +1,58 @@
+"""Memory the watch did not see written must not change: keyed checksums of storages (candidate child).
+
+The shadows (``witness.py``) keep a copy of every storage the watch saw written in a forward. The rest
+of what a forward handles is *quiet*: the inputs (the arena), the parameters, data made before the forward (a
+buffer from ``__init__``, a cache from an earlier call). Native code handed a raw address (numpy through an
+``__array_interface__`` naming ``x.data_ptr()``) can write there with no aten op and no launch; a kernel reading it
+then computes from data nobody saw made. So each quiet storage has a checksum, keyed with a secret of this child
+(a weight per byte position, a hash of the position and the key: no change cancels without the key):
+
+- taken when a storage is first handed to a launch in a forward, or when the watch writes it (a launch into an
+  input, as a task that mutates its input does), and, for what survives a phase, when the phase ends
+  (``origins.Origins.absorb``);
+- compared before every launch and at the end of the forward, and when a storage made earlier is met again
+  (``Origins.recall``: changed since, it is ``FOREIGN``).
+
+Correctness forwards and the model's constructions only: a timed call does no device work outside its kernels.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import torch
+
+_empty = torch.empty
+_set = torch.Tensor.set_
+_untyped_storage = torch.Tensor.untyped_storage
+_from_weak = torch.UntypedStorage._new_with_weak_ptr
+CHUNK_WORDS = 1 << 24  # int32 words hashed at a time (bounds the temporary int64 copies)
+_KEY = [secrets.randbits(62) | 1 for _ in range(3)]  # this child's secret, drawn before the candidate is imported
+
+
+def checksum(t: torch.Tensor | torch.UntypedStorage) -> tuple[int, bytes]:
+    """(keyed sum of the 32-bit words of the whole storage of ``t`` (a tensor or a storage), its last bytes that
+    make no whole word)."""
+    storage = t if isinstance(t, torch.UntypedStorage) else _untyped_storage(t)
+    flat = _set(_empty(0, dtype=torch.uint8, device=storage.device), storage)
+    whole = flat.numel() // 4 * 4
+    words = flat[:whole].view(torch.int32)
+    total = 0
+    for start in range(0, words.numel(), CHUNK_WORDS):
+        chunk = words[start:start + CHUNK_WORDS].to(torch.int64)
+        position = torch.arange(start, start + chunk.numel(), dtype=torch.int64, device=flat.device)
+        total += int((chunk * _weights(position)).sum())
+    return total, bytes(flat[whole:].cpu().tolist())
+
+
+def checksum_of_ref(ref) -> tuple[int, bytes] | None:
+    """``checksum`` of the storage a ``StorageWeakRef`` points at, or None if it is gone."""
+    storage = _from_weak(ref.cdata)
+    return None if storage is None else checksum(storage)
+
+
+def _weights(position: torch.Tensor) -> torch.Tensor:
+    """A keyed pseudo-random int64 weight per word position (wrapping arithmetic: deterministic on every device)."""
+    h = (position ^ _KEY[0]) * _KEY[1]
+    h = h ^ (h >> 29)
+    return (h * _KEY[2]) | 1
