@@ -46,11 +46,11 @@ PY
 
 [ -n "${SKIP_SCALING:-}" ] && exit 0
 echo "== verification scaling, local backend"
-python3 benchmarks/verify_scaling.py --backend local --device cuda --tasks 4 --per-task 8 --json \
-    > "$OUT/scaling_local.json" && tail -n 30 "$OUT/scaling_local.json"
+python3 benchmarks/verify_scaling.py --backend local --device cuda --rl-step 0 --budget-s 300 \
+    --out "$OUT/scaling_local.json" | tail -n 8
 if python3 -c "import ray" 2>/dev/null; then
   echo "== verification scaling, Ray backend"
-  python3 benchmarks/verify_scaling.py --backend ray --device cuda --tasks 4 --per-task 8 --json \
-      > "$OUT/scaling_ray.json" && tail -n 30 "$OUT/scaling_ray.json"
+  python3 benchmarks/verify_scaling.py --backend ray --device cuda --rl-step 0 --budget-s 300 \
+      --out "$OUT/scaling_ray.json" | tail -n 8
 fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/gpus.csv"

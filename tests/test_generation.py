@@ -50,3 +50,5 @@ def test_hf_generator_batches_prompts_and_leaves_the_tokenizer_as_it_was(tmp_pat
     batched = HFGenerator(model, tokenizer, Sampling(max_new_tokens=4, batch_size=2)).generate(prompts, k=1)
     one_by_one = HFGenerator(model, tokenizer, Sampling(max_new_tokens=4, batch_size=1)).generate(prompts, k=1)
     assert batched == one_by_one  # greedy: left padding changes nothing
+    greedy = HFGenerator(model, tokenizer, Sampling(max_new_tokens=4, batch_size=2)).generate(prompts, k=2)
+    assert greedy == [[texts[0], texts[0]] for texts in batched]  # k greedy samples: one answer k times

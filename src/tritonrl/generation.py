@@ -192,7 +192,10 @@ class HFGenerator:
 
             digest = hashlib.sha256(json.dumps([list(prompts), k], sort_keys=True, default=str).encode()).hexdigest()
             torch.manual_seed((s.seed + int(digest[:12], 16)) % 2**63)
-        kwargs: dict[str, Any] = {"max_new_tokens": s.max_new_tokens, "num_return_sequences": k,
+        # greedy decoding gives one answer: transformers refuses num_return_sequences > 1 without sampling, so it
+        # is decoded once and repeated k times (``tritonrl eval --k 2`` at the default temperature 0 crashed)
+        n = k if s.temperature > 0 else 1
+        kwargs: dict[str, Any] = {"max_new_tokens": s.max_new_tokens, "num_return_sequences": n,
                                   "do_sample": s.temperature > 0, "pad_token_id": self.tokenizer.pad_token_id}
         if s.temperature > 0:
             kwargs["temperature"] = s.temperature
@@ -210,7 +213,7 @@ class HFGenerator:
                     tokens = self.model.generate(**batch, **kwargs)
                 new = tokens[:, batch["input_ids"].shape[1]:]
                 decoded = self.tokenizer.batch_decode(new, skip_special_tokens=True)
-                out += [decoded[i * k:(i + 1) * k] for i in range(len(texts))]
+                out += [decoded[i * n:(i + 1) * n] * (k // n) for i in range(len(texts))]
             return out
         finally:
             self.tokenizer.padding_side = side
