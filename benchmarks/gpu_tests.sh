@@ -11,6 +11,7 @@
 #              and without the three-children xfail
 #   redteam    tests/verify/test_redteam.py under CUDA (every fixture judged on the device)
 #   integrity  tests/verify/test_integrity.py under CUDA
+#   busy       tests/verify/test_gpu_busy_batch.py: honest memory-bound kernels alone and in a batch of 32+
 # A part that outlives PART_TIMEOUT_S (default 480) is killed; its log shows how far it got.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +28,8 @@ for part in "$@"; do
     funnel) args=(-m gpu tests/verify/test_gpu.py -k "not bundled and not three_children") ;;
     redteam) args=(-m "not slow" tests/verify/test_redteam.py) ;;
     integrity) args=(-m "not slow" tests/verify/test_integrity.py) ;;
-    *) echo "gpu_tests.sh: unknown part '$part' (timing, funnel, redteam, integrity)" >&2; exit 2 ;;
+    busy) args=(-m gpu tests/verify/test_gpu_busy_batch.py) ;;
+    *) echo "gpu_tests.sh: unknown part '$part' (timing, funnel, redteam, integrity, busy)" >&2; exit 2 ;;
   esac
   echo "== part $part: ${args[*]}"
   timeout "${PART_TIMEOUT_S:-480}" "${PYTEST[@]}" "${args[@]}" --junitxml="$OUT/$part.xml" 2>&1 \

@@ -240,6 +240,10 @@ class TimingPolicy:
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in (values or {}).items() if k in names})
 
+    def with_overhead(self, trials: int) -> TimingPolicy:
+        """This policy with ``overhead_trials`` set (the judge's candidate calibration: ``CALIBRATION_CALLS``)."""
+        return TimingPolicy(**{**self.as_dict(), "overhead_trials": trials})
+
     def key(self) -> str:
         """A stable string for cache keys (a reference timed under another policy is another figure)."""
         return ",".join(f"{k}={v}" for k, v in sorted(self.as_dict().items()))
@@ -249,50 +253,112 @@ class TimedCallRejected(RuntimeError):
     """A timed call failed its check (its outputs, or the judge's view of it): timing stops, the verdict fails."""
 
 
+OVERHEAD_QUANTILE = 0.25  # the empty regions' figure subtracted from every call: a low quantile (contention only adds)
+OVERHEAD_EVERY = 2        # one more empty region before every this many timed calls, unless the caller interleaves
+
+
 def time_calls(call: Callable[[bool], float], *, policy: TimingPolicy | None = None,
                overhead: Callable[[], float] | None = None,
-               clock: Callable[[], float] = time.monotonic) -> dict[str, Any]:
+               clock: Callable[[], float] = time.monotonic,
+               interleaved: Callable[[], list[float]] | None = None) -> dict[str, Any]:
     """Adaptive timing of ``call``: the statistics of its timed calls.
 
     - ``call(warm)``: one call, its elapsed milliseconds; ``warm=True`` for the warm-up's untimed runs (the caller
       may skip checks there), ``False`` for timed ones, each of which the caller checks (raising
       ``TimedCallRejected`` to stop).
-    - ``overhead()``: the elapsed milliseconds of an empty region timed the same way (the synchronize's fixed
-      cost), measured ``policy.overhead_trials`` times after the warm-up; its median is subtracted from every
-      timed call. None: nothing subtracted.
-    - ``clock``: wall time, for the warm-up's ``warmup_ms`` and ``wall_s`` only.
+    - ``overhead()``: the elapsed milliseconds of an empty region timed the same way (the protocol's own cost),
+      measured ``policy.overhead_trials`` times after the warm-up and then again before every ``OVERHEAD_EVERY``
+      timed calls, or, with ``interleaved``, read from the caller's own empty regions among the timed calls
+      (``interleaved()`` returns them so far). The lower of the two windows' ``OVERHEAD_QUANTILE`` quantiles is
+      subtracted from every timed call: other work on the device only adds to an empty region, so a burst of it during the
+      calibration no longer eats a short kernel (``docs/timing.md``, "Timing inside a busy batch"). None:
+      nothing subtracted.
+    - ``clock``: wall time, for the warm-up's ``warmup_ms``, ``wall_s`` and ``overhead["at_s"]`` only.
 
     The statistics are ``summarize``'s of the overhead-corrected trials plus ``raw_median_ms``, ``overhead_ms``,
-    ``warmup`` (runs done), ``median_ci_ms`` ([low, high]), ``ci_coverage`` (exact, of that interval), ``ci_rel``
-    (largest distance of an end from the median, relative; None if the median is 0), ``confidence``, ``stopped``
-    ("ci", "budget" or "max_trials"), ``timed_ms`` (sum of raw trial times), ``wall_s``, ``samples_ms`` (the
-    corrected trials, in order: ``speedup_interval`` reads them) and ``policy``. All JSON-serializable.
+    ``overhead`` (the empty regions' figures: ``overhead_facts``), ``warmup`` (runs done), ``median_ci_ms``,
+    ``ci_coverage`` (exact, of that interval), ``ci_rel`` (largest distance of an end from the median, relative;
+    None if the median is 0), ``confidence``, ``stopped`` ("ci", "budget" or "max_trials"), ``timed_ms`` (sum of
+    raw trial times), ``wall_s``, ``samples_ms`` (the corrected trials, in order: ``speedup_interval`` reads them)
+    and ``policy``. All JSON-serializable.
     """
     policy = policy or TimingPolicy()
     began = clock()
     warm: list[float] = []
     while not _warm(warm, (clock() - began) * 1000.0, policy):
         warm.append(call(True))
-    overhead_ms = statistics.median([overhead() for _ in range(max(1, policy.overhead_trials))]) if overhead else 0.0
+    empty = _EmptyRegions(overhead, interleaved, lambda: clock() - began)
+    empty.calibrate(max(1, policy.overhead_trials))
     raw: list[float] = []
-    corrected: list[float] = []
     stopped = ""
     while not stopped:
-        elapsed = call(False)
-        raw.append(elapsed)
-        corrected.append(max(elapsed - overhead_ms, 0.0))
-        stopped = _stop_reason(corrected, sum(raw), policy)
+        empty.between(len(raw))
+        raw.append(call(False))
+        stopped = _stop_reason(empty.correct(raw), sum(raw), policy)
+    corrected = empty.correct(raw)
     low, high, coverage = median_ci(corrected, policy.confidence)
     stats = summarize(corrected)
     median = stats["median_ms"]
     stats.update({
-        "raw_median_ms": statistics.median(raw), "overhead_ms": overhead_ms, "warmup": len(warm),
-        "median_ci_ms": [low, high], "ci_coverage": coverage,
+        "raw_median_ms": statistics.median(raw), "overhead_ms": empty.ms(), "overhead": empty.facts(),
+        "warmup": len(warm), "median_ci_ms": [low, high], "ci_coverage": coverage,
         "ci_rel": max(median - low, high - median) / median if median > 0 else None,
         "confidence": policy.confidence, "stopped": stopped, "timed_ms": sum(raw),
         "wall_s": clock() - began, "samples_ms": corrected, "policy": policy.as_dict(),
     })
     return stats
+
+
+class _EmptyRegions:
+    """The empty regions of one ``time_calls`` run: the calibration after the warm-up, then those interleaved with
+    the timed calls (its own, or the caller's), and the figure subtracted from every call (a low quantile)."""
+
+    def __init__(self, overhead: Callable[[], float] | None, interleaved: Callable[[], list[float]] | None,
+                 now: Callable[[], float]) -> None:
+        self.overhead, self.interleaved, self.now = overhead, interleaved, now
+        self.calibration: list[float] = []
+        self.own: list[float] = []
+        self.at_s: list[float] = []
+
+    def calibrate(self, n: int) -> None:
+        if self.overhead is not None:
+            start = self.now()
+            self.calibration = [self.overhead() for _ in range(n)]
+            self.at_s = [round(start, 4), round(self.now(), 4)]
+
+    def between(self, done: int) -> None:
+        """Before timed call ``done + 1``: one more empty region, every ``OVERHEAD_EVERY`` calls (not when the
+        caller interleaves its own)."""
+        if self.overhead is not None and self.interleaved is None and done % OVERHEAD_EVERY == 0:
+            self.own.append(self.overhead())
+
+    def during(self) -> list[float]:
+        return list(self.interleaved()) if self.interleaved is not None else self.own
+
+    def ms(self) -> float:
+        """The lower of the two windows' ``OVERHEAD_QUANTILE`` quantiles (the calibration's, and that of the regions
+        among the timed calls): a burst of other work in one window does not move it."""
+        windows = [sorted(w) for w in (self.calibration, self.during()) if w]
+        return min(_percentile(w, OVERHEAD_QUANTILE) for w in windows) if windows else 0.0
+
+    def correct(self, raw: list[float]) -> list[float]:
+        cost = self.ms()
+        return [max(t - cost, 0.0) for t in raw]
+
+    def facts(self) -> dict[str, Any] | None:
+        """What shows whether other work on the device moved the empty regions: ``overhead_facts``."""
+        return overhead_facts(self.calibration, self.during(), self.at_s) if self.calibration else None
+
+
+def overhead_facts(calibration: list[float], during: list[float], at_s: list[float]) -> dict[str, Any]:
+    """The empty regions in a verdict: count, min / median / max of all, the calibration's median (taken at
+    ``at_s``, seconds into the run) and the median of those taken among the timed calls, and the quantile used
+    (of each window; the lower one is subtracted)."""
+    both = calibration + during
+    return {"n": len(both), "min_ms": min(both), "median_ms": statistics.median(both), "max_ms": max(both),
+            "calibration_median_ms": statistics.median(calibration),
+            "during_median_ms": statistics.median(during) if during else None, "during_n": len(during),
+            "quantile": OVERHEAD_QUANTILE, "at_s": at_s}
 
 
 def time_with_sets(forward: Callable[[], Any], inputs: list, sets: list[list], *, timer: Timer,
@@ -391,6 +457,24 @@ def device_info() -> dict[str, Any]:
     sm, mem = gpu_clocks_mhz()
     return {"gpu": _device_name(), "sm_clock_mhz": sm, "mem_clock_mhz": mem,
             "torch": torch.__version__, "peak_memory_bytes": peak_memory_bytes()}
+
+
+def gpu_load() -> dict[str, Any] | None:
+    """Who else uses this process's GPU now (pynvml only; None without it): the processes with a CUDA context on
+    it and its utilization over NVML's last sample period, with the wall time. In a verdict it tells a figure
+    taken in a busy batch from one taken alone (docs/timing.md, "Timing inside a busy batch")."""
+    index = (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0].strip() or "0"
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        handle = (pynvml.nvmlDeviceGetHandleByIndex(int(index)) if index.isdigit()
+                  else pynvml.nvmlDeviceGetHandleByUUID(index))
+        return {"at": round(time.time(), 3),
+                "gpu_processes": len(pynvml.nvmlDeviceGetComputeRunningProcesses(handle)),
+                "util_pct": int(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)}
+    except Exception:  # noqa: BLE001 - not installed, or no NVML: unknown
+        return None
 
 
 def gpu_clocks_mhz() -> tuple[int | None, int | None]:

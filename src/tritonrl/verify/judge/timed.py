@@ -123,7 +123,7 @@ def prefetch(session, trial: TrialSpec, model: torch.nn.Module, count: int) -> d
 def reference_timing(session, trial: TrialSpec, policy: timing_mod.TimingPolicy) -> tuple[dict, bool]:
     """The reference ``Model`` timed here, as the candidate is (cached per inputs' shapes, GPU, policy)."""
     key = "|".join(map(str, (trial.cache_key(session.judge.device, session.config["randomize"]), session.judge.gpu_name,
-                             policy.key(), bool(session.timing_spec.get("compile")), "timing-v5")))
+                             policy.key(), bool(session.timing_spec.get("compile")), "timing-v6")))
     report = session.judge.timings.get(key)
     if report is not None:
         return report, True
@@ -137,6 +137,7 @@ def reference_timing(session, trial: TrialSpec, policy: timing_mod.TimingPolicy)
 
             inductor_config.compile_threads = 1
             report["compile"] = time_in_process(session, torch.compile(model), sets, policy)
+        report["load"] = timing_mod.gpu_load()  # who else was on the device while it was timed
         report["device"] = (timing_mod.device_info() if session.judge.device.startswith("cuda")
                             else {"gpu": "cpu"})
     except Exception as exc:  # noqa: BLE001 - the reference's failure must not pass for the candidate's
@@ -166,13 +167,14 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, 
     calibration: list[tuple[float, float]] = []
 
     def calibrate() -> float:
-        """Empty regions through the child, after the warm-up (whose runs size the timer's hold, then frozen:
-        these regions carry the same hold as the timed calls); their median is the protocol's own cost."""
-        if not calibration:
-            mark = time.monotonic()
-            calibration.extend(timed_region(session, {"op": "null"}) for _ in range(CALIBRATION_CALLS))
-            session.facts["stage_s"]["clock_calibration"] = round(time.monotonic() - mark, 4)
-        return statistics.median(ms for ms, _ in calibration)
+        """One empty region through the child, back to back, after the warm-up (whose runs size the timer's hold,
+        then frozen: these regions carry the same hold as the timed calls). With the empty regions interleaved
+        with the timed calls (``baseline``), they make the protocol's own cost (``time_calls``)."""
+        mark = time.monotonic()
+        calibration.append(timed_region(session, {"op": "null"}))
+        stage = session.facts["stage_s"]
+        stage["clock_calibration"] = round(stage.get("clock_calibration", 0.0) + time.monotonic() - mark, 4)
+        return calibration[-1][0]
 
     parts = Stopwatch()  # where the exclusive hold goes: stage_s["timing_parts"]
     gaps: list[float] = []
@@ -237,11 +239,13 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, 
         return checked(watch=False)
 
     try:
-        stats = timing_mod.time_calls(call, policy=policy, overhead=calibrate)
+        stats = timing_mod.time_calls(call, policy=policy.with_overhead(CALIBRATION_CALLS), overhead=calibrate,
+                                      interleaved=lambda: [ms for ms, _ in baseline])
     except timing_mod.TimedCallRejected as exc:
         raise Failed("timing", "timing_mismatch", str(exc)) from None
     finally:
         session.facts["stage_s"]["timing_parts"] = parts.with_counts()
+    stats["load"] = timing_mod.gpu_load()
     stats["clock_check"] = clock_check(baseline, gaps, stats["samples_ms"])
     stats["clock_check"]["back_to_back_gap_ms"] = statistics.median(wall - ms for ms, wall in calibration)
     return stats
@@ -274,7 +278,8 @@ def report_timing(session, candidate: dict, ref_report: dict, cached: bool) -> N
     facts["timing"].update({"candidate": candidate, "reference": reference, "device": device,
                             "gpu": device.get("gpu"), "sm_clock_mhz": device.get("sm_clock_mhz"),
                             "mem_clock_mhz": device.get("mem_clock_mhz"), "ref_cached": cached,
-                            "ref_median_ms": reference.get("median_ms"), "clock_check": clock})
+                            "ref_median_ms": reference.get("median_ms"), "clock_check": clock,
+                            "ref_load": ref_report.get("load")})
     if not ref_report.get("ok", True) or not reference:
         facts["timing"]["reference_error"] = ref_report.get("error", "no reference timing")
     facts["runtime_ms"] = float(candidate["median_ms"])
@@ -285,6 +290,9 @@ def report_timing(session, candidate: dict, ref_report: dict, cached: bool) -> N
         trusted = False
     if not resolved(facts["runtime_ms"]) or (reference and not resolved(reference.get("median_ms"))):
         facts["flags"].append("timing_unresolved")
+        facts["timing"]["unresolved"] = {side: unresolved_reason(stats) for side, stats
+                                         in (("candidate", candidate), ("reference", reference))
+                                         if stats and not resolved(stats.get("median_ms"))}
         trusted = False
     if trusted and reference.get("samples_ms") and candidate.get("samples_ms"):
         _, low, high = speedup_interval(reference["samples_ms"], candidate["samples_ms"], seed=0,
@@ -300,6 +308,21 @@ def resolved(median_ms: Any) -> bool:
     """Whether a median (overhead taken off) is a runtime the timer resolves: at least ``RESOLUTION_MS``. Below
     it, subtracting the timer's own cost leaves noise (a ReLU of a few microseconds came out 0 on an H100)."""
     return isinstance(median_ms, (int, float)) and median_ms >= RESOLUTION_MS
+
+
+def unresolved_reason(stats: dict) -> str:
+    """Why a side's corrected median is below ``RESOLUTION_MS``: the call itself is within the timer's own cost
+    (``too_short``), or the empty regions subtracted from it read longer than the calls did although their least
+    did not (``overhead_dominated``: other work on the device while they were timed, docs/timing.md, "Timing
+    inside a busy batch")."""
+    raw, cost = stats.get("raw_median_ms"), stats.get("overhead_ms")
+    least = (stats.get("overhead") or {}).get("min_ms")
+    if not isinstance(raw, (int, float)) or not isinstance(cost, (int, float)):
+        return "no_figures"
+    if isinstance(least, (int, float)) and raw - least >= RESOLUTION_MS:
+        return (f"overhead_dominated: the calls' raw median {raw:.4f} ms, the empty regions' {cost:.4f} ms "
+                f"subtracted (least {least:.4f} ms)")
+    return f"too_short: the calls' raw median {raw:.4f} ms is within the timer's own cost {cost:.4f} ms"
 
 
 def clock_check(calibration: list[tuple[float, float]], gaps: list[float], samples: list[float]) -> dict:
