@@ -7,7 +7,7 @@
 #
 # Carried (device `carry`): .whl (trl 1.16.0, datasets 5.2.0, dill 0.4.1, multiprocess 0.70.19 for Python 3.12),
 # runs/demo4/tasks/{sft,rl} (and for `run` also validation, heldout), runs/rehearsal/tasks (rehearsal). Results go
-# to $OUT (the summary, the plot, and two archives); the run keeps going between calls while the machine is held.
+# to $OUT (the summary, the plot, and three archives); the run keeps going between calls while the machine is held.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MODE="${1:?usage: demo4_device.sh rehearsal|tune|run}"
