@@ -489,17 +489,24 @@ def _done(config, unit: str) -> bool:
     return bool(entry and entry.get("status") == "done")
 
 
-def control_config(config):
-    """Same recipe from the same SFT model, rewards shuffled within each group, in ``<run_dir>/control``."""
+def share_sft(source_run: str | Path, run_dir: str | Path) -> None:
+    """``run_dir``'s manifest names ``source_run``'s SFT model as its own finished SFT stage (once), so its RL stage
+    starts from exactly that model."""
     from tritonrl.train.manifest import RunManifest
 
-    run_dir = Path(config.run.run_dir) / "control"
     manifest = RunManifest(run_dir)
     if (manifest.stage("sft") or {}).get("status") != "done":
-        sft = RunManifest(config.run.run_dir).stage("sft")
+        sft = RunManifest(source_run).stage("sft")
         manifest.start("sft")
         manifest.record("sft", **{k: sft["outputs"][k] for k in ("model", "tokenizer", "base_model")})
         manifest.finish("sft", "done")
+
+
+def control_config(config):
+    """Same recipe from the same SFT model, rewards shuffled within each group, in ``<run_dir>/control``."""
+
+    run_dir = Path(config.run.run_dir) / "control"
+    share_sft(config.run.run_dir, run_dir)
     rl = dataclasses.replace(config.rl, shuffle_rewards=True, init_from="sft")
     return dataclasses.replace(config, rl=rl, run=dataclasses.replace(config.run, run_dir=str(run_dir)))
 

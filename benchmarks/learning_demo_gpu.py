@@ -205,17 +205,10 @@ def pool_sample(config, args) -> list[str]:
 def arm_config(config, arm: str):
     """GRPO (``grpo_sN``) or its control (``control_sN``: rewards shuffled within groups) from the chosen SFT model,
     with seed N, in ``<run_dir>/arms/ARM``, on the edge-of-competence pool when there is one."""
-    from tritonrl.train.manifest import RunManifest
-
     seed = int(arm.rsplit("_s", 1)[1])
     lr = float(arm[2:].split("_s")[0]) if arm.startswith("lr") else config.rl.learning_rate  # a sweep's arm
     run_dir = paths(config)["run"] / "arms" / arm
-    manifest = RunManifest(run_dir)
-    if (manifest.stage("sft") or {}).get("status") != "done":
-        sft = RunManifest(paths(config)["run"]).stage("sft")
-        manifest.start("sft")
-        manifest.record("sft", **{k: sft["outputs"][k] for k in ("model", "tokenizer", "base_model")})
-        manifest.finish("sft", "done")
+    demo.share_sft(paths(config)["run"], run_dir)
     source = paths(config)["rl_edge"] if (paths(config)["rl_edge"] / "tasks.jsonl").exists() else paths(config)["rl"]
     rl = dataclasses.replace(config.rl, shuffle_rewards=arm.startswith("control"), init_from="sft", learning_rate=lr)
     return dataclasses.replace(config, rl=rl, data=dataclasses.replace(config.data, source=str(source)),
@@ -290,9 +283,7 @@ def job_timed(config, args, _arg) -> None:
 def reference_kernels(tasks: dict, n: int) -> list[tuple[str, str]]:
     """(task, code) of ``n`` tasks' own Triton references (drawn with a fixed seed): what a hand-written kernel
     gains at these shapes, beside what each arm's kernels gain."""
-    names = sorted(tasks)
-    random.Random(0).shuffle(names)
-    return [(name, tasks[name].solution) for name in sorted(names[:n])]
+    return [(name, tasks[name].solution) for name in seeded_sample(tasks, n)]
 
 
 def correct_kernels(eval_dir: Path, n: int) -> list[tuple[str, str]]:
@@ -302,9 +293,14 @@ def correct_kernels(eval_dir: Path, n: int) -> list[tuple[str, str]]:
         row = json.loads(line)
         if row["result"].get("correct") and row["task"] not in first and row.get("code"):
             first[row["task"]] = row["code"]
-    names = sorted(first)
+    return [(name, first[name]) for name in seeded_sample(first, n)]
+
+
+def seeded_sample(names, n: int) -> list[str]:
+    """Up to ``n`` of ``names``, drawn with a fixed seed, in sorted order."""
+    names = sorted(names)
     random.Random(0).shuffle(names)
-    return [(name, first[name]) for name in sorted(names[:n])]
+    return sorted(names[:n])
 
 
 # ---------------------------------------------------------------- the host's decisions between jobs
@@ -457,8 +453,8 @@ def plan(config, args, m: dict, gpus: int) -> dict:
     val, held = m["tasks"]["validation"], m["tasks"]["heldout"]
     checkpoints = config.sft.max_steps // config.run.save_steps
     sft = config.sft.max_steps * m["sft_step_s"]
-    validate = spread([evaluation(val, args.validation_k)] * checkpoints) if gpus == 1 else \
-        evaluation(val, args.validation_k) * math.ceil(checkpoints / max(1, gpus - 1))
+    # checkpoints are validated on the GPUs SFT leaves free (on one GPU, after it)
+    validate = evaluation(val, args.validation_k) * math.ceil(checkpoints / max(1, gpus - 1))
     shards = max(1, gpus - 2) if args.pool_k else 0
     pool = [evaluation(math.ceil(min(args.pool_max, m["tasks"]["rl"]) / shards), args.pool_k)] * shards
     step = (config.rl.max_completion_length * m["gen_s_per_token_rl_batch"]
