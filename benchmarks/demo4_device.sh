@@ -35,7 +35,7 @@ case "$MODE" in
     ;;
   run)
     python3 benchmarks/learning_demo_gpu.py --config configs/demo4.yaml --gpus 0,1,2,3 \
-      --wait-s "${WAIT_S:-555}" --out "$OUT"
+      --wait-s "${WAIT_S:-520}" --out "$OUT"
     ;;
   *) echo "demo4_device: unknown mode $MODE"; exit 2 ;;
 esac

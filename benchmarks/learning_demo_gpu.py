@@ -41,6 +41,7 @@ import learning_demo_criterion as crit  # noqa: E402
 ARMS = ("grpo_s0", "grpo_s1", "control_s0", "control_s1")
 TEMPERATURES = {"greedy": 0.0, "0.6": 0.6, "1.0": 1.0}
 EVAL_TEMPERATURE = "1.0"  # pre-registered (docs/results.md): the evaluation temperature is 1.0, top_p 0.95
+SUMMARY_GRACE_S = 60  # a device call waits this long past its budget for a summary being written
 DONE_FILE = "DONE.json"
 
 
@@ -880,6 +881,11 @@ def device_call(config, args) -> int:
                 print((run / "orchestrator.log").read_text()[-4000:])
                 break
         time.sleep(5)
+    # The summary takes seconds: copying while it is written sent back the archives without the summary's own
+    # files (the issue-37 run's last call). Give it a minute past the call's budget.
+    grace = time.monotonic() + SUMMARY_GRACE_S
+    while status.get().get("phase") == "summary" and alive() and time.monotonic() < grace:
+        time.sleep(1)
     if args.out:
         collect(run, Path(args.out))
     phase = status.get().get("phase")

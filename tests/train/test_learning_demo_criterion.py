@@ -120,3 +120,25 @@ def test_the_plan_of_the_four_gpu_run_costs_each_phase_from_the_measurements():
     assert four["phases_s"]["held-out evaluations"] < one["phases_s"]["held-out evaluations"] / 3
     assert four["phases_s"]["sft (checkpoints validated meanwhile)"] == round(config.sft.max_steps * 0.1)
     assert four["total_s"] == pytest.approx(sum(four["phases_s"].values()), abs=3)
+
+
+def test_the_recorded_run_recomputes_from_its_held_out_counts():
+    """docs/results/learning_demo_gpu.json (the issue-37 run) follows from the per-task counts committed beside it:
+    the registered function on those counts gives the same differences, intervals and verdicts."""
+    import json
+
+    c = criterion()
+    summary = json.loads((ROOT / "docs" / "results" / "learning_demo_gpu.json").read_text())
+    data = json.loads((ROOT / "docs" / "results" / "learning_demo_gpu_counts.json").read_text())
+    rates = {run: c.task_rates({t: tuple(v) for t, v in counts.items()}) for run, counts in data["counts"].items()}
+    best = summary["decoding"]["best"]
+    arms = {"sft": "sft@1.0", "rl_s0": "grpo_s0@1.0", "rl_s1": "grpo_s1@1.0", "control_s0": "control_s0@1.0",
+            "control_s1": "control_s1@1.0", "sft@best": f"sft@{best}", "rl_s0@best": f"grpo_s0@{best}",
+            "rl_s1@best": f"grpo_s1@{best}"}
+    cluster_of = {t: info["signature"] for t, info in data["tasks"].items()}
+    figures = c.figures({name: rates[run] for name, run in arms.items()}, cluster_of)
+    for key, value in figures.items():
+        assert value["mean"] == pytest.approx(summary[key]["mean"], abs=1e-12), key
+        assert value["ci95"] == pytest.approx(summary[key]["ci95"], abs=1e-12), key
+    assert c.hypotheses(figures) == summary["hypotheses"] == {"H1": False, "H2": False, "H3": True}
+    assert c.criterion_met(figures) is summary["criterion_met"] is False

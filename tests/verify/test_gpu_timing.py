@@ -193,12 +193,13 @@ def test_verifier_honest_kernel_has_a_speedup_interval(verifier_results):
 
 
 # ------------------------------------------------------------------ the timer owns the device (issue 38)
-def test_monitor_refuses_side_stream_work_and_sees_a_captured_graph():
+def test_monitor_refuses_side_stream_work_and_sees_a_captured_graph(request):
     """Work on another stream than the forward's (it could run inside the timer's hold, before the start event)
     is ``unowned`` in correctness and timed calls alike; a captured CUDA graph (replays no hook sees) leaves a
     private memory pool that ``graph_problem`` reports."""
     import torch
 
+    from tritonrl.verify.child.harness import poison_memory, unpoison_memory
     from tritonrl.verify.child.monitor import Monitor
     from tritonrl.verify.child.rules import judge_record
     from tritonrl.verify.child.streams import graph_problem
@@ -206,6 +207,8 @@ def test_monitor_refuses_side_stream_work_and_sees_a_captured_graph():
     module = _load(GOOD)
     monitor = Monitor(str(GOOD))
     monitor.install()
+    poison_memory("cuda")  # as the child's correctness phase: fresh memory is NaN, so a kernel's 0.0 is a change
+    request.addfinalizer(unpoison_memory)
     model, side = module.ModelNew(), torch.cuda.Stream()
     x = torch.randn(1 << 20, device="cuda")
 

@@ -507,3 +507,24 @@ def test_the_prefetch_budget_grants_what_is_left_and_takes_it_back():
     assert budget.take(10) == 10 and budget.left == 50
     assert PrefetchBudget.for_device("cpu").left == PREFETCH_CPU_BYTES
     assert planned_sets(timing.TimingPolicy(min_trials=10)) == 10 + 2 + 2 + 10  # calls, watched, empty regions
+
+
+def test_a_cuda_error_names_where_it_surfaced_in_the_verifier():
+    """A device failure may be the verifier's own (an assert in a kernel of its watch), not the candidate's: its
+    message keeps the first line of CUDA's text and names the verifier frames it surfaced in; other errors name
+    only the candidate's lines."""
+    from tritonrl.verify.child.harness import format_error
+
+    def watch_step():
+        raise RuntimeError("CUDA error: device-side assert triggered\nSearch for `cudaErrorAssert' in the docs\n...")
+
+    try:
+        watch_step()
+    except RuntimeError as exc:
+        text = format_error(exc)
+    assert text.splitlines()[0] == "RuntimeError: CUDA error: device-side assert triggered"
+    assert "(verifier) test_timing.py" in text and "in watch_step" in text and "Search for" not in text
+    try:
+        raise ValueError("a plain error")
+    except ValueError as exc:
+        assert format_error(exc) == "ValueError: a plain error"

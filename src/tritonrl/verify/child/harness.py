@@ -83,10 +83,15 @@ def unpoison_memory() -> None:
 def format_error(exc: BaseException, code_path: str = CODE_FILE, limit: int = MAX_ERROR_CHARS) -> str:
     """Exception type and message, plus the candidate's own lines from the traceback (model-readable)."""
     head = f"{type(exc).__name__}: {exc}".strip()
+    everything = traceback.extract_tb(exc.__traceback__)
+    frames = [f for f in everything if os.path.basename(f.filename) == code_path]
+    lines = [f"  line {f.lineno}: {(f.line or '').strip()}" for f in frames[-3:]]
+    if "CUDA error" in head:  # the device failed, maybe in the verifier's own work: say where it surfaced
+        head = head.splitlines()[0]
+        lines += [f"  (verifier) {os.path.basename(f.filename)}:{f.lineno} in {f.name}" for f in everything[-3:]
+                  if os.path.basename(f.filename) != code_path]
     if len(head) > limit // 2:
         head = head[: limit // 2] + "..."
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.basename(f.filename) == code_path]
-    lines = [f"  line {f.lineno}: {(f.line or '').strip()}" for f in frames[-3:]]
     return "\n".join([head, *lines])[:limit]
 
 
