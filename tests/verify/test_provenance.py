@@ -98,3 +98,15 @@ def test_values_that_happen_to_be_in_a_large_stale_pool_are_no_copy():
     out.copy_(torch.randn(4096))
     credit_launch(prov, [out], [pool, out], before, _bytes)
     assert prov.classes(out) == {KERNEL}
+
+
+def test_sample_positions_stay_inside_a_launch_of_over_2_24_written_elements():
+    """The elements a copy's index map is fitted on are spread over the launch's writes by integer arithmetic: a
+    float32 ``linspace`` rounded its last position to one past the end above 2**24 elements (16,777,220 here:
+    IndexError on the CPU, a device-side assert on a GPU, which failed honest ReLU and softmax kernels' timed calls
+    on an H100, where the unpoisoned output kept some bytes and so ran the copy search)."""
+    from tritonrl.verify.child.copies import SAMPLES, _samples
+
+    picks = _samples(torch.ones(16_777_220))
+    assert picks.numel() == SAMPLES and int(picks[0]) == 0 and int(picks[-1]) == 16_777_219
+    assert bool((picks[1:] > picks[:-1]).all())

@@ -114,7 +114,8 @@ def _mapped_copy(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, 
         coeffs = _fit(_index(where[picks].cpu(), shape), candidates, rng)
         if coeffs is None:
             continue
-        q = _index(where, shape) @ coeffs.to(where.device)  # the map, on every written element
+        # the map, on every written element (a product and a sum: CUDA has no int64 matmul, "addmm_cuda" for Long)
+        q = (_index(where, shape) * coeffs.to(where.device)).sum(dim=-1)
         inside = (q >= 0) & (q < values.numel())
         qi = q.clamp(0, values.numel() - 1)
         same = inside & bad[qi] & _close(written, values[qi], rtol, floor)
@@ -130,7 +131,10 @@ def _samples(written: torch.Tensor) -> torch.Tensor:
     usable = (torch.isfinite(written) & (written != 0)).nonzero().reshape(-1)
     if usable.numel() <= SAMPLES:
         return usable
-    return usable[torch.linspace(0, usable.numel() - 1, SAMPLES).long()]
+    # Integer positions: a float32 linspace rounds its end past the last index above 2**24 elements (an honest
+    # ReLU over 64M elements: IndexError here, a device-side assert on a GPU, where it failed timed calls).
+    last = usable.numel() - 1
+    return usable[torch.arange(SAMPLES, dtype=torch.int64, device=usable.device) * last // (SAMPLES - 1)]
 
 
 def _candidates(sampled: torch.Tensor, pool: torch.Tensor, pool_at: torch.Tensor, rtol: float,
