@@ -5,13 +5,13 @@
 #   bash benchmarks/demo4_device.sh tune        # four GPUs: SFT, validation and a few RL steps (no held-out split)
 #   bash benchmarks/demo4_device.sh run         # four GPUs: the run; the same command in every call until "done"
 #
-# Carried (device `carry`): .whl (trl 1.16.0, datasets 5.2.0, dill 0.4.1, multiprocess 0.70.19 for Python 3.12),
+# Carried (device `carry`): .whl (scripts/device_wheels.sh: pydantic, trl, datasets ... for Python 3.12),
 # runs/demo4/tasks/{sft,rl} (and for `run` also validation, heldout), runs/rehearsal/tasks (rehearsal). Results go
 # to $OUT (the summary, the plot, and three archives); the run keeps going between calls while the machine is held.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MODE="${1:?usage: demo4_device.sh rehearsal|tune|run}"
-if [ ! -d /tmp/site/trl ]; then
+if [ ! -d /tmp/site/trl ] || [ ! -d /tmp/site/pydantic ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     || { echo "demo4_device: the carried wheels did not install"; exit 2; }
 fi

@@ -4,6 +4,8 @@
 #   bash benchmarks/gpu_tests.sh timing funnel          # parts, in order; each prints a time-stamped -v log
 #   OUT=/some/dir bash benchmarks/gpu_tests.sh redteam  # logs and JUnit XML go to $OUT (default: ./gpu-test-logs)
 #
+# On the lent machines carry `.whl` (made here by scripts/device_wheels.sh): their image has no pydantic.
+#
 # Parts (together, every test `pytest -m gpu` collects, except the two named below, plus the red-team and
 # integrity fixtures judged on the device):
 #   timing     tests/verify/test_gpu_timing.py and the GPU test of test_verifier.py
@@ -15,6 +17,12 @@
 # A part that outlives PART_TIMEOUT_S (default 480) is killed; its log shows how far it got.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# Carried wheels (scripts/device_wheels.sh: pydantic for the config, ...), where the machine's image lacks them
+if ls .whl/*.whl >/dev/null 2>&1 && [ ! -d /tmp/site/pydantic ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    || { echo "gpu_tests.sh: the carried wheels did not install" >&2; exit 2; }
+fi
+[ -d /tmp/site ] && PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1 TRITONRL_TEST_CUDA=1 PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
 OUT="${OUT:-gpu-test-logs}"
 mkdir -p "$OUT"
