@@ -169,3 +169,64 @@ def test_smoke_config_judges_with_its_own_verifier_settings():
     assert (verify.device, verify.workers, verify.timeout_s, verify.num_trials, verify.timing) == ("cpu", 2, 60, 2,
                                                                                                      False)
     assert config.pipeline.in_distribution is True
+
+
+# ---------------------------------------------------------------- every problem at once (issue 41: pydantic)
+def test_loading_reports_every_problem_at_once_on_one_line():
+    with pytest.raises(ConfigError) as info:
+        load_config(None, ["rl.algo=ppo", "rl.steps=-1", "nope.x=1", "lora.dropout=1"])
+    message = str(info.value)
+    assert message.startswith("4 config errors: (1) unknown rl.algo 'ppo'; choose one of grpo, rloo, best-of-n ")
+    assert "(2) rl.steps = -1 is out of range; it must be >= 1 " in message
+    assert "(3) unknown config key nope (known: " in message
+    assert message.endswith("(4) lora.dropout = 1 is out of range; it must be >= 0 and < 1")
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(("data", "problems"), [
+    ({"rl": 3, "verify": {"workers": -1, "stepz": 1}},
+     ["config section rl must be a mapping", "verify.workers = -1 is out of range; it must be >= 0",
+      "unknown config key verify.stepz (known: "]),
+    ({"pipeline": {"stages": ["data", "trian", "x"]}},  # one problem per key, however many bad items
+     ["unknown pipeline.stages ['data', 'trian', 'x']; choose one of data, sft, rl, eval, report"]),
+    ({"verify": {"atol": {"float32": "tight"}, "gpus": [0]}, "rl": {"steps": True, "learning_rate": "fast"}},
+     ["config key verify.atol = {'float32': 'tight'} does not match type dict[str, float]",
+      "config key verify.gpus = [0] does not match type list[str] | None",
+      "config key rl.steps = True does not match type int",
+      "config key rl.learning_rate = 'fast' does not match type float"]),
+    ({"rl": {"steps": 3.0}, "lora": {"target_modules": 3, "enabled": 1}},  # strict: no float for an int, no 1 for true
+     ["config key rl.steps = 3.0 does not match type int",
+      "config key lora.target_modules = 3 does not match type str | list[str]",
+      "config key lora.enabled = 1 does not match type bool"]),
+    ({"rl": None, "verify": {"timeout_s": "1e-3", "atol": {"float32": "1e-3"}}}, []),  # YAML 1.1's 1e-3 is a string
+])
+def test_config_errors_lists_each_problem(data, problems):
+    from tritonrl.config import config_errors
+
+    found = config_errors(PipelineConfig, data)
+    assert len(found) == len(problems) and all(f.startswith(p) for f, p in zip(found, problems)), found
+
+
+def test_rules_run_only_where_the_fields_are_valid_and_each_section_reports_its_own():
+    from tritonrl.config import config_errors
+
+    assert config_errors(PipelineConfig, {"rl": {"num_generations": 1, "steps": 0}}) == [
+        "rl.steps = 0 is out of range; it must be >= 1"]  # the rule would follow from a valid section only
+    found = config_errors(PipelineConfig, {"rl": {"num_generations": 1}, "curriculum": {"start_p": 0.9, "end_p": 0.5}})
+    assert [p.split(" ")[0] for p in found] == ["rl.num_generations", "curriculum.start_p"]
+
+
+def test_replace_and_direct_construction_validate_and_keep_float_fields_float():
+    import dataclasses
+
+    from tritonrl.config import RLRunConfig, VerifyConfig
+
+    verify = VerifyConfig(timeout_s="5")
+    assert verify.timeout_s == 5.0 and isinstance(verify.timeout_s, float)
+    assert dataclasses.replace(verify, workers=3).workers == 3
+    with pytest.raises(ConfigError, match=r"^verify\.workers = -2 is out of range; it must be >= 0$"):
+        dataclasses.replace(verify, workers=-2)
+    with pytest.raises(ConfigError, match=r"^unknown rl\.algo 'ppo'"):
+        RLRunConfig("ppo")
+    with pytest.raises(ConfigError, match=r"^config section rl must be a mapping$"):
+        TrainingConfig(rl=3)

@@ -74,3 +74,22 @@ def test_cli_verify_of_several_files_draws_the_line_on_a_terminal_but_not_with_j
     assert screen.getvalue() == ""
     lines = capsys.readouterr().out.strip().splitlines()
     assert [json.loads(line).get("summary", {}).get("candidates") for line in lines] == [None, None, 2]
+
+
+def test_verify_many_asked_for_progress_draws_the_same_line(tmp_path, monkeypatch):
+    """One progress idea: ``Verifier.verify_many(progress=True)`` draws ``ProgressLine`` (counts of correct too)."""
+    from pathlib import Path
+
+    from tritonrl.config import VerifyConfig
+    from tritonrl.tasks import get_task
+    from tritonrl.verify import Verifier, VerifyItem
+
+    task = get_task("l1_relu")
+    items = [VerifyItem(task, code=Path(f).read_text()) for f in cheats(tmp_path)]
+    stream = io.StringIO()  # not a terminal: drawn all the same, as asked
+    monkeypatch.setattr(sys, "stderr", stream)
+    with Verifier(VerifyConfig(device="cpu", workers=1)) as verifier:
+        assert [r.correct for r in verifier.verify_many(items)] == [False, False]
+        assert stream.getvalue() == ""
+        verifier.verify_many(items, progress=True)
+    assert "verify: 100%|" in stream.getvalue() and "| 2/2, 0 correct [" in stream.getvalue()

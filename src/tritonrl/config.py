@@ -5,9 +5,11 @@ Each extension of the verifier and of training has an on/off switch here, so an 
 
 Every field carries its documentation in ``metadata["help"]`` (shown by ``tritonrl config show --comments`` and
 by the CLI flags generated from it) and, where it has one, its range (``ge``/``gt``/``le``/``lt``). Choices are
-``typing.Literal`` types. A section validates itself when built (``__post_init__``, as TRL's configs do): a bad
-value raises ``ConfigError`` naming the key (``rl.algo``) and the allowed values, at load, not steps later.
-Cross-field rules live in each section's ``check_rules``.
+``typing.Literal`` types. The sections are pydantic dataclasses (``config_dataclass``): pydantic checks types
+(strictly: an int is not a bool, a string is not a number), choices and ranges, and refuses unknown keys;
+cross-field rules live in each section's ``check_rules``. Building a section with bad values, or loading a file,
+raises ``ConfigErrors``: every problem at once, each naming its key (``unknown rl.algo 'ppo'; choose one of ...``),
+at load, not steps later.
 
 Sections (each owned by the module named; edit a section, not its neighbours):
   VerifyConfig      -> tritonrl.verify
@@ -21,39 +23,73 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from dataclasses import field
+from typing import Annotated, Any, ClassVar, Literal
+
+import pydantic
 
 from tritonrl.errors import ConfigError
 
 
+class ConfigErrors(ConfigError):
+    """Every problem found in a config, not just the first; the message holds them all on one line."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        many = f"{len(problems)} config errors: " + " ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))
+        super().__init__(problems[0] if len(problems) == 1 else many)
+
+
+def _float_from_text(value):
+    """PyYAML reads YAML 1.1, where ``1e-3`` (no dot) is a string: a number written so is accepted as a float."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    return value
+
+
+Float = Annotated[float, pydantic.BeforeValidator(_float_from_text)]
+
+
+def config_dataclass(cls):
+    """``cls`` as a pydantic dataclass that checks each value at construction: its type (strict, except that an int
+    or a number's text is a float), a Literal's choices, the range in its metadata (``ge``/``gt``/``le``/``lt``;
+    pydantic reads these keys of ``dataclasses.field`` metadata), no unknown keys; then ``__post_init__`` (the
+    section's ``check_rules``). Bad values raise ``ConfigErrors`` naming each key, not pydantic's own error."""
+    cls = pydantic.dataclasses.dataclass(cls, config=pydantic.ConfigDict(strict=True, extra="forbid"))
+    validate = cls.__init__
+
+    @functools.wraps(validate)
+    def __init__(self, *args, **kwargs):
+        try:
+            validate(self, *args, **kwargs)
+        except pydantic.ValidationError as exc:
+            given = dict(zip([f.name for f in dataclasses.fields(cls)], args), **kwargs)
+            raise ConfigErrors(_problems(type(self), exc, given)) from None
+
+    cls.__init__ = __init__
+    return cls
+
+
 class Section:
-    """Validation shared by every config section: types (Literal choices too) and ranges from field metadata,
-    then the section's own cross-field ``check_rules``. ``section`` is the key prefix errors name."""
+    """What every config section shares: the key prefix errors name (``section``) and cross-field rules
+    (``check_rules``, run once pydantic has checked each field)."""
 
     section: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
-        hints = _type_hints(type(self))
-        for f in dataclasses.fields(self):
-            hint, value, key = hints[f.name], getattr(self, f.name), self.key(f.name)
-            if dataclasses.is_dataclass(hint):
-                if not isinstance(value, hint):
-                    raise ConfigError(f"config section {key} must be a mapping")
-                continue
-            value = _check_type(value, hint, key)
-            _check_range(value, f.metadata, key)
-            object.__setattr__(self, f.name, value)
         self.check_rules()
 
     def key(self, name: str) -> str:
         return f"{self.section}.{name}" if self.section else name
 
     def check_rules(self) -> None:
-        """Cross-field rules; raise ``ConfigError`` through ``self.fail``."""
+        """Cross-field rules; report a broken one through ``self.fail``."""
 
     def fail(self, name: str, message: str):
-        raise ConfigError(f"{self.key(name)} {message}")
+        raise ValueError(f"{self.key(name)} {message}")  # pydantic collects it with the fields' errors
 
 
 # ---------------------------------------------------------------- verification (tritonrl.verify)
@@ -61,7 +97,7 @@ STRICT_TOLERANCE = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}  # atol 
 KERNELBENCH_TOLERANCE = 1e-2  # KernelBench's atol and rtol (torch.allclose), whatever the dtype
 
 
-@dataclass
+@config_dataclass
 class VerifyConfig(Section):
     """How candidates are judged. Defaults follow KernelBench's protocol, made explicit."""
 
@@ -71,7 +107,7 @@ class VerifyConfig(Section):
         "help": "auto: cuda if available; cpu: Triton interpreter; cuda"})
     strict: bool = field(default=True, metadata={
         "help": "no high-level torch compute in ModelNew's forward path"})
-    timeout_s: float = field(default=60.0, metadata={
+    timeout_s: Float = field(default=60.0, metadata={
         "help": "whole-process limit per candidate (compile + all trials)", "gt": 0})
     workers: int = field(default=0, metadata={
         "help": "parallel candidate processes; 0 = one per CPU core (CPU) or per GPU", "ge": 0})
@@ -91,9 +127,9 @@ class VerifyConfig(Section):
     tolerance: Literal["strict", "kernelbench"] = field(default="strict", metadata={
         "help": "strict: atol/rtol below (fp32 1e-4); kernelbench: KernelBench's 1e-2 for every dtype "
                 "(docs/evaluation.md#tolerances)"})
-    atol: dict[str, float] = field(default_factory=lambda: dict(STRICT_TOLERANCE),
+    atol: dict[str, Float] = field(default_factory=lambda: dict(STRICT_TOLERANCE),
                                    metadata={"help": "absolute tolerance per dtype (tolerance: strict)"})
-    rtol: dict[str, float] = field(default_factory=lambda: dict(STRICT_TOLERANCE),
+    rtol: dict[str, Float] = field(default_factory=lambda: dict(STRICT_TOLERANCE),
                                    metadata={"help": "relative tolerance per dtype (tolerance: strict)"})
     randomize_params: bool = field(default=True, metadata={
         "help": "re-randomize parameters identically in both models (defeats default-init)"})
@@ -105,20 +141,20 @@ class VerifyConfig(Section):
         "help": "at most this many untimed runs (adaptive: until two agree); docs/timing.md", "ge": 1})
     timed_trials: int = field(default=100, metadata={
         "help": "at most this many timed runs (adaptive: until the median's CI is narrow)", "ge": 1})
-    timing_warmup_ms: float = field(default=25.0, metadata={
+    timing_warmup_ms: Float = field(default=25.0, metadata={
         "help": "warm up for at least this much timed GPU work first (clocks settle); docs/timing.md", "ge": 0})
-    timing_rel_ci: float = field(default=0.01, metadata={
+    timing_rel_ci: Float = field(default=0.01, metadata={
         "help": "stop timing once the median's 95% interval is within this share of it", "gt": 0})
-    timing_budget_ms: float = field(default=1000.0, metadata={
+    timing_budget_ms: Float = field(default=1000.0, metadata={
         "help": "... or once this much GPU time was spent on timed runs", "ge": 0})
     timing_sets: int = field(default=3, metadata={
         "help": "input sets the timed calls rotate through (refreshed in place; their outputs are checked)",
         "ge": 2})
-    suspicious_speedup: float = field(default=10.0, metadata={
+    suspicious_speedup: Float = field(default=10.0, metadata={
         "help": "above this the result is flagged SUSPICIOUS_SPEEDUP (reward: withhold)", "gt": 1})
     compile_baseline: bool = field(default=False, metadata={
         "help": 'also time torch.compile(Model): timing["ref_compile_ms"], "speedup_vs_compile"'})
-    sandbox_memory_gb: float | None = field(default=16.0, metadata={
+    sandbox_memory_gb: Float | None = field(default=16.0, metadata={
         "help": "RLIMIT_AS-style cap for candidate processes (null: no cap)", "gt": 0})
     cpu_max_numel: int | None = field(default=1 << 18, metadata={
         "help": "CPU: full trials' largest tensor at most this many elements (null: sizes as written)", "ge": 1})
@@ -136,11 +172,11 @@ class VerifyConfig(Section):
         "help": "strict: a candidate whose sandbox lacks a protection (no processes, no native code, no "
                 "/proc/self/mem, scrubbed environment, its own file view, unprivileged; network and files where "
                 "switched on) is not judged (verifier_error); best_effort: judged, flagged sandbox_incomplete"})
-    reference_memory_gb: float = field(default=4.0, metadata={
+    reference_memory_gb: Float = field(default=4.0, metadata={
         "help": "references held in the parent's memory (least recently used go first)", "gt": 0})
-    reference_disk_gb: float = field(default=20.0, metadata={
+    reference_disk_gb: Float = field(default=20.0, metadata={
         "help": "the signed reference cache on disk is pruned to this size (least recently used first)", "ge": 0})
-    scaled_input_factor: float = field(default=3.0, metadata={
+    scaled_input_factor: Float = field(default=3.0, metadata={
         "help": "one multi-input trial multiplies the float inputs by this", "gt": 0})
     # where candidates run (tritonrl.verify.backends; docs/scaling.md)
     backend: Literal["local", "ray"] = field(default="local", metadata={
@@ -149,7 +185,7 @@ class VerifyConfig(Section):
         "help": 'null: start a local Ray instance; "auto" / "ray://host:10001": join one'})
     ray_num_actors: int | None = field(default=None, metadata={
         "help": "null: one per GPU of the cluster (CPU-only: one per ray_cpus_per_actor)", "ge": 1})
-    ray_gpus_per_actor: float | None = field(default=None, metadata={
+    ray_gpus_per_actor: Float | None = field(default=None, metadata={
         "help": 'null: 1 when the cluster has GPUs and device is not "cpu", else 0', "ge": 0})
     ray_cpus_per_actor: int = field(default=2, metadata={
         "help": "CPU cores reserved per actor (its Verifier runs this many candidates)", "ge": 1})
@@ -173,7 +209,7 @@ class VerifyConfig(Section):
 
 
 # ---------------------------------------------------------------- reward (tritonrl.reward)
-@dataclass
+@config_dataclass
 class RewardConfig(Section):
     """How a VerifyResult becomes a scalar reward; see ``tritonrl.reward`` for the formulas."""
 
@@ -181,16 +217,16 @@ class RewardConfig(Section):
 
     preset: Literal["correctness", "staged"] = field(default="correctness", metadata={
         "help": "correctness (default): 0 unless correct; staged: partial credit per funnel stage (opt-in)"})
-    speedup_weight: float = field(default=0.3, metadata={
+    speedup_weight: Float = field(default=0.3, metadata={
         "help": "correctness preset: bonus weight on the speed credit (0: correctness only)", "ge": 0})
-    max_speedup: float = field(default=2.0, metadata={
+    max_speedup: Float = field(default=2.0, metadata={
         "help": "the speedup's 95% lower bound earns credit linearly from 1 (none) to this (full)", "gt": 1})
     withhold_suspicious_speedup: bool = field(default=True, metadata={
         "help": "no speed credit for a result flagged SUSPICIOUS_SPEEDUP"})
     # staged preset: credit for reaching each stage (0 for invalid / static failure)
-    compiled_credit: float = field(default=0.3, metadata={"help": "staged: compiled", "ge": 0, "le": 1})
-    tiny_credit: float = field(default=0.5, metadata={"help": "staged: tiny shape passed", "ge": 0, "le": 1})
-    full_credit: float = field(default=0.7, metadata={
+    compiled_credit: Float = field(default=0.3, metadata={"help": "staged: compiled", "ge": 0, "le": 1})
+    tiny_credit: Float = field(default=0.5, metadata={"help": "staged: tiny shape passed", "ge": 0, "le": 1})
+    full_credit: Float = field(default=0.7, metadata={
         "help": "staged: full trials passed (speed credit fills the rest up to 1)", "ge": 0, "le": 1})
 
     def check_rules(self) -> None:
@@ -201,18 +237,18 @@ class RewardConfig(Section):
 
 
 # ---------------------------------------------------------------- curriculum (tritonrl.curriculum)
-@dataclass
+@config_dataclass
 class CurriculumConfig(Section):
     """Level-1/Level-2 mixing for RL prompts; the rule is documented in ``tritonrl.curriculum``."""
 
     section: ClassVar[str] = "curriculum"
 
     enabled: bool = field(default=True, metadata={"help": "off: uniform sampling (the ablation)"})
-    start_p: float = field(default=0.1, metadata={
+    start_p: Float = field(default=0.1, metadata={
         "help": "Level-2 share of sampled prompts at the start", "ge": 0, "le": 1})
-    end_p: float = field(default=0.5, metadata={
+    end_p: Float = field(default=0.5, metadata={
         "help": "Level-2 share once the ramp is complete", "ge": 0, "le": 1})
-    trigger: float = field(default=0.4, metadata={
+    trigger: Float = field(default=0.4, metadata={
         "help": "rolling Level-1 correct rate that starts (and keeps advancing) the ramp", "ge": 0, "le": 1})
     window: int = field(default=64, metadata={
         "help": "how many recent Level-1 results the rolling rate averages", "ge": 1})
@@ -226,7 +262,7 @@ class CurriculumConfig(Section):
 
 
 # ---------------------------------------------------------------- training (tritonrl.train)
-@dataclass
+@config_dataclass
 class ModelConfig(Section):
     """Which causal LM to train: a hub id or a local directory."""
 
@@ -244,7 +280,7 @@ class ModelConfig(Section):
                 "default"})
 
 
-@dataclass
+@config_dataclass
 class LoraConfig(Section):
     """PEFT LoRA adapter; ``enabled: false`` means full fine-tuning."""
 
@@ -253,12 +289,12 @@ class LoraConfig(Section):
     enabled: bool = field(default=True, metadata={"help": "false: full fine-tuning"})
     r: int = field(default=16, metadata={"help": "adapter rank", "ge": 1})
     alpha: int = field(default=32, metadata={"help": "LoRA alpha (scale = alpha / r)", "gt": 0})
-    dropout: float = field(default=0.05, metadata={"help": "adapter dropout", "ge": 0, "lt": 1})
+    dropout: Float = field(default=0.05, metadata={"help": "adapter dropout", "ge": 0, "lt": 1})
     target_modules: str | list[str] = field(default="all-linear", metadata={
         "help": "all-linear: every attention and MLP projection; or a list of module names"})
 
 
-@dataclass
+@config_dataclass
 class DataConfig(Section):
     """Where training tasks come from."""
 
@@ -282,7 +318,7 @@ class DataConfig(Section):
             self.fail("levels", f"= {self.levels} must be a non-empty list of levels >= 1, e.g. [1, 2]")
 
 
-@dataclass
+@config_dataclass
 class RunConfig(Section):
     """Run directory, checkpoints, resume, mirroring and pre-emption (shared by every stage)."""
 
@@ -296,12 +332,12 @@ class RunConfig(Section):
         "help": "checkpoints kept (null: all)", "ge": 1})
     mirror_url: str | None = field(default=None, metadata={
         "help": "fsspec URL (gs://, s3://, file://, memory://) the run dir is pushed to; null: no mirror"})
-    mirror_interval_s: float = field(default=600.0, metadata={"help": "seconds between mirror pushes", "gt": 0})
+    mirror_interval_s: Float = field(default=600.0, metadata={"help": "seconds between mirror pushes", "gt": 0})
     preemption_watch: bool = field(default=False, metadata={
         "help": "poll cloud metadata for a pre-emption notice; save and stop on one"})
     preemption_url: str | None = field(default=None, metadata={
         "help": "null: probe GCP and AWS metadata endpoints"})
-    preemption_poll_s: float = field(default=5.0, metadata={"help": "seconds between polls", "gt": 0})
+    preemption_poll_s: Float = field(default=5.0, metadata={"help": "seconds between polls", "gt": 0})
     report_to: str | list[str] = field(default="none", metadata={
         "help": "passed to transformers: none, wandb, tensorboard, ..."})
     seed: int = field(default=0, metadata={"help": "trainer seed"})
@@ -311,19 +347,19 @@ class RunConfig(Section):
                 "a tiny model quick on a shared CPU (README)", "ge": 1})
 
 
-@dataclass
+@config_dataclass
 class SftRunConfig(Section):
     """Supervised fine-tuning on (task prompt, Triton solution) pairs via TRL's SFTTrainer."""
 
     section: ClassVar[str] = "sft"
 
-    learning_rate: float = field(default=2e-4, metadata={"help": "peak learning rate (LoRA scale)", "gt": 0})
-    epochs: float = field(default=1.0, metadata={"help": "passes over the pairs", "gt": 0})
+    learning_rate: Float = field(default=2e-4, metadata={"help": "peak learning rate (LoRA scale)", "gt": 0})
+    epochs: Float = field(default=1.0, metadata={"help": "passes over the pairs", "gt": 0})
     max_steps: int = field(default=-1, metadata={"help": "> 0 overrides epochs; -1: use epochs", "ge": -1})
     per_device_batch_size: int = field(default=1, metadata={"help": "pairs per device per step", "ge": 1})
     gradient_accumulation_steps: int = field(default=8, metadata={"help": "micro-batches per step", "ge": 1})
     max_length: int | None = field(default=4096, metadata={"help": "tokens per pair (null: no cut)", "ge": 1})
-    warmup_ratio: float = field(default=0.03, metadata={"help": "share of steps warming up", "ge": 0, "lt": 1})
+    warmup_ratio: Float = field(default=0.03, metadata={"help": "share of steps warming up", "ge": 0, "lt": 1})
     bf16: bool = field(default=False, metadata={"help": "bf16 mixed precision"})
     use_cpu: bool = field(default=False, metadata={"help": "train on the CPU"})
 
@@ -332,7 +368,7 @@ class SftRunConfig(Section):
             self.fail("max_steps", "= 0 trains nothing; use -1 (epochs decide) or a positive step count")
 
 
-@dataclass
+@config_dataclass
 class BestOfNConfig(Section):
     """Rejection-sampling fine-tuning: sample n, verify, keep the top k above a threshold, SFT, repeat."""
 
@@ -340,11 +376,11 @@ class BestOfNConfig(Section):
 
     n: int = field(default=10, metadata={"help": "samples per task per round", "ge": 1})
     top_k: int = field(default=3, metadata={"help": "best samples kept per task", "ge": 1})
-    min_reward: float = field(default=1.0, metadata={"help": "keep only samples at or above this (1.0 = correct)"})
+    min_reward: Float = field(default=1.0, metadata={"help": "keep only samples at or above this (1.0 = correct)"})
     rounds: int = field(default=3, metadata={"help": "sample -> verify -> SFT rounds", "ge": 1})
     reward_weighted: bool = field(default=False, metadata={
         "help": "keep every sample with reward > 0, repeated round(reward * copies_per_reward)"})
-    copies_per_reward: float = field(default=2.0, metadata={"help": "reward_weighted copies", "gt": 0})
+    copies_per_reward: Float = field(default=2.0, metadata={"help": "reward_weighted copies", "gt": 0})
     tasks_per_round: int | None = field(default=None, metadata={"help": "null: every task", "ge": 1})
     sft_steps_per_round: int = field(default=-1, metadata={
         "help": "-1: one epoch over the kept samples", "ge": -1})
@@ -356,7 +392,7 @@ class BestOfNConfig(Section):
             self.fail("sft_steps_per_round", "= 0 trains nothing; use -1 (one epoch) or a positive count")
 
 
-@dataclass
+@config_dataclass
 class RLRunConfig(Section):
     """On-policy RL with the verifier's reward (GRPO, RLOO) through TRL; Best-of-N settings in ``best_of_n``."""
 
@@ -366,19 +402,19 @@ class RLRunConfig(Section):
     num_generations: int = field(default=8, metadata={
         "help": "completions per prompt (the group; >= 2 for grpo and rloo)", "ge": 1})
     max_completion_length: int = field(default=2048, metadata={"help": "tokens per completion", "ge": 1})
-    temperature: float = field(default=1.0, metadata={"help": "sampling temperature", "gt": 0})
-    top_p: float = field(default=1.0, metadata={"help": "nucleus sampling (1.0: off)", "gt": 0, "le": 1})
+    temperature: Float = field(default=1.0, metadata={"help": "sampling temperature", "gt": 0})
+    top_p: Float = field(default=1.0, metadata={"help": "nucleus sampling (1.0: off)", "gt": 0, "le": 1})
     # LoRA (the default, lora.enabled) needs ~10x the full-fine-tuning rate: 1e-6 (TRL's default, meant for full
     # fine-tuning) barely moves a rank-16 adapter in a few hundred steps.
-    learning_rate: float = field(default=2e-5, metadata={"help": "peak learning rate (LoRA scale)", "gt": 0})
+    learning_rate: Float = field(default=2e-5, metadata={"help": "peak learning rate (LoRA scale)", "gt": 0})
     steps: int = field(default=200, metadata={"help": "optimizer steps (TRL max_steps)", "ge": 1})
     per_device_batch_size: int = field(default=8, metadata={
         "help": "completions per device per step (a multiple of num_generations' share)", "ge": 1})
     gradient_accumulation_steps: int = field(default=1, metadata={"help": "micro-batches per step", "ge": 1})
-    beta: float = field(default=0.0, metadata={"help": "KL coefficient (0: no reference model)", "ge": 0})
+    beta: Float = field(default=0.0, metadata={"help": "KL coefficient (0: no reference model)", "ge": 0})
     num_iterations: int = field(default=1, metadata={
         "help": "optimisation passes per generation batch (TRL's mu; > 1 reuses samples, clipped)", "ge": 1})
-    epsilon_high: float | None = field(default=None, metadata={
+    epsilon_high: Float | None = field(default=None, metadata={
         "help": "upper clip range (DAPO: 0.28); null: symmetric, TRL's epsilon (0.2)", "gt": 0})
     # Rewards differ within a group mostly by correctness (0 vs >= 1); dividing by the *group* std would blow
     # small speed-credit differences among all-correct groups up to unit advantages. The batch std keeps them
@@ -397,7 +433,7 @@ class RLRunConfig(Section):
         "help": "colocate: vLLM on the training GPUs; server: a separate trl vllm-serve"})
     vllm_server_base_url: str | None = field(default=None, metadata={
         "help": "server mode: e.g. http://gen-node:8000 (trl vllm-serve)"})
-    vllm_gpu_memory_utilization: float = field(default=0.3, metadata={
+    vllm_gpu_memory_utilization: Float = field(default=0.3, metadata={
         "help": "colocate: share of each GPU's memory vLLM takes (the rest trains)", "gt": 0, "le": 1})
     vllm_max_model_length: int | None = field(default=None, metadata={
         "help": "colocate: vLLM context (prompt + completion) in tokens; null: the model's", "ge": 1})
@@ -415,7 +451,7 @@ class RLRunConfig(Section):
     stop_without_signal: int = field(default=0, metadata={
         "help": "after this many steps, stop (and say so) when at least no_signal_share of the reward groups so "
                 "far had zero variance, i.e. no gradient (0: never)", "ge": 0})
-    no_signal_share: float = field(default=0.9, metadata={
+    no_signal_share: Float = field(default=0.9, metadata={
         "help": "stop_without_signal's threshold: the share of zero-variance groups", "gt": 0, "le": 1})
     trl: dict[str, Any] = field(default_factory=dict, metadata={
         "help": "more GRPOConfig/RLOOConfig options, applied after ours; keys checked against the installed TRL"})
@@ -423,7 +459,7 @@ class RLRunConfig(Section):
     turns: int = field(default=1, metadata={
         "help": "grpo: turns per trajectory, each a training sample (1: single-turn); num_generations and "
                 "per_device_batch_size must be multiples, num_generations at least 2 x turns", "ge": 1})
-    turn_discount: float = field(default=0.4, metadata={
+    turn_discount: Float = field(default=0.4, metadata={
         "help": "turns > 1: gamma in a turn's return G_t = r_t + gamma * G_{t+1} (Kevin: 0.4)", "ge": 0, "le": 1})
     turn_return: Literal["sum", "max"] = field(default="sum", metadata={
         "help": "sum: G_t = r_t + gamma * G_{t+1}; max: G_t = max over t' >= t of gamma^(t'-t) * r_t'"})
@@ -496,7 +532,7 @@ def trl_config_fields(algo: str) -> frozenset[str] | None:
     return frozenset(f.name for f in dataclasses.fields(cls))
 
 
-@dataclass
+@config_dataclass
 class TrainingConfig(Section):
     """Everything one ``tritonrl sft`` / ``tritonrl rl`` run needs; YAML files in configs/ fill this."""
 
@@ -514,12 +550,12 @@ class TrainingConfig(Section):
     def check_rules(self) -> None:
         top = 1.0 + self.reward.speedup_weight if self.reward.preset == "correctness" else 1.0
         if self.rl.algo == "best-of-n" and self.best_of_n.min_reward > top:
-            raise ConfigError(f"best_of_n.min_reward = {self.best_of_n.min_reward} is above the highest reward "
-                              f"of reward.preset={self.reward.preset} ({top}); nothing would be kept")
+            self.fail("best_of_n.min_reward", f"= {self.best_of_n.min_reward} is above the highest reward of "
+                      f"reward.preset={self.reward.preset} ({top}); nothing would be kept")
 
 
 # ---------------------------------------------------------------- evaluation and pipeline (tritonrl.evaluate, .pipeline)
-@dataclass
+@config_dataclass
 class EvalConfig(Section):
     """How ``tritonrl eval`` samples and scores a model; see ``tritonrl.metrics`` for the formulas."""
 
@@ -531,9 +567,9 @@ class EvalConfig(Section):
     max_tasks: int | None = field(default=None, metadata={
         "help": "the first N tasks (sorted by name), for quick runs", "ge": 1})
     k: int = field(default=1, metadata={"help": "samples per task; pass@1 and pass@k are reported", "ge": 1})
-    temperature: float = field(default=0.0, metadata={
+    temperature: Float = field(default=0.0, metadata={
         "help": "0: greedy (k must be 1 to be meaningful); > 0: sampling", "ge": 0})
-    top_p: float = field(default=0.95, metadata={"help": "nucleus sampling", "gt": 0, "le": 1})
+    top_p: Float = field(default=0.95, metadata={"help": "nucleus sampling", "gt": 0, "le": 1})
     max_new_tokens: int = field(default=2048, metadata={"help": "tokens per completion", "ge": 1})
     backend: Literal["hf", "vllm", "auto"] = field(default="hf", metadata={
         "help": "hf: transformers generate; vllm (when installed); auto: vllm if installed"})
@@ -551,7 +587,7 @@ class EvalConfig(Section):
         "help": "turns > 1: prompt budget; the oldest attempts are summarised to fit (null: no limit)", "ge": 1})
 
 
-@dataclass
+@config_dataclass
 class PipelineStagesConfig(Section):
     """Which stages ``tritonrl pipeline`` runs, and which models it evaluates."""
 
@@ -566,7 +602,7 @@ class PipelineStagesConfig(Section):
                 "(false: such an overlap is an error before any training)"})
 
 
-@dataclass
+@config_dataclass
 class PipelineConfig(TrainingConfig):
     """A whole run: the training sections plus ``eval`` and ``pipeline`` (``configs/smoke.yaml``)."""
 
@@ -586,7 +622,7 @@ def load_config(path: str | None, overrides: list[str] | None = None, schema: ty
 
     Values in overrides are parsed as YAML scalars/lists (``rl.steps=3``, ``lora.enabled=false``,
     ``data.levels=[1]``). Unknown keys, wrongly typed values, values outside their choices or range, and
-    inconsistent combinations raise ``ConfigError`` with one line naming the key.
+    inconsistent combinations raise ``ConfigErrors``: every problem, on one line, each naming its key.
     """
     data: dict = {}
     if path:
@@ -596,7 +632,7 @@ def load_config(path: str | None, overrides: list[str] | None = None, schema: ty
         if not sep or not key.strip():
             raise ConfigError(f"override {item!r} is not of the form key.sub=value")
         _set_dotted(data, key.strip().split("."), _parse_scalar(raw))
-    return _build(schema, data, prefix="")
+    return _build(schema, data)
 
 
 def config_field(schema: type, dotted: str) -> tuple[dataclasses.Field, Any]:
@@ -635,18 +671,26 @@ def _set_dotted(data: dict, keys: list[str], value) -> None:
     data[keys[-1]] = value
 
 
-def _build(schema: type, data: dict, prefix: str):
+def _build(schema: type, data: Any):
+    """``schema`` (sections of settings) from a mapping: each section built from its own mapping, then the whole,
+    whose rules span sections. ``ConfigErrors`` lists every problem, in the order of ``data``'s keys."""
     if not isinstance(data, dict):
-        raise ConfigError(f"config section {prefix.rstrip('.') or '<root>'} must be a mapping")
+        raise ConfigErrors(["config section <root> must be a mapping"])
     fields = {f.name: f for f in dataclasses.fields(schema)}
-    hints = _type_hints(schema)
-    kwargs = {}
+    sections, problems = {}, []
     for key, value in data.items():
         if key not in fields:
-            raise ConfigError(_unknown_key(prefix, key, fields))
-        hint = hints[key]
-        kwargs[key] = _build(hint, value or {}, f"{prefix}{key}.") if dataclasses.is_dataclass(hint) else value
-    return schema(**kwargs)  # Section.__post_init__ checks types, choices, ranges and rules
+            problems.append(_unknown_key("", key, fields))
+        elif not isinstance(value or {}, dict):
+            problems.append(f"config section {key} must be a mapping")
+        else:
+            try:
+                sections[key] = _type_hints(schema)[key](**(value or {}))
+            except ConfigErrors as exc:
+                problems += exc.problems
+    if problems:
+        raise ConfigErrors(problems)
+    return schema(**sections)
 
 
 def _unknown_key(prefix: str, key: str, fields: dict) -> str:
@@ -672,31 +716,56 @@ def validate_file(path: str, schema: type = TrainingConfig) -> list[str]:
     return duplicates + [f"{path}: {e}" for e in config_errors(schema, data or {})]
 
 
-def config_errors(schema: type, data: Any, prefix: str = "") -> list[str]:
-    """Every problem in ``data`` for ``schema``, not just the first: each unknown key and each bad value (every
-    key checked on its own, with the checks ``Section`` runs), then, where a section has none of those, its
-    cross-field rules (``check_rules``, by building it)."""
-    if not isinstance(data, dict):
-        return [f"config section {prefix.rstrip('.') or '<root>'} must be a mapping"]
+def config_errors(schema: type, data: Any) -> list[str]:
+    """Every problem in ``data`` for ``schema``, not just the first: each unknown key and each bad value, then, for
+    a section that has none of those, its cross-field rules (``check_rules``), and last the rules between
+    sections."""
+    try:
+        _build(schema, data)
+    except ConfigErrors as exc:
+        return exc.problems
+    return []
+
+
+_BOUNDS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+_RANGE_ERRORS = {"greater_than_equal", "greater_than", "less_than_equal", "less_than"}
+
+
+def _problems(schema: type, exc: pydantic.ValidationError, given: dict) -> list[str]:
+    """pydantic's errors for building ``schema`` from ``given``, one line per key in our words and in the order of
+    ``given`` (a field's first error only: a list with two bad items is one problem); a broken rule's message."""
+    prefix = f"{schema.section}." if schema.section else ""
     fields = {f.name: f for f in dataclasses.fields(schema)}
-    hints = _type_hints(schema)
-    errors = []
-    for key, value in data.items():
-        if key not in fields:
-            errors.append(_unknown_key(prefix, key, fields))
-        elif dataclasses.is_dataclass(hints[key]):
-            errors += config_errors(hints[key], value or {}, f"{prefix}{key}.")
+    problems: dict[str, str] = {}
+    for error in exc.errors():
+        if not error["loc"]:  # __post_init__ (check_rules) raised: its message names the keys
+            problems[""] = str(error["ctx"]["error"])
+            continue
+        name = error["loc"][0]
+        if isinstance(name, int) and name < len(fields):  # a positional argument
+            name = list(fields)[name]
+        if name in problems:
+            continue
+        if name not in fields:
+            problems[name] = _unknown_key(prefix, name, fields)
         else:
-            try:
-                _check_range(_check_type(value, hints[key], prefix + key), fields[key].metadata, prefix + key)
-            except ConfigError as exc:
-                errors.append(str(exc))
-    if not errors:
-        try:
-            _build(schema, data, prefix)
-        except ConfigError as exc:
-            errors.append(str(exc))
-    return errors
+            hint, value = _type_hints(schema)[name], given.get(name, error["input"])
+            problems[name] = _bad_value(prefix + name, value, hint, fields[name].metadata, error["type"])
+    order = {name: i for i, name in enumerate(given)}
+    return [problems[name] for name in sorted(problems, key=lambda name: order.get(name, len(order)))]
+
+
+def _bad_value(key: str, value, hint, metadata, error_type: str) -> str:
+    if dataclasses.is_dataclass(hint):
+        return f"config section {key} must be a mapping"
+    choices = _choices(hint)
+    if choices:
+        allowed = ", ".join("null" if c is None else str(c) for c in choices)
+        return f"unknown {key} {value!r}; choose one of {allowed}"
+    if error_type in _RANGE_ERRORS:
+        bounds = " and ".join(f"{sign} {metadata[rule]}" for rule, sign in _BOUNDS.items() if rule in metadata)
+        return f"{key} = {value!r} is out of range; it must be {bounds}"
+    return f"config key {key} = {value!r} does not match type {_type_name(hint)}"
 
 
 @functools.cache
@@ -704,14 +773,6 @@ def _type_hints(schema: type) -> dict[str, Any]:
     import typing
 
     return typing.get_type_hints(schema)
-
-
-def _is_float(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _options(hint) -> tuple:
@@ -736,68 +797,8 @@ def _choices(hint) -> tuple:
     return tuple(values) if any(v is not None for v in values) else ()
 
 
-def _match(value, option):
-    """``(True, value)`` (coerced) when ``value`` fits ``option``, else ``(False, None)``."""
-    import typing
-
-    base = typing.get_origin(option) or option
-    if option is type(None):
-        return value is None, None
-    if base is Literal:
-        ok = any(value == c and type(value) is type(c) for c in typing.get_args(option))
-        return ok, value
-    if base is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return True, float(value)
-    if base is float and isinstance(value, str) and _is_float(value):  # YAML 1.1 reads "1e-3" as a string
-        return True, float(value)
-    if base is int:
-        return isinstance(value, int) and not isinstance(value, bool), value
-    if base is list and isinstance(value, list):
-        (item,) = typing.get_args(option) or (Any,)
-        matched = [_match(v, item) for v in value]
-        return all(ok for ok, _ in matched), [v for _, v in matched]
-    if base is dict and isinstance(value, dict):
-        args = typing.get_args(option)
-        if not args:
-            return True, value
-        matched = {k: _match(v, args[1]) for k, v in value.items()}
-        ok = all(isinstance(k, str) for k in value) and all(ok for ok, _ in matched.values())
-        return ok, {k: v for k, (_, v) in matched.items()}
-    if base is tuple and isinstance(value, (list, tuple)):  # YAML has no tuples
-        return True, tuple(value)
-    if base is Any:
-        return True, value
-    return (True, value) if isinstance(base, type) and isinstance(value, base) else (False, None)
-
-
-def _check_type(value, hint, name: str):
-    """Accept values of the annotated type (ints for floats too; a Literal's choices); reject the rest in one line."""
-    for option in _options(hint):
-        ok, coerced = _match(value, option)
-        if ok:
-            return coerced
-    choices = _choices(hint)
-    if choices:
-        allowed = ", ".join("null" if c is None else str(c) for c in choices)
-        raise ConfigError(f"unknown {name} {value!r}; choose one of {allowed}")
-    raise ConfigError(f"config key {name} = {value!r} does not match type {_type_name(hint)}")
-
-
 def _type_name(hint) -> str:
     import typing
 
     plain = isinstance(hint, type) and not typing.get_args(hint)
     return hint.__name__ if plain else str(hint).replace("typing.", "")
-
-
-_RANGE_RULES = {"ge": (">=", lambda v, b: v >= b), "gt": (">", lambda v, b: v > b),
-                "le": ("<=", lambda v, b: v <= b), "lt": ("<", lambda v, b: v < b)}
-
-
-def _check_range(value, metadata, name: str) -> None:
-    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-        return
-    for rule, (_, holds) in _RANGE_RULES.items():
-        if rule in metadata and not holds(value, metadata[rule]):
-            bounds = " and ".join(f"{s} {metadata[r]}" for r, (s, _) in _RANGE_RULES.items() if r in metadata)
-            raise ConfigError(f"{name} = {value!r} is out of range; it must be {bounds}")

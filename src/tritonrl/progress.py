@@ -8,7 +8,7 @@
 
 ``tritonrl eval`` shows one while it judges (each refinement turn its own), ``tritonrl verify`` with several
 candidates one too, unless ``--json``. Nothing is drawn when stderr is not a terminal (a log file, CI, a pipe), so
-logs stay clean.
+logs stay clean. ``Verifier.verify_many(items, progress=True)`` (local or Ray) draws the same line wherever asked.
 """
 
 from __future__ import annotations

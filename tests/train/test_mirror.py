@@ -93,3 +93,44 @@ def test_sigterm_sets_the_stop_request_and_handlers_are_restored():
             time.sleep(0.01)
     assert request.reason == "SIGTERM"
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_pull_merges_into_an_existing_run_dir_and_an_interrupted_pull_leaves_nothing(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    _write(run, "manifest.json", "{}")
+    _write(run, "rl/checkpoints/checkpoint-4/model.bin", "weights")
+    url = f"file://{tmp_path / 'remote'}"
+    assert Mirror(url, run).push() == 2
+    existing = tmp_path / "existing"
+    _write(existing, "local.log", "kept")
+    _write(existing, "manifest.json", "stale")
+    assert Mirror(url, existing).pull() == 2
+    assert (existing / "manifest.json").read_text() == "{}" and (existing / "local.log").read_text() == "kept"
+    assert (existing / "rl/checkpoints/checkpoint-4/model.bin").read_text() == "weights"
+
+    mirror = Mirror(url, tmp_path / "lost")
+
+    def fails_halfway(*args, **kwargs):
+        raise OSError("connection reset")
+
+    monkeypatch.setattr(mirror.fs, "get", fails_halfway)
+    try:
+        mirror.pull()
+    except OSError:
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["existing", "remote", "run"]  # no half run dir, no temp
+
+
+def test_periodic_thread_waits_or_starts_at_once_and_stops_when_tick_says_so():
+    from tritonrl.train.periodic import PeriodicThread
+
+    calls = []
+    later = PeriodicThread(lambda: calls.append("later"), interval_s=60, name="t").start()
+    now = PeriodicThread(lambda: calls.append("now") or len(calls) >= 3, interval_s=0.01, name="t",
+                         immediately=True).start()
+    deadline = time.time() + 10
+    while now._thread.is_alive() and time.time() < deadline:
+        time.sleep(0.01)
+    later.stop()
+    now.stop()
+    assert calls == ["now"] * 3  # ``later`` stopped before its first interval ended; ``now`` ended on True

@@ -108,6 +108,8 @@ import json  # noqa: E402
 import math  # noqa: E402
 import random  # noqa: E402
 
+import numpy as np  # noqa: E402
+
 from tritonrl.verify.child.harness import poison_memory, unpoison_memory  # noqa: E402
 from tritonrl.verify.timing_stats import (  # noqa: E402
     RUN_TO_RUN_REL,
@@ -416,6 +418,34 @@ def test_speedup_interval_is_deterministic_and_widened_by_systematic_error():
     assert speedup_interval([1.0, 1.0], [0.0, 0.0])[0] == math.inf
     with pytest.raises(ValueError):
         speedup_interval([], [1.0])
+    # a candidate whose median is 0 in some resamples: the infinite ratios stay infinite, never NaN
+    point, low, high = speedup_interval([1.0] * 9, [0.0] * 5 + [1.0] * 4, seed=1)
+    assert point == math.inf and high == math.inf and not math.isnan(low)
+
+
+def _reference_quantile(ordered, q):
+    """The hand-written quantile numpy replaced (issue 41): linear between closest ranks, infinities kept."""
+    pos = q * (len(ordered) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    if math.isinf(ordered[lo]) or math.isinf(ordered[hi]):
+        return ordered[hi] if pos > lo else ordered[lo]
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+@pytest.mark.parametrize("values", [
+    [1.0], [0.5, 2.0], [3.0, 1.0, 2.0, 4.0], [0.9 + 0.001 * i for i in range(500)],
+    [1.0, 2.0, math.inf, math.inf], [1.0, math.inf], [0.5, 1.0, math.inf], [math.inf] * 3,
+    [random.Random(7).lognormvariate(0, 1) for _ in range(499)] + [math.inf] * 13,
+])
+def test_quantiles_equal_the_hand_written_interpolation(values):
+    from tritonrl.verify.timing_stats import _quantiles
+
+    qs = [0.0, 0.025, 0.3, 0.5, 0.975, 1.0]
+    ordered = sorted(values)
+    got = _quantiles(np.array(values), qs)
+    for q, value in zip(qs, got):  # numpy interpolates from the upper rank past the midpoint: equal to an ulp
+        assert value == pytest.approx(_reference_quantile(ordered, q), rel=1e-15, abs=0), (q, value)
 
 
 def test_estimates_agree_by_root_sum_square_of_log_half_widths():

@@ -9,10 +9,14 @@ the background; the trainer also pushes after each checkpoint and once more on S
 from __future__ import annotations
 
 import logging
+import shutil
+import tempfile
 import threading
 from pathlib import Path
 
 import fsspec
+
+from tritonrl.train.periodic import PeriodicThread
 
 log = logging.getLogger(__name__)
 
@@ -47,40 +51,31 @@ class Mirror:
         return bool(self.fs.exists(self.root)) and bool(self.fs.find(self.root))
 
     def pull(self) -> int:
-        """Download every mirrored file into the local run directory; returns how many."""
+        """Download every mirrored file into the local run directory; returns how many. fsspec's recursive ``get``
+        fills a temporary directory beside it first, so an interrupted pull leaves no half run directory (whose
+        manifest would stop the next ``--resume`` from pulling again): the run dir is that directory renamed, or,
+        where it exists, gets the files moved in."""
         with self._lock:
-            count = 0
-            for remote in self.fs.find(self.root):
-                rel = remote[len(self.root.rstrip("/")) + 1:] if remote.startswith(self.root) else remote
-                rel = rel.lstrip("/")
-                local = self.local_dir / rel
-                local.parent.mkdir(parents=True, exist_ok=True)
-                self.fs.get_file(remote, str(local))
-                count += 1
+            self.local_dir.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{self.local_dir.name}.pull-", dir=self.local_dir.parent))
+            try:
+                self.fs.get(f"{self.root.rstrip('/')}/", f"{tmp}/", recursive=True)
+                count = sum(1 for p in tmp.rglob("*") if p.is_file())
+                if self.local_dir.exists():
+                    shutil.copytree(tmp, self.local_dir, copy_function=shutil.move, dirs_exist_ok=True)
+                else:
+                    tmp.rename(self.local_dir)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
             return count
 
 
-class MirrorThread:
+class MirrorThread(PeriodicThread):
     """Push ``mirror`` every ``interval_s`` seconds until ``stop()``; errors are logged, never fatal."""
 
     def __init__(self, mirror: Mirror, interval_s: float = 600.0):
+        super().__init__(lambda: safe_push(mirror), interval_s, name="tritonrl-mirror")
         self.mirror = mirror
-        self.interval_s = interval_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="tritonrl-mirror", daemon=True)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            safe_push(self.mirror)
-
-    def start(self) -> MirrorThread:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=5)
 
 
 def safe_push(mirror: Mirror | None) -> None:

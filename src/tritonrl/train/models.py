@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 import transformers
+from packaging.version import Version
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast
 
 from tritonrl.config import ModelConfig
@@ -32,10 +33,10 @@ BUNDLED_DIR = Path(__file__).resolve().parent.parent / "tasks" / "bundled"
 
 
 def _dtype_kwargs(dtype: str) -> dict:
-    """transformers >= 4.56 calls it ``dtype``; older releases ``torch_dtype``."""
+    """transformers >= 4.56 calls it ``dtype``; older releases ``torch_dtype``. The release numbers decide, so a
+    4.56 pre-release (``4.56.0.dev0``) counts as 4.56."""
     value = dtype if dtype == "auto" else getattr(torch, dtype)
-    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
-    return {"dtype": value} if (major, minor) >= (4, 56) else {"torch_dtype": value}
+    return {"dtype": value} if Version(transformers.__version__).release >= (4, 56) else {"torch_dtype": value}
 
 
 def is_adapter_dir(path: str | Path) -> bool:

@@ -11,10 +11,10 @@ request makes the trainer save, the mirror sync and the run exit, exactly as on 
 
 from __future__ import annotations
 
-import threading
 import urllib.error
 import urllib.request
 
+from tritonrl.train.periodic import PeriodicThread
 from tritonrl.train.signals import StopRequest
 
 GCP_URL = "http://metadata.google.internal/computeMetadata/v1/instance/preempted"
@@ -33,31 +33,20 @@ def notice_at(url: str, headers: dict[str, str], timeout_s: float = 1.0) -> bool
         return False
 
 
-class PreemptionWatcher:
+class PreemptionWatcher(PeriodicThread):
     """Background poller; ``start()`` / ``stop()``. Stops itself once it has raised the request."""
 
     def __init__(self, request: StopRequest, url: str | None = None, poll_s: float = 5.0):
+        super().__init__(self._poll, poll_s, name="tritonrl-preemption", immediately=True)
         self.request = request
         self.endpoints = ((url, {}),) if url else ENDPOINTS
         self.poll_s = poll_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="tritonrl-preemption", daemon=True)
 
     def check(self) -> bool:
         return any(notice_at(url, headers) for url, headers in self.endpoints)
 
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            if self.check():
-                self.request.set("preempted")
-                return
-            self._stop.wait(self.poll_s)
-
-    def start(self) -> PreemptionWatcher:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=5)
+    def _poll(self) -> bool:
+        if self.check():
+            self.request.set("preempted")
+            return True
+        return False

@@ -34,12 +34,16 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tritonrl.config import VerifyConfig
 from tritonrl.errors import ConfigError
 from tritonrl.verify.flags import Flag
 from tritonrl.verify.result import Stage, VerifyResult
-from tritonrl.verify.verifier import VerifyItem, progress_bar
+from tritonrl.verify.verifier import VerifyItem
+
+if TYPE_CHECKING:
+    from tritonrl.progress import ProgressLine
 
 UNITS_IN_FLIGHT = 2  # per actor: one running, one queued behind it, so an actor never waits on the driver
 PROBE_INTERVAL_S = 1.0  # between calls asking a restarting actor whether it is back
@@ -151,10 +155,10 @@ class RayVerifier:
         """Results in the order of ``items``, judged on the actors."""
         results: list[VerifyResult | None] = [None] * len(items)
         if items:
-            bar = progress_bar(len(items), desc="verify (ray)") if progress else None
-            self._dispatch(items, results, bar)
-            if bar is not None:
-                bar.close()
+            from tritonrl.progress import ProgressLine
+
+            with ProgressLine(len(items), "verify (ray)", enabled=progress) as line:
+                self._dispatch(items, results, line)
         return results  # type: ignore[return-value]
 
     def actor_info(self) -> list[dict]:
@@ -184,10 +188,10 @@ class RayVerifier:
         self.close()
 
     # ------------------------------------------------------------ dispatch
-    def _dispatch(self, items: list[VerifyItem], results: list, bar) -> None:
+    def _dispatch(self, items: list[VerifyItem], results: list, line: ProgressLine) -> None:
         floor = max(1, self.config.workers or (1 if self.gpus_per_actor else self.cpus_per_actor))
         self.last_stats = DispatchStats()
-        _Dispatch(self._actors, items, results, self.max_retries, self.last_stats, bar).run(
+        _Dispatch(self._actors, items, results, self.max_retries, self.last_stats, line).run(
             plan_units(items, self.num_actors, floor))
 
 
@@ -201,10 +205,10 @@ class _Dispatch:
     """
 
     def __init__(self, actors: list, items: list[VerifyItem], results: list, max_retries: int,
-                 stats: DispatchStats, bar) -> None:
+                 stats: DispatchStats, line: ProgressLine) -> None:
         self.ray = import_ray()
         self.actors, self.items, self.results, self.max_retries = actors, items, results, max_retries
-        self.stats, self.bar = stats, bar
+        self.stats, self.line = stats, line
         self.pending: deque[_Unit] = deque()
         self.inflight: dict = {}   # ObjectRef -> (actor index, unit, actor epoch when sent)
         self.probes: dict = {}     # ObjectRef -> actor index
@@ -252,8 +256,7 @@ class _Dispatch:
             return
         for index, result in zip(unit.indices, answers, strict=True):
             self.results[index] = result
-        if self.bar is not None:
-            self.bar.update(len(unit.indices))
+            self.line.update(result)
 
     def _unit_lost(self, actor: int, unit: _Unit, charged: bool, exc: Exception) -> None:
         """Requeue the items of a unit whose actor died, one by one so a killer candidate is isolated."""

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import functools
 import math
-import random
 import statistics
 from collections.abc import Sequence
+
+import numpy as np
 
 DEFAULT_CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 500
@@ -110,7 +111,7 @@ def speedup_interval(ref_samples_ms: Sequence[float], cand_samples_ms: Sequence[
     """(point, low, high): median(ref) / median(cand) and a ``confidence`` interval of it.
 
     ``method="bootstrap"``: percentile bootstrap, both sides resampled independently ``resamples`` times with
-    ``random.Random(seed)`` (deterministic; ~20 ms for 2 x 100 samples). ``method="order"``: conservative,
+    ``numpy.random.default_rng(seed)`` (deterministic; ~2 ms for 2 x 100 samples). ``method="order"``: conservative,
     distribution-free: each median's order-statistic interval at confidence 1 - (1 - confidence) / 2 (so both hold
     together with probability >= ``confidence``), ratio of the opposite ends.
 
@@ -122,12 +123,7 @@ def speedup_interval(ref_samples_ms: Sequence[float], cand_samples_ms: Sequence[
         raise ValueError("speedup_interval needs samples on both sides")
     point = _ratio(statistics.median(ref_samples_ms), statistics.median(cand_samples_ms))
     if method == "bootstrap":
-        rng = random.Random(seed)
-        ref, cand = list(ref_samples_ms), list(cand_samples_ms)
-        ratios = sorted(_ratio(statistics.median(rng.choices(ref, k=len(ref))),
-                               statistics.median(rng.choices(cand, k=len(cand)))) for _ in range(resamples))
-        alpha = 1.0 - confidence
-        low, high = _sorted_quantile(ratios, alpha / 2), _sorted_quantile(ratios, 1 - alpha / 2)
+        low, high = _bootstrap_interval(ref_samples_ms, cand_samples_ms, confidence, seed, resamples)
     elif method == "order":
         each = 1.0 - (1.0 - confidence) / 2
         ref_lo, ref_hi, _ = median_ci(ref_samples_ms, each)
@@ -143,11 +139,26 @@ def _ratio(num: float, den: float) -> float:
     return num / den if den > 0 else math.inf
 
 
-def _sorted_quantile(ordered: Sequence[float], q: float) -> float:
-    """Linear interpolation between closest ranks (numpy's default), infinities kept."""
-    pos = q * (len(ordered) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    if math.isinf(ordered[lo]) or math.isinf(ordered[hi]):
-        return ordered[hi] if pos > lo else ordered[lo]
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+def _bootstrap_interval(ref_samples_ms: Sequence[float], cand_samples_ms: Sequence[float], confidence: float,
+                        seed: int, resamples: int) -> tuple[float, float]:
+    """The percentile bootstrap's (low, high) of median(ref) / median(cand): each side resampled with replacement
+    ``resamples`` times (independently), the ratio of each pair's medians, then its quantiles."""
+    rng = np.random.default_rng(seed)
+    ref, cand = np.asarray(ref_samples_ms, dtype=float), np.asarray(cand_samples_ms, dtype=float)
+    ref_medians = np.median(rng.choice(ref, size=(resamples, len(ref))), axis=1)
+    cand_medians = np.median(rng.choice(cand, size=(resamples, len(cand))), axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(cand_medians > 0, ref_medians / cand_medians, np.inf)  # as ``_ratio``
+    alpha = 1.0 - confidence
+    low, high = _quantiles(ratios, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
+
+
+def _quantiles(values: np.ndarray, qs: Sequence[float]) -> np.ndarray:
+    """``numpy.quantile`` (linear interpolation between closest ranks) of values >= 0, +inf kept: a quantile that
+    reaches into the infinite tail is inf, where numpy's interpolation would give NaN (inf - inf)."""
+    values = np.asarray(values, dtype=float)
+    finite = np.isfinite(values)
+    # infinities stand in as the largest finite value (they sort last either way) for numpy, then are put back
+    level = np.quantile(np.where(finite, values, values[finite].max(initial=0.0)), qs)
+    return np.where(np.asarray(qs) * (len(values) - 1) > finite.sum() - 1, np.inf, level)

@@ -165,17 +165,16 @@ class Verifier:
 
     def verify_many(self, items: list[VerifyItem], progress: bool = False) -> list[VerifyResult]:
         """Results in the order of ``items``; ``concurrency`` candidates run at a time."""
+        from tritonrl.progress import ProgressLine  # tqdm, loaded when a verifier first judges a batch
+
         self.start()
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool, \
+                ProgressLine(len(items), "verify", enabled=progress) as line:
             futures = [pool.submit(self.verify, it.task, it.code, it.completion) for it in items]
-            bar = progress_bar(len(items)) if progress else None
             results = []
             for future in futures:
                 results.append(future.result())
-                if bar is not None:
-                    bar.update(1)
-            if bar is not None:
-                bar.close()
+                line.update(results[-1])
         return results
 
     def verify_iter(self, items: list[VerifyItem], stop: Any = None):
@@ -522,12 +521,3 @@ def _flag(value: object, default: Flag) -> str:
 
 def _clip(text: str) -> str:
     return clip_words(text, MAX_ERROR_CHARS)
-
-
-def progress_bar(total: int, desc: str = "verify"):
-    """A tqdm bar over candidates, or None where tqdm is not installed (the core does not require it)."""
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc=desc, unit="cand")
