@@ -35,7 +35,7 @@ def child(sock: socket.socket, device: str, workdir: str, variant: str) -> None:
     import triton
     import triton.language as tl
 
-    from tritonrl.verify.arena import Arena
+    from tritonrl.verify.shared.arena import Arena
 
     t0 = time.perf_counter()
     if device == "cuda":
@@ -68,7 +68,7 @@ def child(sock: socket.socket, device: str, workdir: str, variant: str) -> None:
 def judge(sock: socket.socket, device: str) -> None:
     import torch
 
-    from tritonrl.verify.arena import Arena
+    from tritonrl.verify.shared.arena import Arena
 
     t0 = time.perf_counter()
     if device == "cuda":

@@ -38,7 +38,7 @@ from gpu_bench import gpu_name  # noqa: E402  (also sets TRITON_INTERPRET=0)
 from tritonrl.config import VerifyConfig  # noqa: E402
 from tritonrl.tasks import load_tasks  # noqa: E402
 from tritonrl.tasks.variants import task_traffic, timing_variant  # noqa: E402
-from tritonrl.verify.plan import build_trials  # noqa: E402
+from tritonrl.verify.parent.plan import build_trials  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CV_TARGET = 0.02

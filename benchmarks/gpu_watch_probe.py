@@ -20,11 +20,11 @@ from pathlib import Path
 
 import torch
 
-from tritonrl.verify import timing
 from tritonrl.verify.child.harness import poison_memory, unpoison_memory
 from tritonrl.verify.child.monitor import Monitor
 from tritonrl.verify.child.provenance import INPUT
 from tritonrl.verify.child.rules import judge_record
+from tritonrl.verify.shared import timing_protocol
 
 GOOD = Path(__file__).resolve().parents[1] / "tests" / "verify" / "fixtures" / "runtime" / "good_relu.py"
 # (phase, watched): the correctness trials, then the timing run's calls
@@ -46,7 +46,7 @@ def main() -> int:
     monitor.origins.trust(arena, INPUT, pin=True)
     x = arena[: args.elements * 4].view(torch.float32)
     model = module.ModelNew()
-    timer = timing.make_timer(args.device)
+    timer = timing_protocol.make_timer(args.device)
     poisoned = True
     for i, (phase, watched) in enumerate(PLAN):
         if phase == "timed" and poisoned:

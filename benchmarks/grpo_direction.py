@@ -48,7 +48,7 @@ def staged_mean(results_jsonl: Path) -> float:
     """The mean staged-preset reward of an evaluation's samples (the same ``compute_reward`` training uses)."""
     from tritonrl.config import RewardConfig
     from tritonrl.reward import compute_reward
-    from tritonrl.verify.result import VerifyResult
+    from tritonrl.verify.shared.verdict import VerifyResult
 
     staged = RewardConfig(preset="staged")
     rows = [json.loads(line) for line in results_jsonl.read_text().splitlines() if line.strip()]

@@ -44,13 +44,13 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from tritonrl.tasks import get_task
-    from tritonrl.verify import timing
+    from tritonrl.verify.shared import timing_protocol
 
     if not torch.cuda.is_available():
         raise SystemExit("timing_jitter.py needs a CUDA GPU")
     triton_relu = gpu_bench.load_module(get_task("l1_relu").solution, "timing_jitter_relu").ModelNew().cuda()
 
-    flush = torch.empty(timing.L2_FLUSH_BYTES // 4, device="cuda")
+    flush = torch.empty(timing_protocol.L2_FLUSH_BYTES // 4, device="cuda")
 
     def region(fn, x, mode: str) -> tuple[float, float]:
         flush.zero_()
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         for proc in procs:
             proc.join()
     data = {"date": date.today().isoformat(), "gpu": gpu_bench.gpu_name(), "command": " ".join(sys.argv),
-            "rounds": args.rounds, "trials": args.trials, "clocks_mhz": timing.gpu_clocks_mhz(), "variants": report}
+            "rounds": args.rounds, "trials": args.trials, "clocks_mhz": timing_protocol.gpu_clocks_mhz(), "variants": report}
     with open(args.out, "w") as fh:
         json.dump(data, fh, indent=2)
     return 0

@@ -56,14 +56,14 @@ def cv(values: list[float]) -> float:
 def one_run(model, shape, isolated: bool, warmup_ms: float, min_trials: int, seed: int) -> dict:
     import torch
 
-    from tritonrl.verify import timing
+    from tritonrl.verify.shared import timing_protocol
 
     torch.cuda.empty_cache()
     gen = torch.Generator(device="cuda").manual_seed(seed)
     sets = [[torch.randn(*shape, device="cuda", generator=gen)] for _ in range(3)]
     inputs = [torch.empty(*shape, device="cuda")]
-    timer = timing.CudaTimer()
-    policy = timing.TimingPolicy(warmup_ms=warmup_ms, min_trials=min_trials, max_trials=100, rel_ci=0.01,
+    timer = timing_protocol.CudaTimer()
+    policy = timing_protocol.TimingPolicy(warmup_ms=warmup_ms, min_trials=min_trials, max_trials=100, rel_ci=0.01,
                                  budget_ms=1000.0)
 
     def call():
@@ -72,9 +72,9 @@ def one_run(model, shape, isolated: bool, warmup_ms: float, min_trials: int, see
         with torch.no_grad():
             return model(*inputs)
 
-    stats = timing.time_with_sets(call, inputs, sets, timer=timer, policy=policy, seed=seed)
+    stats = timing_protocol.time_with_sets(call, inputs, sets, timer=timer, policy=policy, seed=seed)
     timer.close()
-    sm, _mem = timing.gpu_clocks_mhz()
+    sm, _mem = timing_protocol.gpu_clocks_mhz()
     return {"median_ms": stats["median_ms"], "trials": stats["trials"], "warmup": stats["warmup"],
             "ci_rel": stats["ci_rel"], "wall_s": stats["wall_s"], "sm_clock_mhz": sm}
 
@@ -123,7 +123,7 @@ def slow_copy_kernel(x_ptr, out_ptr, n, REPEAT: tl.constexpr, BLOCK: tl.constexp
 def side_stream_probe(trials: int = 30) -> dict:
     import torch
 
-    from tritonrl.verify import timing
+    from tritonrl.verify.shared import timing_protocol
 
     kernel = load_module(SIDE_KERNEL, "timing_policy_side").slow_copy_kernel
     x = torch.randn(1 << 20, device="cuda")
@@ -141,7 +141,7 @@ def side_stream_probe(trials: int = 30) -> dict:
     on_current()
     torch.cuda.synchronize()
     result = {}
-    timer = timing.CudaTimer()
+    timer = timing_protocol.CudaTimer()
     for isolated in (False, True):
         for name, fn in (("current", on_current), ("side_no_wait", on_side_no_wait)):
             region = (lambda fn=fn: (torch.cuda.synchronize(), fn())) if isolated else fn

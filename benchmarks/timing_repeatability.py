@@ -18,7 +18,7 @@ import json
 import math
 import sys
 
-from tritonrl.verify.timing_stats import estimates_agree, widen
+from tritonrl.verify.shared.timing_stats import estimates_agree, widen
 
 TERMS = (0.0, 0.02, 0.03, 0.05, 0.08, 0.10, 0.12, 0.15, 0.20)
 

@@ -6,7 +6,7 @@
 For each case (a bundled task at the given sizes, judged with its bundled solution): ``repeats`` full
 verifications with one warm verifier, the cached reference timing deleted before each so both sides are timed
 again every time; reported: the coefficient of variation of the speedup and of each side's median (target:
-speedup CV <= 2%). Then, in this process, ``tritonrl.verify.timing.time_forward`` and
+speedup CV <= 2%). Then, in this process, ``tritonrl.verify.shared.timing_protocol.time_forward`` and
 ``triton.testing.do_bench`` (median) on the same ModelNew and inputs (target: within 5%). Then the adaptive,
 adaptive protocol (``time_with_sets``, ``--rel-ci``) against the fixed one (``time_forward``, ``--trials``),
 ``repeats`` times each in this process, on the solution and on the reference ``Model``: timed runs used, wall
@@ -65,7 +65,7 @@ def do_bench_agreement(task, warmup: int, trials: int) -> dict:
     import torch
     import triton.testing
 
-    from tritonrl.verify.timing import time_forward
+    from tritonrl.verify.shared.timing_protocol import time_forward
 
     task_mod, solution_mod = load_module(task.source, "bench_task"), load_module(task.solution, "bench_solution")
     torch.manual_seed(0)
@@ -86,7 +86,7 @@ def adaptive_vs_fixed(task, repeats: int, warmup: int, trials: int, rel_ci: floa
 
     import torch
 
-    from tritonrl.verify import timing
+    from tritonrl.verify.shared import timing_protocol
 
     task_mod, solution_mod = load_module(task.source, "bench_task"), load_module(task.solution, "bench_solution")
     torch.manual_seed(0)
@@ -99,7 +99,7 @@ def adaptive_vs_fixed(task, repeats: int, warmup: int, trials: int, rel_ci: floa
         torch.manual_seed(seed)
         input_sets.append([x.cuda() if isinstance(x, torch.Tensor) else x for x in task_mod.get_inputs()])
     inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in input_sets[0]]
-    policy = timing.TimingPolicy(rel_ci=rel_ci)
+    policy = timing_protocol.TimingPolicy(rel_ci=rel_ci)
     out: dict = {"policy": policy.as_dict()}
     samples = {}
     for side, model in models.items():
@@ -110,10 +110,10 @@ def adaptive_vs_fixed(task, repeats: int, warmup: int, trials: int, rel_ci: floa
         fixed, adaptive = [], []
         for r in range(repeats):
             start = time.monotonic()
-            stats = timing.time_forward(forward, warmup, trials)
+            stats = timing_protocol.time_forward(forward, warmup, trials)
             fixed.append({"median_ms": stats["median_ms"], "trials": trials, "wall_s": time.monotonic() - start})
-            timer = timing.CudaTimer()
-            stats = timing.time_with_sets(forward, inputs, input_sets, timer=timer, policy=policy, seed=r)
+            timer = timing_protocol.CudaTimer()
+            stats = timing_protocol.time_with_sets(forward, inputs, input_sets, timer=timer, policy=policy, seed=r)
             timer.close()
             adaptive.append({"median_ms": stats["median_ms"], "trials": stats["trials"], "stopped": stats["stopped"],
                              "warmup": stats["warmup"], "ci_rel": stats["ci_rel"], "wall_s": stats["wall_s"]})
@@ -129,7 +129,7 @@ def adaptive_vs_fixed(task, repeats: int, warmup: int, trials: int, rel_ci: floa
         out[side]["median_rel_diff"] = (abs(out[side]["adaptive_median_ms"] - out[side]["fixed_median_ms"])
                                         / out[side]["fixed_median_ms"])
     fixed_speedup = out["reference"]["fixed_median_ms"] / out["candidate"]["fixed_median_ms"]
-    intervals = [timing.speedup_interval(ref, cand, seed=r)
+    intervals = [timing_protocol.speedup_interval(ref, cand, seed=r)
                  for r, (ref, cand) in enumerate(zip(samples["reference"], samples["candidate"]))]
     out["fixed_speedup"] = fixed_speedup
     out["speedup_intervals"] = intervals

@@ -43,7 +43,7 @@ import json, sys, time, types
 t0 = time.monotonic()
 import torch, triton  # noqa: F401
 from tritonrl.verify.static import run_static_checks
-from tritonrl.verify.timing import time_forward
+from tritonrl.verify.shared.timing_protocol import time_forward
 task_src, cand_src, trials = open(sys.argv[1]).read(), open(sys.argv[2]).read(), int(sys.argv[3])
 out = {"import_s": time.monotonic() - t0, "correct": False}
 def load(src, name):

@@ -128,7 +128,7 @@ def busy_samplers(device: str, gpu_ids: list[str]):
 def make_verifier(args, config, n: int, device: str):
     """A fresh verifier over ``n`` GPUs (local: GPUs 0..n-1, ``workers_per_gpu`` each; CPU: ``n`` workers)."""
     if args.backend == "ray":
-        from tritonrl.verify.ray_backend import RayVerifier
+        from tritonrl.verify.parent.ray_backend import RayVerifier
 
         return RayVerifier(config, num_actors=n, cpus_per_actor=args.cpus_per_actor)
     from tritonrl.verify import Verifier
@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     args = parse_args(argv)
     from tritonrl.config import VerifyConfig
-    from tritonrl.verify.verifier import resolve_device
+    from tritonrl.verify.parent.verifier import resolve_device
 
     device = resolve_device(args.device)
     tasks = select_tasks(args.tasks)

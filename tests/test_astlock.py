@@ -25,7 +25,7 @@ from tritonrl.extract import extract_code
 from tritonrl.tasks import load_tasks
 from tritonrl.tasks.sources import check_task_source
 from tritonrl.verify import Verifier, VerifyItem
-from tritonrl.verify.plan import build_trials
+from tritonrl.verify.parent.plan import build_trials
 from tritonrl.verify.static import run_static_checks
 
 TASKS = [t for t in load_tasks("bundled") if t.solution]

@@ -10,7 +10,7 @@ from tests.helpers.fake_verifier import FakeVerifier
 from tests.test_evaluate import KB_FIXTURE
 from tritonrl import evaluate
 from tritonrl.cli import main, verdicts
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 
 class TimedVerifier(FakeVerifier):

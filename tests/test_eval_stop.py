@@ -219,7 +219,7 @@ def test_pipeline_eval_stage_stopped_is_interrupted_and_resumes_on_rerun(tmp_pat
     loaded = []
     verifiers = iter([SignallingVerifier(), SignallingVerifier(at=5), SignallingVerifier()])
     monkeypatch.setattr(evaluate, "load_generator", lambda spec, gen: loaded.append(spec) or SeededGenerator())
-    monkeypatch.setattr("tritonrl.verify.backends.make_verifier", lambda verify: next(verifiers))
+    monkeypatch.setattr("tritonrl.verify.parent.backends.make_verifier", lambda verify: next(verifiers))
 
     def config(run_dir):
         return load_config(None, [f"run.run_dir={run_dir}", "model.name_or_path=fake/base", "pipeline.stages=[eval]",

@@ -273,7 +273,7 @@ def test_cli_refuses_an_out_dir_holding_results_without_resume_or_overwrite(tmp_
 # ---------------------------------------------------------------- verifier errors: no verdict, judged again
 def flaky_then_fine(text):
     """A verifier that fails itself on the first look at a FLAKY candidate (as the AST race did), then judges it."""
-    from tritonrl.verify.result import Stage, VerifyResult
+    from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
     if "FLAKY" in text and not flaky_then_fine.seen.setdefault(text, False):
         flaky_then_fine.seen[text] = True

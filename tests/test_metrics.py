@@ -6,8 +6,8 @@ import pytest
 
 from tritonrl import metrics
 from tritonrl.metrics import Sample
-from tritonrl.verify.flags import Flag
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.shared.flags import Flag
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 
 def correct(speedup=None, flags=()):

@@ -16,7 +16,7 @@ import pytest
 from tritonrl.config import load_config
 from tritonrl.train import multiturn
 from tritonrl.train.manifest import RunManifest
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 pytest.importorskip("trl")
 

@@ -19,7 +19,7 @@ from tritonrl.errors import ConfigError
 from tritonrl.report import write_report
 from tritonrl.train.manifest import RunManifest
 from tritonrl.train.stages import StageResult
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,7 @@ from tests.test_evaluate import write_jsonl
 from tritonrl import evaluate
 from tritonrl.cli import main
 from tritonrl.progress import ProgressLine
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 
 class Terminal(io.StringIO):

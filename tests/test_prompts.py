@@ -24,8 +24,8 @@ from tritonrl.prompts import (
     format_feedback,
 )
 from tritonrl.tasks.model import KernelTask
-from tritonrl.verify.flags import RATIONALE, Flag
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.shared.flags import RATIONALE, Flag
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 RELU = Path(__file__).parents[1] / "src" / "tritonrl" / "tasks" / "bundled" / "level1" / "l1_relu.py"
 

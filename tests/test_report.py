@@ -7,7 +7,7 @@ import pytest
 from tritonrl import report as rep
 from tritonrl.cli import main
 from tritonrl.errors import UserError
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 
 def row(task, level, i, result, completion="```python\nclass ModelNew: ...\n```"):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "verify_scaling.py"
 KEYS = ("all_verdicts_as_expected", "speedup_4_over_1", "scaling", "rl_step", "machine", "complete")

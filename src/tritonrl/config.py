@@ -159,7 +159,7 @@ class VerifyConfig(Section):
     cpu_max_numel: int | None = field(default=1 << 18, metadata={
         "help": "CPU: full trials' largest tensor at most this many elements (null: sizes as written)", "ge": 1})
     cpu_max_flops: int | None = field(default=1 << 26, metadata={
-        "help": "CPU: and matmul/conv FLOPs per forward at most this (tritonrl.verify.plan)", "ge": 1})
+        "help": "CPU: and matmul/conv FLOPs per forward at most this (tritonrl.verify.parent.plan)", "ge": 1})
     cache_dir: str | None = field(default=None, metadata={
         "help": "reference-output cache (null: a per-user temp dir)"})
     static_checks: bool = field(default=True, metadata={
@@ -178,7 +178,7 @@ class VerifyConfig(Section):
         "help": "the signed reference cache on disk is pruned to this size (least recently used first)", "ge": 0})
     scaled_input_factor: Float = field(default=3.0, metadata={
         "help": "one multi-input trial multiplies the float inputs by this", "gt": 0})
-    # where candidates run (tritonrl.verify.backends; docs/scaling.md)
+    # where candidates run (tritonrl.verify.parent.backends; docs/scaling.md)
     backend: Literal["local", "ray"] = field(default="local", metadata={
         "help": "local: this machine's processes; ray: actors on a Ray cluster"})
     ray_address: str | None = field(default=None, metadata={

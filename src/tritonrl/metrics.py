@@ -50,8 +50,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from tritonrl.verify.flags import Flag
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.shared.flags import Flag
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 FAST_P_THRESHOLDS = (0.0, 1.0, 1.5, 2.0)
 INFORMATIONAL_FLAGS = (Flag.TIMING_UNAVAILABLE.value, Flag.REDUCED_SHAPES.value)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from tritonrl.verify.flags import Flag
+from tritonrl.verify.shared.flags import Flag
 
 BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar:20}| {n_fmt}/{total_fmt}{postfix} [{elapsed}<{remaining}]"
 

@@ -27,7 +27,7 @@ from tritonrl.errors import ConfigError
 
 if TYPE_CHECKING:  # importing tritonrl.verify loads torch; prompts are built where torch may not be wanted
     from tritonrl.tasks.model import KernelTask
-    from tritonrl.verify.result import VerifyResult
+    from tritonrl.verify.shared.verdict import VerifyResult
 
 DEFAULT_SYSTEM = (
     "You are an expert GPU programmer who writes fast, correct Triton kernels for PyTorch programs."
@@ -226,7 +226,7 @@ _STAGE_PROBLEM = {  # keyed by Stage values
     "full": "it failed on the full-size inputs",
     "timing": "it was correct, but its runtime could not be measured",
 }
-# The verdict's own error is capped at verify.result.MAX_ERROR_CHARS; feedback shortens it further, to
+# The verdict's own error is capped at verify.shared.verdict.MAX_ERROR_CHARS; feedback shortens it further, to
 MAX_FEEDBACK_ERROR_CHARS = 2000  # characters of that error in one feedback message, and to
 MAX_FEEDBACK_CHARS = 3500        # characters of a whole feedback message (flags, error, instructions)
 REDACTED = "<redacted>"
@@ -297,7 +297,7 @@ def _speed_feedback(result: VerifyResult) -> str:
 
 def _rationale(flag: str) -> str:
     """": <the flag's one-line rationale>", or nothing for a flag this version does not know."""
-    from tritonrl.verify.flags import RATIONALE, Flag
+    from tritonrl.verify.shared.flags import RATIONALE, Flag
 
     try:
         return ": " + RATIONALE[Flag(flag)]

@@ -108,7 +108,7 @@ def refine(source: ModelTurns | ReplayTurns, trajectories: list[Trajectory], tur
 
 
 def _refine(source, trajectories, turns, refine_for_speed, verify, out_dir, meta, resume, verifier, stop, display):
-    from tritonrl.verify.result import VerifyResult
+    from tritonrl.verify.shared.verdict import VerifyResult
 
     verify = verify or VerifyConfig()
     out = Path(out_dir)
@@ -133,7 +133,7 @@ def _refine(source, trajectories, turns, refine_for_speed, verify, out_dir, meta
     stopped = None
     owned = None
     if verifier is None:
-        from tritonrl.verify.backends import make_verifier
+        from tritonrl.verify.parent.backends import make_verifier
 
         verifier = owned = make_verifier(verify)  # one verifier (warm workers) for every turn
     try:

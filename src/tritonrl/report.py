@@ -28,7 +28,7 @@ from tritonrl import metrics
 from tritonrl.errors import UserError
 from tritonrl.jsonl import iter_jsonl
 from tritonrl.metrics import Sample
-from tritonrl.verify.result import VerifyResult
+from tritonrl.verify.shared.verdict import VerifyResult
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -146,7 +146,7 @@ def sample_errors(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                        "category": metrics.failure_category(sample.result), "flags": sample.result.flags,
                        "error": error[0][:MAX_ERROR_LINE] if error else ""})
         hints = [line.removeprefix("hint: ") for line in error[1:] if line.startswith("hint: ")]
-        if hints:  # what to do (tritonrl.verify.hints): whole, beside the error's first line
+        if hints:  # what to do (tritonrl.verify.parent.hints): whole, beside the error's first line
             errors[-1]["hint"] = " ".join(hints)
         if "turn" in row:
             errors[-1]["turn"] = sample.turn

@@ -61,7 +61,7 @@ def judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, 
 
 def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, land: Any, stop: Any) -> str:
     from tritonrl.verify import VerifyItem
-    from tritonrl.verify.result import Stage, VerifyResult
+    from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
     for p in todo:
         if p.error is not None:
@@ -70,7 +70,7 @@ def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, land: Any, 
     items = [VerifyItem(p.task, completion=p.completion, code=p.code) for p in todo]
     owned = None
     if verifier is None:
-        from tritonrl.verify.backends import make_verifier
+        from tritonrl.verify.parent.backends import make_verifier
 
         verifier = owned = make_verifier(verify)  # verify.backend: local or ray
     try:
@@ -106,7 +106,7 @@ def stream_verdicts(verifier: Any, items: list, stop: Any = None) -> Any:
 
 
 def _size_limited(result: Any, task: KernelTask, verify: VerifyConfig, device: str) -> Any:
-    from tritonrl.verify.plan import cpu_oversize, mark_cpu_size_limit
+    from tritonrl.verify.parent.plan import cpu_oversize, mark_cpu_size_limit
 
     return mark_cpu_size_limit(result, device == "cpu" and cpu_oversize(task, verify, device))
 
@@ -142,7 +142,7 @@ def finished_rows(path: Path) -> list[dict[str, Any]]:
 def judged_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows a resumed run keeps: not a verifier error (the verifier failed, not the kernel: judged again), nor
     a trajectory's later attempts after one (they answered feedback on the verifier's failure)."""
-    from tritonrl.verify.flags import Flag
+    from tritonrl.verify.shared.flags import Flag
 
     first_error: dict[tuple, int] = {}
     for row in rows:

@@ -29,8 +29,8 @@ from __future__ import annotations
 import math
 
 from tritonrl.config import RewardConfig
-from tritonrl.verify.flags import Flag
-from tritonrl.verify.result import VerifyResult
+from tritonrl.verify.shared.flags import Flag
+from tritonrl.verify.shared.verdict import VerifyResult
 
 PRESETS = ("correctness", "staged")
 SPEEDUP_CI_KEY = "speedup_ci95"  # VerifyResult.timing[SPEEDUP_CI_KEY] = [low, high], a 95% interval

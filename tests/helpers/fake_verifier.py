@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Callable
 
 from tritonrl.reward import SPEEDUP_CI_KEY
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 
 def good_or_broken(text: str) -> VerifyResult:

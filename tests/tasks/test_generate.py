@@ -14,7 +14,7 @@ import pytest
 from tritonrl.errors import UserError
 from tritonrl.tasks import load_tasks
 from tritonrl.tasks.generate import generate_tasks, split_of
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_KERNELBENCH = ROOT / "tests" / "fixtures" / "kernelbench"

@@ -12,7 +12,7 @@ from tests.tasks.test_generate import tree_bytes
 from tests.test_eval_stop import send
 from tritonrl.errors import Stopped
 from tritonrl.tasks.generate import PROGRESS_JSONL, generate_tasks
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 
 class SignallingVerifier:

@@ -74,7 +74,7 @@ from tritonrl.config import load_config  # noqa: E402
 from tritonrl.train import ranks  # noqa: E402
 from tritonrl.train.rl import run_rl  # noqa: E402
 from tritonrl.train.sft import run_sft  # noqa: E402
-from tritonrl.verify.result import Stage, VerifyResult  # noqa: E402
+from tritonrl.verify.shared.verdict import Stage, VerifyResult  # noqa: E402
 
 
 class AllCorrect:

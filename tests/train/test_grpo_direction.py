@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,7 +18,7 @@ import pytest
 from tritonrl.config import load_config
 from tritonrl.tasks import load_tasks
 from tritonrl.tasks.generate import generate_tasks
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 ROOT = Path(__file__).resolve().parents[2]
 STORE = "tl.store(out_ptr + offs, x, mask=mask)"

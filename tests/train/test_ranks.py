@@ -161,7 +161,7 @@ def test_rank_gpu_and_verify_config(monkeypatch):
     assert ranks.rank_gpu() == "5"  # local rank 1's GPU of this process's list, not physical GPU 1
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     assert ranks.rank_gpu() == "1"
-    monkeypatch.setattr("tritonrl.verify.verifier.resolve_device", lambda device: "cuda")
+    monkeypatch.setattr("tritonrl.verify.parent.verifier.resolve_device", lambda device: "cuda")
     assert ranks.rank_verify_config(VerifyConfig(device="cuda", workers=8)).workers == 1
     assert ranks.rank_verify_config(VerifyConfig(backend="ray")).workers == 0  # Ray has its own GPUs
 

@@ -33,7 +33,7 @@ def test_one_verify_call_per_batch_metrics_and_curriculum(fake_verifier):
 
 def test_batch_stats_report_speedups_with_their_intervals():
     from tritonrl.train.rewards import batch_stats
-    from tritonrl.verify.result import Stage, VerifyResult
+    from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
     def timed(speedup, ci):
         return VerifyResult(Stage.DONE, valid=True, compiled=True, tiny_correct=True, correct=True,

@@ -1,4 +1,4 @@
-"""Timing inside a busy batch (issue 38, item 3; docs/timing.md, "Timing inside a busy batch"), on a fake timer.
+"""Timing inside a busy batch (issue 38, item 3; docs/timing_protocol.md, "Timing inside a busy batch"), on a fake timer.
 
 Other work on the GPU only adds to an empty region. A burst of it while the empty regions are timed used to make
 their median (subtracted from every call) exceed a 0.2 ms kernel's raw time: every trial clipped to 0,
@@ -11,8 +11,8 @@ import statistics
 
 import pytest
 
-from tritonrl.verify import timing
-from tritonrl.verify.judge.timed import RESOLUTION_MS, unresolved_reason
+from tritonrl.verify.judge.timing_run import RESOLUTION_MS, unresolved_reason
+from tritonrl.verify.shared import timing_protocol
 
 BASE_MS = 0.02     # the protocol's own cost (sync wake-up, end event)
 KERNEL_MS = 0.20   # an honest memory-bound kernel (l1_leaky_relu, l1_softmax: 0.18-0.29 ms)
@@ -39,7 +39,7 @@ class Device:
 
 def test_a_burst_during_the_calibration_does_not_zero_a_short_kernel():
     device = Device(busy=lambda k: k <= 20)  # the whole calibration window met another context's work
-    stats = timing.time_calls(device.call, overhead=device.empty)
+    stats = timing_protocol.time_calls(device.call, overhead=device.empty)
     assert stats["median_ms"] == pytest.approx(KERNEL_MS)  # was 0.0: every trial clipped (median 0.52 subtracted)
     facts = stats["overhead"]
     assert facts["calibration_median_ms"] == pytest.approx(BASE_MS + BUSY_MS)
@@ -49,7 +49,7 @@ def test_a_burst_during_the_calibration_does_not_zero_a_short_kernel():
 
 def test_a_burst_among_the_calls_does_not_move_the_subtracted_cost():
     device = Device(busy=lambda k: k > 20)
-    stats = timing.time_calls(device.call, overhead=device.empty)
+    stats = timing_protocol.time_calls(device.call, overhead=device.empty)
     assert stats["overhead_ms"] == pytest.approx(BASE_MS) and stats["median_ms"] == pytest.approx(KERNEL_MS)
 
 
@@ -57,7 +57,7 @@ def test_the_callers_interleaved_empty_regions_are_used():
     """The judge's candidate path: the clock check's matched empty regions are the interleaved samples."""
     device = Device(busy=lambda k: True)
     matched = [BASE_MS] * 10
-    stats = timing.time_calls(device.call, overhead=device.empty, interleaved=lambda: matched)
+    stats = timing_protocol.time_calls(device.call, overhead=device.empty, interleaved=lambda: matched)
     assert device.empties == 20  # the calibration only: time_calls makes none of its own
     assert stats["overhead_ms"] == pytest.approx(BASE_MS) and stats["overhead"]["during_n"] == 10
 
@@ -66,7 +66,7 @@ def test_the_callers_interleaved_empty_regions_are_used():
 def test_alone_the_figure_moves_only_by_noise(seed):
     """An honest kernel timed alone: the new figure against the old one (the calibration's median subtracted)."""
     device = Device(noise=0.05, seed=seed)
-    stats = timing.time_calls(device.call, overhead=device.empty)
+    stats = timing_protocol.time_calls(device.call, overhead=device.empty)
     calibration_median = stats["overhead"]["calibration_median_ms"]
     raw = [s + stats["overhead_ms"] for s in stats["samples_ms"]]
     old = statistics.median(max(t - calibration_median, 0.0) for t in raw)

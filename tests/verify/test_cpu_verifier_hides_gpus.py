@@ -1,6 +1,6 @@
 """A CPU verifier's children run as on a machine without a GPU, also on a GPU host (the interpreter, no CUDA)."""
 
-from tritonrl.verify.verifier import zygote_env
+from tritonrl.verify.parent.verifier import zygote_env
 
 
 def test_a_cpu_verifier_hides_every_gpu_from_its_children():

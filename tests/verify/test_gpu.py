@@ -16,7 +16,7 @@ from tritonrl.config import VerifyConfig
 from tritonrl.reward import compute_reward
 from tritonrl.tasks.variants import find_constants, rewrite_constants
 from tritonrl.verify import Flag, Stage, Verifier, VerifyItem
-from tritonrl.verify.timing_stats import estimates_agree, widen
+from tritonrl.verify.shared.timing_stats import estimates_agree, widen
 
 pytestmark = pytest.mark.gpu
 
@@ -115,7 +115,7 @@ def test_time_forward_agrees_with_do_bench():
     import torch
     import triton.testing
 
-    from tritonrl.verify.timing import time_forward
+    from tritonrl.verify.shared.timing_protocol import time_forward
 
     spec = importlib.util.spec_from_file_location("good_relu_fixture", RUNTIME / "good_relu.py")
     module = importlib.util.module_from_spec(spec)

@@ -11,7 +11,7 @@ import pytest
 
 from tritonrl.config import VerifyConfig
 from tritonrl.verify import Verifier, VerifyItem
-from tritonrl.verify.timing_stats import estimates_agree
+from tritonrl.verify.shared.timing_stats import estimates_agree
 
 pytestmark = pytest.mark.gpu
 

@@ -3,7 +3,7 @@
     TRITONRL_TEST_CUDA=1 python -m pytest -m gpu tests/verify/test_gpu_timing.py -q
 
 Two groups:
-- ``test_*_timing_functions``: ``tritonrl.verify.timing`` called directly (``CudaTimer``, ``time_calls``) on the
+- ``test_*_timing_functions``: ``tritonrl.verify.shared.timing_protocol`` called directly (``CudaTimer``, ``time_calls``) on the
   fixtures' real Triton kernels, with the judge's protocol in miniature (fresh inputs before every call, every
   timed call checked); independent of how the judge and the child wire it.
 - ``test_verifier_*``: the public ``Verifier`` API on CUDA: timing through the judge and the child
@@ -43,11 +43,11 @@ def _checked(model, shape=(8192, 8192), seed=0, policy=None):
     region), every timed call's output checked against torch.relu; (statistics, None) or (None, why rejected)."""
     import torch
 
-    from tritonrl.verify import timing
+    from tritonrl.verify.shared import timing_protocol
 
     gen = torch.Generator(device="cuda").manual_seed(seed)
     x = torch.empty(*shape, device="cuda")
-    timer = timing.CudaTimer()
+    timer = timing_protocol.CudaTimer()
 
     def call(warm):
         x.normal_(generator=gen)
@@ -55,14 +55,14 @@ def _checked(model, shape=(8192, 8192), seed=0, policy=None):
         with torch.no_grad():
             ms, out = timer(lambda: model(x))
         if not warm and not torch.allclose(out, torch.relu(x)):
-            raise timing.TimedCallRejected("a timed call's output differs")
+            raise timing_protocol.TimedCallRejected("a timed call's output differs")
         if warm:
             timer.learn()  # as the judge's protocol: the warm-up sizes the hold
         return ms
 
     try:
-        stats = timing.time_calls(call, policy=policy, overhead=lambda: timer(timing._nothing)[0])
-    except timing.TimedCallRejected as exc:
+        stats = timing_protocol.time_calls(call, policy=policy, overhead=lambda: timer(timing_protocol._nothing)[0])
+    except timing_protocol.TimedCallRejected as exc:
         return None, str(exc)
     finally:
         timer.close()
@@ -91,14 +91,14 @@ def test_honest_kernel_clean_and_adaptive_stop_agrees_with_fixed_count():
     With the verifier's warm-up, most runs on a 256 MiB ReLU stop early (``benchmarks/timing_policy.py``: 4 of 5
     runs, the fifth ran to 100 trials); up to 3 runs are tried for one that does."""
     from tritonrl.config import VerifyConfig
-    from tritonrl.verify import timing
-    from tritonrl.verify.timing_stats import estimates_agree, median_ci, widen
+    from tritonrl.verify.shared import timing_protocol
+    from tritonrl.verify.shared.timing_stats import estimates_agree, median_ci, widen
 
     model = _load(GOOD).ModelNew()
     warmup_ms = VerifyConfig().timing_warmup_ms
     runs = []
     for _ in range(3):
-        stats, verdict = _checked(model, policy=timing.TimingPolicy(warmup_ms=warmup_ms))
+        stats, verdict = _checked(model, policy=timing_protocol.TimingPolicy(warmup_ms=warmup_ms))
         assert verdict is None, verdict
         runs.append((stats["stopped"], stats["trials"], stats["median_ms"]))
         if stats["stopped"] == "ci":
@@ -106,7 +106,7 @@ def test_honest_kernel_clean_and_adaptive_stop_agrees_with_fixed_count():
     assert stats["stopped"] == "ci" and stats["trials"] < 100, runs
     low, high = stats["median_ci_ms"]
     assert low <= stats["median_ms"] <= high and stats["ci_rel"] <= 0.01
-    fixed, verdict = _checked(model, policy=timing.TimingPolicy(warmup_ms=warmup_ms, min_trials=100, max_trials=100))
+    fixed, verdict = _checked(model, policy=timing_protocol.TimingPolicy(warmup_ms=warmup_ms, min_trials=100, max_trials=100))
     assert verdict is None and fixed["trials"] == 100, (verdict, fixed and fixed["trials"])
     adaptive = (stats["median_ms"], widen(low, high))
     fixed_ci = median_ci(fixed["samples_ms"])[:2]
@@ -115,22 +115,22 @@ def test_honest_kernel_clean_and_adaptive_stop_agrees_with_fixed_count():
 
 def test_speedup_interval_of_a_kernel_against_itself_contains_one():
     """Two timing runs of one kernel, in one process: the speedup interval the verifier reports (with the
-    calibrated run-to-run term, docs/timing.md) contains 1. With a 1% term it did not on an H100 (0.925x,
+    calibrated run-to-run term, docs/timing_protocol.md) contains 1. With a 1% term it did not on an H100 (0.925x,
     [0.871, 0.984]): consecutive runs of a 256 MiB ReLU moved by 7.5%, within what the term was calibrated on."""
     import torch
 
-    from tritonrl.verify import timing
-    from tritonrl.verify.timing_stats import RUN_TO_RUN_REL
+    from tritonrl.verify.shared import timing_protocol
+    from tritonrl.verify.shared.timing_stats import RUN_TO_RUN_REL
 
     model = _load(GOOD).ModelNew()
     first, _ = _checked(model, seed=1)
     second, _ = _checked(model, seed=2)
-    point, low, high = timing.speedup_interval(first["samples_ms"], second["samples_ms"],
+    point, low, high = timing_protocol.speedup_interval(first["samples_ms"], second["samples_ms"],
                                                systematic_rel=RUN_TO_RUN_REL)
     assert low <= point <= high and low < 1.0 < high, (point, low, high)
     ref = lambda x: torch.relu(x)  # noqa: E731 - the reference, timed the same way
     ref_stats, _ = _checked(ref, seed=3)
-    point, low, high = timing.speedup_interval(ref_stats["samples_ms"], first["samples_ms"])
+    point, low, high = timing_protocol.speedup_interval(ref_stats["samples_ms"], first["samples_ms"])
     assert 0.5 < point < 2.0 and low <= point <= high
 
 
@@ -141,7 +141,7 @@ def test_side_stream_work_that_skips_the_wait_is_counted():
     hidden (benchmarks/timing_policy.py)."""
     import torch
 
-    from tritonrl.verify import timing
+    from tritonrl.verify.shared import timing_protocol
 
     module = _load(HERE / "runtime" / "side_stream_early_return.py")
     side = torch.cuda.Stream()
@@ -158,7 +158,7 @@ def test_side_stream_work_that_skips_the_wait_is_counted():
 
     launch()
     torch.cuda.synchronize()
-    timer = timing.CudaTimer()
+    timer = timing_protocol.CudaTimer()
     medians = {name: statistics.median(timer(fn)[0] for _ in range(30)) for name, fn in
                (("current", launch), ("side", on_side))}
     timer.close()

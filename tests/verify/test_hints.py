@@ -13,8 +13,8 @@ from tritonrl.errors import ConfigError
 from tritonrl.metrics import Sample, summarize
 from tritonrl.tasks import get_task
 from tritonrl.verify import Stage, Verifier, VerifyResult
-from tritonrl.verify.hints import full_size_hint, precision_hint, tf32_dot_lines
-from tritonrl.verify.result import clip_words
+from tritonrl.verify.parent.hints import full_size_hint, precision_hint, tf32_dot_lines
+from tritonrl.verify.shared.verdict import clip_words
 from tritonrl.verify.static import diagnosis, run_static_checks
 
 MATMUL = get_task("l1_matmul")

@@ -37,7 +37,7 @@ from tests.verify.test_redteam import CUDA, GOOD_RELU, _selected, describe, head
 from tritonrl.config import VerifyConfig
 from tritonrl.reward import compute_reward
 from tritonrl.verify import Verifier, VerifyItem
-from tritonrl.verify.sandbox import jobs_root
+from tritonrl.verify.shared.directories import jobs_root
 
 TASKS = {**BASE_TASKS, **REDTEAM_TASKS, **INTEGRITY_TASKS}
 DIR = Path(__file__).parent / "fixtures" / "integrity"

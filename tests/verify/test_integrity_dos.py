@@ -34,8 +34,9 @@ import pytest
 from tests.verify.test_integrity import TASKS
 from tests.verify.test_redteam import CUDA, describe
 from tritonrl.config import VerifyConfig
-from tritonrl.verify import Verifier, VerifyItem, wire
-from tritonrl.verify.flags import Flag
+from tritonrl.verify import Verifier, VerifyItem
+from tritonrl.verify.shared import wire
+from tritonrl.verify.shared.flags import Flag
 
 GOOD_RELU = (Path(__file__).parent / "fixtures" / "runtime" / "good_relu.py").read_text()
 
@@ -154,7 +155,7 @@ def test_judge_closes_fds_a_child_sends(tmp_path):
     file descriptors riding on each message. After the session, the judge's process holds none of them."""
     from tritonrl.verify.judge.server import Judge
     from tritonrl.verify.judge.session import Session
-    from tritonrl.verify.plan import build_trials
+    from tritonrl.verify.parent.plan import build_trials
 
     judge = Judge({"device": "cpu", "salt": "dos-test", "cache_dir": str(tmp_path)})
     config = VerifyConfig(device="cpu", timeout_s=10)
@@ -190,7 +191,7 @@ def test_judge_closes_fds_a_child_sends(tmp_path):
 
 def test_cpu_arena_is_sealed():
     """The fix under the shrink attack, whatever reaches the fd: the memfd's size is sealed."""
-    from tritonrl.verify.arena import Arena
+    from tritonrl.verify.shared.arena import Arena
 
     arena = Arena.create(4096, "cpu")
     try:

@@ -9,7 +9,7 @@ from tritonrl.tasks import get_task, load_tasks
 from tritonrl.tasks.model import KernelTask
 from tritonrl.tasks.variants import task_cost
 from tritonrl.verify import Flag, Stage, VerifyResult
-from tritonrl.verify.plan import build_trials, cpu_oversize, mark_cpu_size_limit
+from tritonrl.verify.parent.plan import build_trials, cpu_oversize, mark_cpu_size_limit
 
 KB_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "kernelbench"
 GEMM = next(t for t in load_tasks(KB_FIXTURE, level=2) if t.name == "3_Gemm_LayerNorm_GELU_Scale")

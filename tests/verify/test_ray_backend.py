@@ -17,12 +17,12 @@ from tritonrl.config import VerifyConfig
 from tritonrl.errors import ConfigError
 from tritonrl.tasks.model import KernelTask
 from tritonrl.verify import Verifier, VerifyItem
-from tritonrl.verify.backends import make_verifier
+from tritonrl.verify.parent.backends import make_verifier
 
 ray = pytest.importorskip("ray")
 
 from tritonrl.reward import compute_reward
-from tritonrl.verify.ray_backend import RayVerifier, plan_units
+from tritonrl.verify.parent.ray_backend import RayVerifier, plan_units
 
 RELU_TASK = KernelTask(name="test_relu", level=1, source='''
 import torch

@@ -7,7 +7,7 @@ import torch
 from tests.verify.tasks import RELU
 from tritonrl.errors import TaskError
 from tritonrl.verify.judge.references import ReferenceStore, input_seed
-from tritonrl.verify.trial import TrialSpec
+from tritonrl.verify.shared.trial import TrialSpec
 
 MUTATES = RELU.replace("return torch.relu(x)", "x.mul_(2)\n        return torch.relu(x)")
 BROKEN = RELU.replace("return torch.relu(x)", "raise RuntimeError('reference is broken')")

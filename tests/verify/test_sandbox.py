@@ -29,9 +29,10 @@ from tests.verify.test_redteam import CUDA, GOOD_RELU, header
 from tritonrl.config import VerifyConfig
 from tritonrl.verify import Verifier
 from tritonrl.verify.child import seccomp
-from tritonrl.verify.child.isolation import PROTECTIONS, IsolationReport, missing_protections
-from tritonrl.verify.environment import child_environment, zygote_environment
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.child.isolation import IsolationReport
+from tritonrl.verify.shared.environment import child_environment, zygote_environment
+from tritonrl.verify.shared.protections import PROTECTIONS, missing_protections
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 DIR = Path(__file__).parent / "fixtures" / "sandbox"
 FIXTURES = sorted(DIR.glob("s*.py"))

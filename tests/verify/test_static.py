@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tritonrl.verify.flags import RATIONALE, Flag
+from tritonrl.verify.shared.flags import RATIONALE, Flag
 from tritonrl.verify.static import CHECKS, StaticViolation, describe_checks, run_static_checks
 
 ROOT = Path(__file__).resolve().parents[2]

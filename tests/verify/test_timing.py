@@ -10,8 +10,9 @@ import torch
 
 from tritonrl.config import RewardConfig
 from tritonrl.reward import compute_reward
-from tritonrl.verify import Flag, Stage, VerifyResult, timing
-from tritonrl.verify.judge.timed import clock_check, report_timing
+from tritonrl.verify import Flag, Stage, VerifyResult
+from tritonrl.verify.judge.timing_run import clock_check, report_timing
+from tritonrl.verify.shared import timing_protocol
 from tritonrl.verify.static import run_static_checks
 
 RUNTIME = Path(__file__).parent / "fixtures" / "runtime"
@@ -19,7 +20,7 @@ RUNTIME = Path(__file__).parent / "fixtures" / "runtime"
 
 def test_summarize_reports_median_trimmed_mean_and_spread():
     times = [1.0 + 0.01 * k for k in range(19)] + [50.0]  # one outlier, as a GC pause or a context switch gives
-    stats = timing.summarize(times)
+    stats = timing_protocol.summarize(times)
     assert stats["median_ms"] == pytest.approx(statistics.median(times))
     assert stats["trimmed_mean_ms"] == pytest.approx(statistics.fmean(sorted(times)[2:-2]))
     assert stats["trimmed_mean_ms"] < 1.2 < stats["mean_ms"]  # the outlier moves the mean, not the trimmed mean
@@ -29,7 +30,7 @@ def test_summarize_reports_median_trimmed_mean_and_spread():
 
 
 def test_summarize_of_one_trial_has_no_spread():
-    stats = timing.summarize([2.5])
+    stats = timing_protocol.summarize([2.5])
     assert stats["median_ms"] == stats["p10_ms"] == stats["p90_ms"] == 2.5 and stats["std_ms"] == 0.0
 
 
@@ -39,9 +40,9 @@ def test_timers_are_bound_before_candidate_code(monkeypatch):
     monkeypatch.setattr(torch.cuda, "Event", object)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
     monkeypatch.setattr(torch.cuda, "current_stream", lambda *a, **k: None)
-    assert timing._Event is not object and timing._synchronize is not torch.cuda.synchronize
-    assert timing._event_record is original_record and timing._event_elapsed is original_elapsed
-    assert timing._current_stream is not torch.cuda.current_stream
+    assert timing_protocol._Event is not object and timing_protocol._synchronize is not torch.cuda.synchronize
+    assert timing_protocol._event_record is original_record and timing_protocol._event_elapsed is original_elapsed
+    assert timing_protocol._current_stream is not torch.cuda.current_stream
 
 
 @pytest.mark.parametrize(("withhold", "bonus"), [(True, False), (False, True)])
@@ -111,7 +112,7 @@ import random  # noqa: E402
 import numpy as np  # noqa: E402
 
 from tritonrl.verify.child.harness import poison_memory, unpoison_memory  # noqa: E402
-from tritonrl.verify.timing_stats import (  # noqa: E402
+from tritonrl.verify.shared.timing_stats import (  # noqa: E402
     RUN_TO_RUN_REL,
     ci_converged,
     estimates_agree,
@@ -150,7 +151,7 @@ class FakeTimer:
         start = self.clock.now_ms
         result = fn()
         spent = self.clock.now_ms - start
-        if spent == 0 and fn is not timing._nothing:
+        if spent == 0 and fn is not timing_protocol._nothing:
             spent = self.default_ms
         self.calls += 1
         return (spent * (1 + self.noise_rel * self.rng.gauss(0, 1)) + self.overhead_ms), result
@@ -264,10 +265,10 @@ def _checked_run(candidate, policy=None, clock=None, timer=None, numel=4096, see
         if not warm:
             calls[0] += 1
             if not torch.allclose(out, torch.relu(x)):
-                raise timing.TimedCallRejected(f"timed call {calls[0]}: output 0 differs")
+                raise timing_protocol.TimedCallRejected(f"timed call {calls[0]}: output 0 differs")
         return elapsed
 
-    return timing.time_calls(call, policy=policy, overhead=lambda: timer(timing._nothing)[0])
+    return timing_protocol.time_calls(call, policy=policy, overhead=lambda: timer(timing_protocol._nothing)[0])
 
 
 def test_honest_candidate_is_clean_and_stops_at_the_minimum():
@@ -291,8 +292,8 @@ def test_cheats_are_caught_because_every_timed_call_is_checked_on_fresh_inputs(c
             candidate(torch.randn(4096))
         finally:
             torch.use_deterministic_algorithms(False)
-        with pytest.raises(timing.TimedCallRejected, match="timed call"):
-            _checked_run(candidate, seed=seed, policy=timing.TimingPolicy(min_trials=30, max_trials=60))
+        with pytest.raises(timing_protocol.TimedCallRejected, match="timed call"):
+            _checked_run(candidate, seed=seed, policy=timing_protocol.TimingPolicy(min_trials=30, max_trials=60))
 
 
 def test_a_cache_keyed_by_input_values_never_hits_fresh_inputs():
@@ -310,7 +311,7 @@ def test_with_the_same_inputs_every_call_the_cheats_pass_unnoticed():
     candidate = MemoByPtr(clock)
     x = torch.randn(4096)
     timer = FakeTimer(clock)
-    stats = timing.time_calls(lambda warm: timer(lambda: candidate(x))[0], overhead=lambda: timer(timing._nothing)[0])
+    stats = timing_protocol.time_calls(lambda warm: timer(lambda: candidate(x))[0], overhead=lambda: timer(timing_protocol._nothing)[0])
     assert stats["median_ms"] < 0.01  # the "speedup" it earned
 
 
@@ -322,7 +323,7 @@ def test_adaptive_warmup_waits_for_two_agreeing_runs():
     def call(warm):
         return timer(lambda: clock.advance(next(costs)))[0]
 
-    stats = timing.time_calls(call, overhead=lambda: timer(timing._nothing)[0])
+    stats = timing_protocol.time_calls(call, overhead=lambda: timer(timing_protocol._nothing)[0])
     assert stats["warmup"] == 4 and stats["median_ms"] == pytest.approx(1.0)
 
     flip = iter([1.0, 2.0] * 1000)  # never settles: capped
@@ -330,8 +331,8 @@ def test_adaptive_warmup_waits_for_two_agreeing_runs():
     def unsettled(warm):
         return timer(lambda: clock.advance(next(flip)))[0]
 
-    stats = timing.time_calls(unsettled, overhead=lambda: timer(timing._nothing)[0],
-                              policy=timing.TimingPolicy(max_warmup=6, max_trials=20))
+    stats = timing_protocol.time_calls(unsettled, overhead=lambda: timer(timing_protocol._nothing)[0],
+                              policy=timing_protocol.TimingPolicy(max_warmup=6, max_trials=20))
     assert stats["warmup"] == 6 and stats["stopped"] == "max_trials" and stats["trials"] == 20
 
 
@@ -341,28 +342,28 @@ def test_noisy_timings_run_until_the_interval_is_narrow_or_the_budget_is_spent()
     x = torch.randn(16)
 
     def run(timer, policy=None):
-        return timing.time_calls(lambda warm: timer(lambda: candidate(x))[0], policy=policy,
-                                 overhead=lambda: timer(timing._nothing)[0])
+        return timing_protocol.time_calls(lambda warm: timer(lambda: candidate(x))[0], policy=policy,
+                                 overhead=lambda: timer(timing_protocol._nothing)[0])
 
     stats = run(FakeTimer(clock, noise_rel=0.002, seed=1))
     assert stats["stopped"] == "ci" and stats["trials"] == 10 and stats["ci_rel"] <= 0.01
-    stats = run(FakeTimer(clock, noise_rel=0.05, seed=2), timing.TimingPolicy(max_trials=500, budget_ms=10_000))
+    stats = run(FakeTimer(clock, noise_rel=0.05, seed=2), timing_protocol.TimingPolicy(max_trials=500, budget_ms=10_000))
     assert stats["stopped"] == "ci" and 40 < stats["trials"] < 500, stats["trials"]
     low, high = stats["median_ci_ms"]
     assert low <= stats["median_ms"] <= high and stats["ci_rel"] <= 0.01 and stats["ci_coverage"] >= 0.95
-    stats = run(FakeTimer(clock, noise_rel=0.05, seed=3), timing.TimingPolicy(budget_ms=30.0, max_trials=1000,
+    stats = run(FakeTimer(clock, noise_rel=0.05, seed=3), timing_protocol.TimingPolicy(budget_ms=30.0, max_trials=1000,
                                                                               rel_ci=0.001))
     assert stats["stopped"] == "budget" and 28 <= stats["trials"] <= 31 and stats["timed_ms"] >= 30.0
 
 
 def test_policy_round_trips_and_rejects_nonsense():
-    policy = timing.TimingPolicy(rel_ci=0.02, max_trials=50)
-    assert timing.TimingPolicy.from_dict({**policy.as_dict(), "unknown": 1}) == policy
-    assert policy.key() != timing.TimingPolicy().key()
+    policy = timing_protocol.TimingPolicy(rel_ci=0.02, max_trials=50)
+    assert timing_protocol.TimingPolicy.from_dict({**policy.as_dict(), "unknown": 1}) == policy
+    assert policy.key() != timing_protocol.TimingPolicy().key()
     with pytest.raises(ValueError):
-        timing.TimingPolicy(min_trials=20, max_trials=10)
+        timing_protocol.TimingPolicy(min_trials=20, max_trials=10)
     with pytest.raises(ValueError):
-        timing.TimingPolicy(confidence=1.5)
+        timing_protocol.TimingPolicy(confidence=1.5)
 
 
 # ---------------------------------------------------------------- order-statistic interval of the median
@@ -439,7 +440,7 @@ def _reference_quantile(ordered, q):
     [random.Random(7).lognormvariate(0, 1) for _ in range(499)] + [math.inf] * 13,
 ])
 def test_quantiles_equal_the_hand_written_interpolation(values):
-    from tritonrl.verify.timing_stats import _quantiles
+    from tritonrl.verify.shared.timing_stats import _quantiles
 
     qs = [0.0, 0.025, 0.3, 0.5, 0.975, 1.0]
     ordered = sorted(values)
@@ -506,12 +507,12 @@ def test_gpu_timing_fixture_is_caught_by_checked_timing_under_the_interpreter(pa
 
 def _time_fixture_and_judge(module, path):
     model = module.ModelNew()
-    policy = timing.TimingPolicy(min_trials=6, max_warmup=4)
+    policy = timing_protocol.TimingPolicy(min_trials=6, max_warmup=4)
     if "side_stream" in path.stem:
         with torch.no_grad():
             _checked_run(model, policy=policy, clock=FakeClock(), numel=4 * 1024)  # its cheat needs CUDA streams
         return
-    with torch.no_grad(), pytest.raises(timing.TimedCallRejected):
+    with torch.no_grad(), pytest.raises(timing_protocol.TimedCallRejected):
         _checked_run(lambda x: model(x.view(4, 1024)).view(-1), policy=policy, clock=FakeClock(), numel=4 * 1024)
 
 
@@ -529,14 +530,14 @@ def test_gpu_timing_fixtures_pass_every_correctness_check(runtime_verifier):
 def test_the_prefetch_budget_grants_what_is_left_and_takes_it_back():
     """Timing runs waiting for the GPU hold their fresh input sets within one budget per judge: the first asks and
     gets, a later one gets what is left (it makes the rest during its run), and a finished run gives back."""
-    from tritonrl.verify.judge.timed import PREFETCH_CPU_BYTES, PrefetchBudget, planned_sets
+    from tritonrl.verify.judge.timing_run import PREFETCH_CPU_BYTES, PrefetchBudget, planned_sets
 
     budget = PrefetchBudget(100)
     assert budget.take(60) == 60 and budget.take(60) == 40 and budget.take(10) == 0
     budget.give(60)
     assert budget.take(10) == 10 and budget.left == 50
     assert PrefetchBudget.for_device("cpu").left == PREFETCH_CPU_BYTES
-    assert planned_sets(timing.TimingPolicy(min_trials=10)) == 10 + 2 + 2 + 10  # calls, watched, empty regions
+    assert planned_sets(timing_protocol.TimingPolicy(min_trials=10)) == 10 + 2 + 2 + 10  # calls, watched, empty regions
 
 
 def test_a_cuda_error_names_where_it_surfaced_in_the_verifier():

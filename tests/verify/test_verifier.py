@@ -12,7 +12,7 @@ from tritonrl.config import VerifyConfig
 from tritonrl.reward import compute_reward
 from tritonrl.verify import Flag, Stage, Verifier, VerifyItem
 from tritonrl.verify.judge.compare import compare_trial, inputs_changed
-from tritonrl.verify.trial import build_model
+from tritonrl.verify.shared.trial import build_model
 
 RUNTIME = Path(__file__).parent / "fixtures" / "runtime"
 GOOD = (RUNTIME / "good_relu.py").read_text()
@@ -295,9 +295,9 @@ def test_an_unreadable_zygote_message_restarts_the_zygote_and_hangs_nothing(tmp_
     was judged already, and the next one gets a new zygote and a new judge."""
     import time
 
-    from tritonrl.verify import sandbox
+    from tritonrl.verify.parent import zygote_client
 
-    real, calls = sandbox.Exit, []
+    real, calls = zygote_client.Exit, []
 
     def exit_once_unreadable(code, sig):
         calls.append(code)
@@ -308,7 +308,7 @@ def test_an_unreadable_zygote_message_restarts_the_zygote_and_hangs_nothing(tmp_
     good = (RUNTIME / "good_relu.py").read_text()
     with Verifier(VerifyConfig(static_checks=False, cache_dir=str(tmp_path), device="cpu", workers=1,
                                timeout_s=60.0)) as verifier:
-        monkeypatch.setattr(sandbox, "Exit", exit_once_unreadable)
+        monkeypatch.setattr(zygote_client, "Exit", exit_once_unreadable)
         starts, real_start = [], verifier._zygote._start
         monkeypatch.setattr(verifier._zygote, "_start", lambda: (starts.append(1), real_start())[1])
         start = time.monotonic()
@@ -411,7 +411,7 @@ def test_a_plan_that_fails_after_the_session_opened_ends_it_cleanly(monkeypatch)
     """The session opens (the child starting) before the trials are planned: a task whose plan fails then gets
     its ``reference_error`` verdict, its child is ended, and the next candidate is judged as usual."""
     from tritonrl.errors import TaskError
-    from tritonrl.verify import verifier as verifier_module
+    from tritonrl.verify.parent import verifier as verifier_module
 
     real = verifier_module.build_trials
     calls = []

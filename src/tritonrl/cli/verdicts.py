@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonrl.metrics import INFORMATIONAL_FLAGS
-from tritonrl.verify.result import clip_words
+from tritonrl.verify.shared.verdict import clip_words
 
 ERROR_CHARS = 200  # of a rejected sample's first error line (hints: twice that), under its verdict line
 
@@ -47,7 +47,7 @@ def seconds(result: dict[str, Any]) -> str:
 
 def verdict_lines(row: dict[str, Any]) -> list[str]:
     """The sample's line and, when rejected, the first line of its error and its hints (``hint: ...``, what to do;
-    ``tritonrl.verify.hints``), indented, each cut at a word."""
+    ``tritonrl.verify.parent.hints``), indented, each cut at a word."""
     result = row["result"]
     lines = ["  ".join([sample_name(row), row["task"], verdict_word(result), where(result), seconds(result)])]
     error = (result.get("error") or "").strip().splitlines()

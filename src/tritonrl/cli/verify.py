@@ -10,7 +10,7 @@ it is judged, in the order they finish; several candidates get a progress line o
 a single candidate's JSON object is the last line. Ctrl-C stops at once: running candidates are killed, the
 verdicts already printed stand, and stderr says which files were not judged. A file that cannot be read (not
 UTF-8) is that file's error, not the batch's. On a CPU, tasks too big for Triton's interpreter are judged at
-reduced shapes (flag ``reduced_shapes``; ``--full-size`` turns that off; see ``tritonrl.verify.plan``).
+reduced shapes (flag ``reduced_shapes``; ``--full-size`` turns that off; see ``tritonrl.verify.parent.plan``).
 Exit status: 0 every candidate correct, 1 at least one not correct, 2 bad usage or an unreadable task,
 130 interrupted.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 from tritonrl.config import VerifyConfig
 from tritonrl.errors import UserError
 from tritonrl.tasks import get_task
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -104,7 +104,7 @@ def verify_config(args: argparse.Namespace) -> VerifyConfig:
 def cmd_verify(args: argparse.Namespace) -> int:
     from tritonrl.progress import ProgressLine
     from tritonrl.verify import Verifier, VerifyItem
-    from tritonrl.verify.plan import cpu_oversize, mark_cpu_size_limit
+    from tritonrl.verify.parent.plan import cpu_oversize, mark_cpu_size_limit
 
     task = get_task(args.task)
     config = verify_config(args)

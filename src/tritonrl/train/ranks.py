@@ -100,7 +100,7 @@ def rank_verify_config(config: Any) -> Any:
     share of the cores unless ``verify.workers`` says how many."""
     if world_size() == 1 or config.backend != "local":
         return config
-    from tritonrl.verify.verifier import resolve_device
+    from tritonrl.verify.parent.verifier import resolve_device
 
     if resolve_device(config.device) == "cuda":
         return dataclasses.replace(config, workers=1)
@@ -113,7 +113,7 @@ def rank_verifier(config: Any):
     (the Verifier's per-GPU file lock), so ranks sharing a node never time on a GPU another rank is timing on.
     A Ray backend runs on its own GPUs.
     """
-    from tritonrl.verify.backends import make_verifier
+    from tritonrl.verify.parent.backends import make_verifier
 
     verify = rank_verify_config(config)
     if world_size() > 1 and verify.gpus is None and verify.device != "cpu":

@@ -92,7 +92,7 @@ class VerifierReward:
                  on_batch: Callable[[BatchStats], None] | None = None, group_size: int = 1,
                  cache: bool = False, shuffle: bool = False, seed: int = 0):
         if verifier is None:
-            from tritonrl.verify.backends import make_verifier
+            from tritonrl.verify.parent.backends import make_verifier
 
             verifier = make_verifier(verify_config or VerifyConfig())  # verify.backend: local or ray
         self.tasks = tasks

@@ -9,11 +9,11 @@ See ``docs/verifier.md`` for the funnel, the runtime checks and what the sandbox
 
 from typing import TYPE_CHECKING
 
-from tritonrl.verify.flags import RATIONALE, Flag
-from tritonrl.verify.result import Stage, VerifyResult
+from tritonrl.verify.shared.flags import RATIONALE, Flag
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 if TYPE_CHECKING:
-    from tritonrl.verify.verifier import Verifier, VerifyItem
+    from tritonrl.verify.parent.verifier import Verifier, VerifyItem
 
 __all__ = ["RATIONALE", "Flag", "Stage", "Verifier", "VerifyItem", "VerifyResult"]
 
@@ -21,7 +21,7 @@ __all__ = ["RATIONALE", "Flag", "Stage", "Verifier", "VerifyItem", "VerifyResult
 def __getattr__(name: str):
     # Loaded on first use, so importing a light submodule (flags, result, static) never pulls in torch.
     if name in ("Verifier", "VerifyItem"):
-        from tritonrl.verify import verifier
+        from tritonrl.verify.parent import verifier
 
         return getattr(verifier, name)
     raise AttributeError(f"module 'tritonrl.verify' has no attribute {name!r}")

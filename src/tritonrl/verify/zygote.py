@@ -1,9 +1,9 @@
 """The warm fork server: imports torch and Triton once, then forks judges and candidate children.
 
-Run by the parent (``tritonrl.verify.sandbox``) as ``python -m tritonrl.verify.zygote --fd N`` with
+Run by the parent (``tritonrl.verify.parent.zygote_client``) as ``python -m tritonrl.verify.zygote --fd N`` with
 ``TRITON_INTERPRET=1`` already in the environment on a CPU; fd ``N`` is one end of a Unix socket pair whose other
 end the parent holds. It never initializes CUDA, so its forks may (each sets ``CUDA_VISIBLE_DEVICES`` first).
-Messages (``tritonrl.verify.wire``), one job each way:
+Messages (``tritonrl.verify.shared.wire``), one job each way:
 
   parent -> zygote  {"id": 7, "kind": "judge"|"candidate", "workdir": "...", "spec": {...}, "env": {...},
                      "limits": {...}}  + the job's socket (judge: to the parent; candidate: to its judge)
@@ -12,7 +12,7 @@ Messages (``tritonrl.verify.wire``), one job each way:
 
 A judge (``tritonrl.verify.judge.server``): a new session, nothing else; it is trusted and never imports candidate
 code. A candidate child: a new session (the parent kills its whole process group), stdio to files in its private
-workdir, an allow-listed environment (``tritonrl.verify.environment``), its own namespaces and view of the files,
+workdir, an allow-listed environment (``tritonrl.verify.shared.environment``), its own namespaces and view of the files,
 no privileges where the kernel allows them (``tritonrl.verify.child.isolation``), resource limits, then its calls
 and, before the candidate is imported, the system-call filter (``tritonrl.verify.child.harness``), then
 ``os._exit``. The zygote itself is started with an allow-listed environment: the caller's other variables
@@ -31,8 +31,8 @@ import sys
 import tempfile
 import traceback
 
-from tritonrl.verify import wire
-from tritonrl.verify.stopwatch import Stopwatch
+from tritonrl.verify.shared import wire
+from tritonrl.verify.shared.stopwatch import Stopwatch
 
 
 def apply_limits(limits: dict) -> None:
@@ -70,7 +70,7 @@ def run_fork(job: dict, sock: socket.socket, control: socket.socket) -> None:
 
 def run_candidate_job(job: dict, sock: socket.socket) -> None:
     from tritonrl.verify.child.isolation import isolate
-    from tritonrl.verify.environment import child_environment, replace_environ
+    from tritonrl.verify.shared.environment import child_environment, replace_environ
 
     os.chdir(job["workdir"])
     null = os.open(os.devnull, os.O_RDONLY)
@@ -111,9 +111,9 @@ def serve(control: socket.socket) -> None:
         import triton
         import triton.language  # noqa: F401
 
-        from tritonrl.verify import arena, timing, trial  # noqa: F401
         from tritonrl.verify.child import harness  # noqa: F401
         from tritonrl.verify.judge import server  # noqa: F401
+        from tritonrl.verify.shared import arena, timing_protocol, trial  # noqa: F401
         try:
             import triton.runtime.interpreter  # noqa: F401
         except ImportError:
@@ -152,12 +152,12 @@ def serve(control: socket.socket) -> None:
 def warm_candidates(startup: Stopwatch, control: socket.socket) -> None:
     """What every candidate child needs warm, done once (judges do not need it): just after the first judge's fork,
     or before the first candidate's. Each step is timed on ``startup``, and the parent told
-    (``{"warmed": True, "startup_s": ...}``, for ``Zygote.wait_warm``)."""
+    (``{"warmed": True, "startup_s": ...}``, for ``ZygoteClient.wait_warm``)."""
     with startup("dispatch_mode"):
         warm_dispatch_mode()
     with startup("view"):
         from tritonrl.verify.child.view import base_plan
-        from tritonrl.verify.sandbox import jobs_root
+        from tritonrl.verify.shared.directories import jobs_root
 
         base_plan(os.path.realpath(jobs_root()))  # what each child's view binds, worked out once for all forks
     if os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):

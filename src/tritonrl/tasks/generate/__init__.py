@@ -171,7 +171,7 @@ class _Progress:
     def add(self, task: KernelTask, result) -> dict:
         """Record ``result`` (a ``VerifyResult``): the task's files first when it is accepted. A verifier error
         is used by this run but not recorded (a rerun judges that reference again)."""
-        from tritonrl.verify.flags import Flag
+        from tritonrl.verify.shared.flags import Flag
 
         verdict = {"key": _key(task), "name": task.name, "correct": bool(result.correct), "stage": str(result.stage),
                    "error": (result.error or "")[:300]}

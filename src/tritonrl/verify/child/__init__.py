@@ -5,4 +5,7 @@
     monitor.py      what a forward did: Triton launches, torch ops, values read into Python, byte provenance
     audit.py        an audit hook: candidate code may not reach frames, the object graph or foreign code
     interpreter.py  what Triton's CPU interpreter lacks, and its differences from a GPU
+
+It imports nothing of the judge, the parent, the zygote or the static checks (``.importlinter``): what it shares
+with them is in ``tritonrl.verify.shared``.
 """

@@ -4,7 +4,7 @@ Started by the zygote (``tritonrl.verify.zygote``) in its own namespaces, read-o
 directory, as an unprivileged user where it can be (``tritonrl.verify.child.isolation``), with one socket to
 its judge (``tritonrl.verify.judge``). Before the candidate is imported everything it must not influence is made
 or bound: the Triton launch hooks and the torch-op watch (``monitor``), the audit hook (``audit``), memory
-poisoning and the timers (``tritonrl.verify.timing``). What the child holds is only what the candidate may see:
+poisoning and the timers (``tritonrl.verify.shared.timing_protocol``). What the child holds is only what the candidate may see:
 the arena the judge maps into it (a call's inputs, written there just before that call) and the seeds that build
 ``ModelNew`` (not secret: both sides build the same weights). No reference, no future input, no timing sample,
 no verdict: the child reports, the judge judges.
@@ -37,9 +37,6 @@ from typing import Any
 
 import torch
 
-from tritonrl.verify import timing as _timing
-from tritonrl.verify import wire
-from tritonrl.verify.arena import Arena, fingerprint
 from tritonrl.verify.child import audit, seccomp
 from tritonrl.verify.child.fidelity import DataRace, InterpreterOnly
 from tritonrl.verify.child.interpreter import (
@@ -47,16 +44,19 @@ from tritonrl.verify.child.interpreter import (
     install_interpreter_compat,
     is_interpreter,
 )
-from tritonrl.verify.child.isolation import IsolationReport, missing_protections
+from tritonrl.verify.child.isolation import IsolationReport
 from tritonrl.verify.child.monitor import Monitor
 from tritonrl.verify.child.provenance import INPUT
 from tritonrl.verify.child.rules import judge_record, output_values
 from tritonrl.verify.child.streams import graph_problem
 from tritonrl.verify.child.toolchain import Toolchain, load_triton_native
-from tritonrl.verify.result import MAX_ERROR_CHARS
-from tritonrl.verify.stopwatch import Stopwatch
-from tritonrl.verify.trial import build_model, exact_fp32, torch_dtype
-from tritonrl.verify.wire import CODE_FILE, CODE_PATH
+from tritonrl.verify.shared import timing_protocol, wire
+from tritonrl.verify.shared.arena import Arena, fingerprint
+from tritonrl.verify.shared.protections import missing_protections
+from tritonrl.verify.shared.stopwatch import Stopwatch
+from tritonrl.verify.shared.trial import build_model, exact_fp32, torch_dtype
+from tritonrl.verify.shared.verdict import MAX_ERROR_CHARS
+from tritonrl.verify.shared.wire import CODE_FILE, CODE_PATH
 
 _Tensor = torch.Tensor
 
@@ -338,10 +338,10 @@ class Child:
             self.model = None
             self.timed = self.build(message)
             self.timed_call = (self.values(message["inputs"]), message["outputs"])
-            self.timer = _timing.make_timer(self.device)
+            self.timer = timing_protocol.make_timer(self.device)
         except BaseException as exc:  # noqa: BLE001
             return {"ok": False, "error": format_error(exc)}
-        peak = _timing.peak_memory_bytes() if self.device.startswith("cuda") else None
+        peak = timing_protocol.peak_memory_bytes() if self.device.startswith("cuda") else None
         return {"ok": True, "peak_memory_bytes": peak}  # the correctness trials' peak (the poison block excluded)
 
     def do_time(self, message: dict, fds: list) -> None:
@@ -381,7 +381,7 @@ class Child:
 
     def sync(self) -> None:
         if self.device.startswith("cuda"):
-            _timing.synchronize()  # bound before import: a candidate's no-op torch.cuda.synchronize changes nothing
+            timing_protocol.synchronize()  # bound before import: a candidate's no-op torch.cuda.synchronize changes nothing
 
 
 def _nothing() -> None:

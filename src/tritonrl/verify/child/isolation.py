@@ -36,6 +36,7 @@ import sys
 from dataclasses import asdict, dataclass
 
 from tritonrl.verify.child.view import ViewPlan, enter_view, view_plan
+from tritonrl.verify.shared.protections import PROTECTIONS
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x10000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
@@ -47,18 +48,6 @@ CAPSET_SYSCALL = {"x86_64": 126, "aarch64": 91}
 CAP_VERSION_3 = 0x20080522
 NOBODY = 65534  # the unprivileged user a child started as root becomes
 PROC_READONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
-
-# What each protection a verdict reports rests on (IsolationReport fields, all True for it to hold).
-PROTECTIONS = {
-    "processes": ("seccomp",),                        # no fork, exec or clone of a process
-    "native_code": ("seccomp", "noexec"),             # no executable memory it wrote, no library it wrote
-    "proc_mem": ("seccomp", "unprivileged"),          # no /proc/self/mem, ptrace, process_vm_*
-    "environment": ("env_scrubbed",),                 # an allow-listed environment, not the parent's
-    "filesystem": ("fs_isolated", "readonly", "pid_isolated"),  # its own view of files and processes
-    "privileges": ("unprivileged", "caps_dropped", "no_new_privs"),
-    "network": ("network_isolated",),
-}
-
 
 @dataclass
 class IsolationReport:
@@ -80,11 +69,6 @@ class IsolationReport:
 
     def protections(self) -> dict[str, bool]:
         return {name: all(getattr(self, f) for f in fields) for name, fields in PROTECTIONS.items()}
-
-
-def missing_protections(report: dict, required: list[str]) -> list[str]:
-    """The ``required`` protections a child's report (``IsolationReport.to_dict``) does not show."""
-    return [name for name in required if not all(report.get(f) for f in PROTECTIONS[name])]
 
 
 def _libc() -> ctypes.CDLL:

@@ -37,8 +37,7 @@ from typing import Any
 import torch
 
 from tritonrl.verify.child import hooks, witness
-from tritonrl.verify.child.hooks import without_dynamo_import  # noqa: F401 - the zygote's import
-from tritonrl.verify.child.ops import (
+from tritonrl.verify.child.aten_ops import (
     ALLOC_OPS,
     CARRIES_DATA,
     COPY_OPS,
@@ -52,6 +51,7 @@ from tritonrl.verify.child.ops import (
     op_name,
     tensors,
 )
+from tritonrl.verify.child.hooks import without_dynamo_import  # noqa: F401 - the zygote's import
 from tritonrl.verify.child.origins import Origins
 from tritonrl.verify.child.provenance import (
     CONST,
@@ -74,7 +74,7 @@ from tritonrl.verify.child.provenance import (
 )
 from tritonrl.verify.child.rules import storage_range
 from tritonrl.verify.child.streams import graph_problem, stream_now
-from tritonrl.verify.wire import CODE_PATH
+from tritonrl.verify.shared.wire import CODE_PATH
 
 UNCOMPUTED = frozenset({INPUT, ECHO, COPIED, FOREIGN})  # data no kernel computed: never read into Python
 MAX_SCALAR_READS = 8  # values one forward may read into Python (not enough to compute there)

@@ -25,7 +25,7 @@ from torch.multiprocessing.reductions import StorageWeakRef
 
 from tritonrl.verify.child.provenance import FOREIGN, STALE, TORCH, storage_key, taint_of
 from tritonrl.verify.child.quiet import checksum, checksum_of_ref
-from tritonrl.verify.trial import digest
+from tritonrl.verify.shared.trial import digest
 
 _untyped_storage = torch.Tensor.untyped_storage
 _storage_nbytes = torch.UntypedStorage.nbytes

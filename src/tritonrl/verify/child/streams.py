@@ -1,6 +1,6 @@
 """The device work of a candidate must be the timer's to own: one stream, no CUDA graphs (candidate child, GPU).
 
-The timer (``tritonrl.verify.timing.CudaTimer``) records its events on the stream a call begins on and
+The timer (``tritonrl.verify.shared.timing_protocol.CudaTimer``) records its events on the stream a call begins on and
 synchronizes the device before its end event; the watch snapshots bytes on that stream too. Work on another stream
 can run before the start event (inside the timer's hold, while the host enqueues), and a CUDA graph's replay runs
 kernels neither Triton's launch hook nor torch's dispatcher sees. So every op and launch of a watched phase must

@@ -36,7 +36,7 @@ import tempfile
 import types
 from typing import Any
 
-from tritonrl.verify import wire
+from tritonrl.verify.shared import wire
 
 # Triton's type names (``*fp32``, ``*kbf16``, ``i64``, ``fp8e4nv``, ``constexpr``, ``tensordesc<fp16[64, 64]>``): no
 # character that could end a C expression or start another

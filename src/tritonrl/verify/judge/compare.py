@@ -1,7 +1,7 @@
 """Compare a candidate's outputs with the reference's, in the judge, with plain torch, on the judge's device.
 
 The judge never imports candidate code, so nothing here can have been patched. The candidate's outputs are read
-from the arena the judge shares with its child (``tritonrl.verify.arena``), where the child copied them: plain
+from the arena the judge shares with its child (``tritonrl.verify.shared.arena``), where the child copied them: plain
 tensors of the reference's shapes and dtypes, or a description of what came instead (its type, shape, dtype,
 device), which fails here. Whether the inputs are unchanged is decided from the arena's input slots against the
 judge's own pristine copies (``inputs_changed``). Checks, in order, each with its flag:
@@ -35,7 +35,7 @@ from typing import Any
 
 import torch
 
-from tritonrl.verify.flags import Flag
+from tritonrl.verify.shared.flags import Flag
 
 SMALL_SCALE_FACTOR = 10.0  # references with max|e| below this many atols get the normalized check
 NORMALIZED_RTOL_FACTOR = 10.0  # normalized error allowed: this many rtols

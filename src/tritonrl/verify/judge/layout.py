@@ -16,9 +16,9 @@ from typing import Any
 import torch
 
 from tritonrl.errors import TaskError
-from tritonrl.verify.arena import ALIGN, Arena
 from tritonrl.verify.judge.compare import Mismatch
 from tritonrl.verify.judge.references import Reference
+from tritonrl.verify.shared.arena import ALIGN, Arena
 
 
 class Layout:
@@ -84,7 +84,7 @@ class Described:
 
 
 def compare_described(i: int, described: Described, expected: torch.Tensor) -> Mismatch:
-    from tritonrl.verify.flags import Flag
+    from tritonrl.verify.shared.flags import Flag
 
     meta = described.meta
     if meta.get("device") != expected.device.type:
@@ -97,7 +97,7 @@ def compare_described(i: int, described: Described, expected: torch.Tensor) -> M
 
 
 def view(arena: Arena, slot: dict) -> torch.Tensor:
-    from tritonrl.verify.trial import torch_dtype
+    from tritonrl.verify.shared.trial import torch_dtype
 
     return arena.tensor(slot["offset"], torch_dtype(slot["dtype"]), slot["shape"])
 

@@ -25,7 +25,7 @@ import torch
 
 from tritonrl.errors import TaskError
 from tritonrl.verify.judge.compare import ReferenceSide, reference_side
-from tritonrl.verify.trial import (
+from tritonrl.verify.shared.trial import (
     TrialSpec,
     as_tuple,
     build_model,

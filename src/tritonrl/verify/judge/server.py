@@ -1,10 +1,10 @@
 """The judge process: one per GPU (one on a CPU), trusted, never imports candidate code.
 
-Forked by the zygote for the parent (``tritonrl.verify.verifier``), with the parent's socket. It holds what
+Forked by the zygote for the parent (``tritonrl.verify.parent.verifier``), with the parent's socket. It holds what
 decides verdicts: the references on its device (``references``), the timing of the reference ``Model``
 (``timings``), the per-GPU lock that keeps a timed candidate alone on the GPU, and the comparison. For each
 candidate the parent sends a session with the socket of that candidate's child; a thread runs it
-(``session.Session``) and sends back the verdict's facts. Messages (``tritonrl.verify.wire``):
+(``session.Session``) and sends back the verdict's facts. Messages (``tritonrl.verify.shared.wire``):
 
   parent -> judge   {"op": "session", "id": 3, "seal": ..., "config": {...}} + the child's socket (the child
                     starts) | {"op": "plan", "id": 3, "trials": [...], "timing": {...}} (or "cancel") | {"op": "stats"}
@@ -26,13 +26,13 @@ from typing import Any
 
 import torch
 
-from tritonrl.verify import wire
 from tritonrl.verify.judge.gpu_lock import GpuFileLock, RWLock
+from tritonrl.verify.judge.reference_timings import TimingStore
 from tritonrl.verify.judge.references import ReferenceStore
 from tritonrl.verify.judge.session import Session
-from tritonrl.verify.judge.timed import PrefetchBudget
-from tritonrl.verify.judge.timings import TimingStore
-from tritonrl.verify.stopwatch import Stopwatch
+from tritonrl.verify.judge.timing_run import PrefetchBudget
+from tritonrl.verify.shared import wire
+from tritonrl.verify.shared.stopwatch import Stopwatch
 
 log = logging.getLogger(__name__)
 

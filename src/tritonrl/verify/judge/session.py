@@ -20,15 +20,15 @@ from contextlib import contextmanager
 from typing import Any
 
 from tritonrl.errors import TaskError
-from tritonrl.verify import wire
-from tritonrl.verify.arena import Arena, fingerprint
 from tritonrl.verify.judge.compare import Mismatch, compare_outputs, inputs_changed
 from tritonrl.verify.judge.failures import ChildGone, ChildSilent, Failed, Unplanned, number, text
 from tritonrl.verify.judge.gpu_lock import CrossProcessGpuLease, GpuLease
 from tritonrl.verify.judge.layout import Described, Layout, compare_described
 from tritonrl.verify.judge.references import Reference
-from tritonrl.verify.judge.timed import run_timing
-from tritonrl.verify.trial import TrialSpec
+from tritonrl.verify.judge.timing_run import run_timing
+from tritonrl.verify.shared import wire
+from tritonrl.verify.shared.arena import Arena, fingerprint
+from tritonrl.verify.shared.trial import TrialSpec
 
 
 class Session:
@@ -256,7 +256,7 @@ class Session:
 
     def judge_call(self, reply: dict, ref: Reference, layout: Layout, stage: str) -> Mismatch | None:
         """Whether one call's reply, and the outputs it left in the arena, are the reference's."""
-        from tritonrl.verify.flags import Flag
+        from tritonrl.verify.shared.flags import Flag
 
         if not reply.get("ok"):
             return Mismatch(_flag(reply.get("flag"), Flag.RUNTIME_ERROR), text(reply.get("error"), "?"))
@@ -266,7 +266,7 @@ class Session:
         return self.check_outputs(reply.get("outputs"), ref, layout, stage)
 
     def check_outputs(self, metas: Any, ref: Reference, layout: Layout, stage: str) -> Mismatch | None:
-        from tritonrl.verify.flags import Flag
+        from tritonrl.verify.shared.flags import Flag
 
         changed = inputs_changed(ref.inputs_after, layout.read_inputs(self.arena))
         if changed is not None:
@@ -289,7 +289,7 @@ class Session:
 
     def output(self, i: int, meta: dict, layout: Layout) -> Any:
         """Output ``i`` as the arena holds it, or what the child said came instead (a type name, a shape ...)."""
-        from tritonrl.verify.flags import Flag
+        from tritonrl.verify.shared.flags import Flag
 
         if meta.get("type") != "torch.Tensor":
             return text(meta.get("type"), "an unknown object")
@@ -306,7 +306,7 @@ class Session:
 
 
 def _flag(value: Any, default: Any) -> Any:
-    from tritonrl.verify.flags import Flag
+    from tritonrl.verify.shared.flags import Flag
 
     try:
         return Flag(value)

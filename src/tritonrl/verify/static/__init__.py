@@ -34,8 +34,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tritonrl.astlock import parse_source
-from tritonrl.verify.flags import RATIONALE, Flag
-from tritonrl.verify.result import MAX_ERROR_CHARS, clip_words
+from tritonrl.verify.shared.flags import RATIONALE, Flag
+from tritonrl.verify.shared.verdict import MAX_ERROR_CHARS, clip_words
 from tritonrl.verify.static.compute import check_torch_compute
 from tritonrl.verify.static.files import check_file_access
 from tritonrl.verify.static.objects import check_attribute_escapes

@@ -13,7 +13,7 @@ process do the rest (docs/verifier.md, "Processes and trust"):
 - a **judge** per GPU (one on a CPU), trusted (``tritonrl.verify.judge``): references and inputs on its device,
   the comparison, the timing of the reference and the clock that bounds the candidate's;
 - a **candidate child** per candidate (``tritonrl.verify.child``): isolated, read-only, unprivileged; it imports
-  the candidate and answers its judge's calls through memory the judge maps into it (``tritonrl.verify.arena``);
+  the candidate and answers its judge's calls through memory the judge maps into it (``tritonrl.verify.shared.arena``);
 - the **zygote** (``tritonrl.verify.zygote``) that forks both, warm.
 
 On a GPU, up to ``workers_per_gpu`` candidates share each GPU (their children import, compile and run trials at
@@ -39,16 +39,16 @@ from typing import Any
 from tritonrl.config import VerifyConfig
 from tritonrl.errors import ConfigError, TaskError
 from tritonrl.tasks.model import KernelTask
-from tritonrl.verify.child.isolation import PROTECTIONS
-from tritonrl.verify.flags import Flag
-from tritonrl.verify.hints import add_hints
-from tritonrl.verify.judge.timings import default_cache_dir
-from tritonrl.verify.judges import JUDGE_START_S, JudgeClient, JudgeDied
-from tritonrl.verify.plan import TrialPlan, build_trials, mark_cpu_size_limit
-from tritonrl.verify.result import MAX_ERROR_CHARS, Stage, VerifyResult, clip_words
-from tritonrl.verify.sandbox import VerifierClosed, Zygote, jobs_root, make_workdir
-from tritonrl.verify.stopwatch import Stopwatch
-from tritonrl.verify.wire import CODE_FILE
+from tritonrl.verify.parent.hints import add_hints
+from tritonrl.verify.parent.judge_client import JUDGE_START_S, JudgeClient, JudgeDied
+from tritonrl.verify.parent.plan import TrialPlan, build_trials, mark_cpu_size_limit
+from tritonrl.verify.parent.zygote_client import VerifierClosed, ZygoteClient, make_workdir
+from tritonrl.verify.shared.directories import default_cache_dir, jobs_root
+from tritonrl.verify.shared.flags import Flag
+from tritonrl.verify.shared.protections import PROTECTIONS
+from tritonrl.verify.shared.stopwatch import Stopwatch
+from tritonrl.verify.shared.verdict import MAX_ERROR_CHARS, Stage, VerifyResult, clip_words
+from tritonrl.verify.shared.wire import CODE_FILE
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class Verifier:
         if self.config.workers_per_gpu < 1:
             raise ConfigError(f"verify.workers_per_gpu must be at least 1, not {self.config.workers_per_gpu}")
         self.workers = self._count_workers()
-        self._zygote = Zygote(zygote_env(self.device))
+        self._zygote = ZygoteClient(zygote_env(self.device))
         self.cache_dir = self.config.cache_dir or default_cache_dir()
         os.makedirs(self.cache_dir, mode=0o700, exist_ok=True)
         self._salt = secrets.token_hex(16)  # input seeds no candidate can know (tritonrl.verify.judge.references)
@@ -260,7 +260,7 @@ class Verifier:
         finally:
             self._slots.put(gpu)
         trials = plan()
-        result.flags += trials.flags  # reduced_shapes: judged at sizes the CPU can run (tritonrl.verify.plan)
+        result.flags += trials.flags  # reduced_shapes: judged at sizes the CPU can run (tritonrl.verify.parent.plan)
         self._apply(result, facts)
         result.timing["parent_s"] = watch.seconds()
         result = mark_cpu_size_limit(result, trials.oversize)
@@ -477,7 +477,7 @@ class Verifier:
         }
 
     def _policy(self):
-        from tritonrl.verify.timing import TimingPolicy
+        from tritonrl.verify.shared.timing_protocol import TimingPolicy
 
         return TimingPolicy(max_warmup=max(1, self.config.warmup), warmup_ms=self.config.timing_warmup_ms,
                             max_trials=max(1, self.config.timed_trials),

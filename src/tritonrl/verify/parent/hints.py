@@ -21,8 +21,8 @@ import ast
 
 from tritonrl.config import VerifyConfig
 from tritonrl.tasks.model import KernelTask
-from tritonrl.verify.flags import Flag
-from tritonrl.verify.result import MAX_ERROR_CHARS, Stage, VerifyResult, clip_words
+from tritonrl.verify.shared.flags import Flag
+from tritonrl.verify.shared.verdict import MAX_ERROR_CHARS, Stage, VerifyResult, clip_words
 
 REDUCED_PRECISION = 3e-2  # TF32 products: ~1e-3 of the output's scale; bf16 ~4e-3; a wrong kernel: ~1
 FULL_PRECISION = ("ieee", "tf32x3")  # tl.dot's input_precision values that keep fp32 products
@@ -103,7 +103,7 @@ def _full_precision(call: ast.Call) -> bool:
 
 def full_size_hint(result: VerifyResult, task: KernelTask, config: VerifyConfig, device: str,
                    reduced: bool) -> str | None:
-    from tritonrl.verify.plan import within_budget
+    from tritonrl.verify.parent.plan import within_budget
 
     if device != "cpu" or reduced or result.stage is not Stage.FULL or Flag.TIMEOUT.value not in result.flags:
         return None

@@ -1,6 +1,6 @@
 """The trial plan: which trials judge a candidate, and at what sizes.
 
-    from tritonrl.verify.plan import build_trials
+    from tritonrl.verify.parent.plan import build_trials
     trials = build_trials(task, config, device="cpu")   # a list of TrialSpec (a TrialPlan)
     trials.reduced      # {"batch_size": (1024, 64), ...}: shapes scaled to the CPU budget; {} when as written
     trials.flags        # ["reduced_shapes"] when reduced: informational, the verdict is still a verdict
@@ -24,9 +24,9 @@ from __future__ import annotations
 from tritonrl.config import VerifyConfig
 from tritonrl.errors import TaskError
 from tritonrl.tasks.model import KernelTask
-from tritonrl.verify.flags import Flag
-from tritonrl.verify.result import Stage, VerifyResult
-from tritonrl.verify.trial import TrialSpec
+from tritonrl.verify.shared.flags import Flag
+from tritonrl.verify.shared.trial import TrialSpec
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 _FIT_CACHE: dict[tuple, tuple[KernelTask, bool]] = {}
 

@@ -16,8 +16,8 @@ import threading
 import time
 from typing import Any
 
-from tritonrl.verify import wire
-from tritonrl.verify.sandbox import Zygote
+from tritonrl.verify.parent.zygote_client import ZygoteClient
+from tritonrl.verify.shared import wire
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ class JudgeDied(RuntimeError):
 class JudgeClient:
     """The parent's end of one judge: sessions out, facts back (a reader thread routes them by id)."""
 
-    def __init__(self, zygote: Zygote, gpu: str | None, spec: dict[str, Any], env: dict[str, str]) -> None:
+    def __init__(self, zygote: ZygoteClient, gpu: str | None, spec: dict[str, Any], env: dict[str, str]) -> None:
         began = time.monotonic()
         mine, theirs = socket.socketpair()
         self.process = zygote.submit("judge", "", spec, env, {}, theirs)

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 import torch
 
-from tritonrl.verify.timing_stats import ci_converged, median_ci, speedup_interval  # noqa: F401 - re-exported
+from tritonrl.verify.shared.timing_stats import ci_converged, median_ci, speedup_interval  # noqa: F401 - re-exported
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # larger than any current GPU's L2 (H100: 50 MiB), as KernelBench does
 TRIM_FRACTION = 0.10                # trimmed mean drops this share of trials at each end
@@ -365,7 +365,7 @@ def time_with_sets(forward: Callable[[], Any], inputs: list, sets: list[list], *
                    policy: TimingPolicy | None = None, seed: int | None = None) -> dict[str, Any]:
     """``time_calls`` of ``forward()`` in this process, its tensor ``inputs`` refilled in place before every call
     (outside the timed region) from one of ``sets``, never the previous call's: what the judge does for the
-    reference (``tritonrl.verify.judge.timed``), and benchmarks for anything trusted."""
+    reference (``tritonrl.verify.judge.timing_run``), and benchmarks for anything trusted."""
     rng = _Random(seed if seed is not None else _randbits(64))
     last = [-1]
 

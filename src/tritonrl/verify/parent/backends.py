@@ -1,6 +1,6 @@
 """Which verifier judges candidates: this machine's processes, or actors on a Ray cluster.
 
-    from tritonrl.verify.backends import make_verifier
+    from tritonrl.verify.parent.backends import make_verifier
     with make_verifier(config.verify) as verifier:      # verify.backend: "local" (default) or "ray"
         results = verifier.verify_many(items)
 
@@ -22,10 +22,10 @@ def make_verifier(config: VerifyConfig | None = None):
     if config.backend not in BACKENDS:
         raise ConfigError(f"unknown verify.backend {config.backend!r}; choose {' or '.join(BACKENDS)}")
     if config.backend == "local":
-        from tritonrl.verify.verifier import Verifier
+        from tritonrl.verify.parent.verifier import Verifier
 
         return Verifier(config)
-    from tritonrl.verify.ray_backend import RayVerifier, import_ray
+    from tritonrl.verify.parent.ray_backend import RayVerifier, import_ray
 
     import_ray()  # the install hint before anything else is built
     return RayVerifier(config, address=config.ray_address, num_actors=config.ray_num_actors)

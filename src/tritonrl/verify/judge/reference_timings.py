@@ -19,17 +19,13 @@ import hashlib
 import hmac
 import json
 import os
-import tempfile
 import threading
 from typing import Any
 
 from tritonrl.atomic import write_atomic
+from tritonrl.verify.shared.directories import default_cache_dir
 
 KEY_FILE = ".hmac-key"
-
-
-def default_cache_dir() -> str:
-    return os.path.join(tempfile.gettempdir(), f"tritonrl-refcache-{os.getuid()}")
 
 
 class TimingStore:

@@ -50,7 +50,7 @@ class VerifyResult:
     compiled: the module imported and ModelNew was constructed.
     tiny_correct: outputs matched on the tiny shape variant.
     correct: outputs matched on every full trial (and every runtime check held).
-    flags: named reasons (values of ``tritonrl.verify.flags.Flag``), e.g. ``no_triton_launch``.
+    flags: named reasons (values of ``tritonrl.verify.shared.flags.Flag``), e.g. ``no_triton_launch``.
     error: a concise, model-readable message: exception type, message and the candidate's relevant lines.
     runtime_ms / ref_runtime_ms: measured on a GPU; ``None`` when timing is unavailable (CPU) or skipped.
     speedup: ref_runtime_ms / runtime_ms, or ``None``.

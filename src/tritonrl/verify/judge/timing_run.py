@@ -7,7 +7,7 @@ outputs are checked against the reference's for those inputs, every call runs un
 compute, no launch, torch-made outputs: ``timing_mismatch``), a secret share of extra calls (not timed) is also
 watched byte by byte around each launch (copy kernels), and the judge's wall clock bounds what the child's clock
 reports (``clock_check``: its baseline is empty regions each made after the same preparation as a timed call,
-interleaved with them). The protocol itself (warm-up, adaptive stop) is ``tritonrl.verify.timing.time_calls``.
+interleaved with them). The protocol itself (warm-up, adaptive stop) is ``tritonrl.verify.shared.timing_protocol.time_calls``.
 
 The fresh inputs of the run's first calls are made before it (``prefetch``, under the shared lease), so the time
 the GPU is held alone goes to the candidate's calls, not to the reference's forward passes for the next inputs.
@@ -25,14 +25,13 @@ from typing import Any
 
 import torch
 
-from tritonrl.verify import timing as timing_mod
-from tritonrl.verify import wire
 from tritonrl.verify.judge.failures import Failed, number, text
 from tritonrl.verify.judge.layout import Layout
 from tritonrl.verify.judge.references import Reference
-from tritonrl.verify.stopwatch import Stopwatch
-from tritonrl.verify.timing_stats import RUN_TO_RUN_REL, speedup_interval
-from tritonrl.verify.trial import TrialSpec
+from tritonrl.verify.shared import timing_protocol, wire
+from tritonrl.verify.shared.stopwatch import Stopwatch
+from tritonrl.verify.shared.timing_stats import RUN_TO_RUN_REL, speedup_interval
+from tritonrl.verify.shared.trial import TrialSpec
 
 CALIBRATION_CALLS = 20      # empty timed regions through the child, back to back: the timer's own cost
 BASELINE_MIN = 10           # empty regions interleaved with the timed calls (the clock check's baseline): at least
@@ -51,7 +50,7 @@ PREFETCH_CPU_BYTES = 1 << 30  # ... and on the CPU, this much
 def run_timing(session, refs: dict[str, Reference]) -> None:
     trial = next(t for t in session.trials if t.stage == "full")
     ref, layout = refs[trial.name], Layout.of(refs[trial.name])
-    policy = timing_mod.TimingPolicy.from_dict(session.timing_spec.get("policy"))
+    policy = timing_protocol.TimingPolicy.from_dict(session.timing_spec.get("policy"))
     session.budget_s = float(session.config["timeout_s"])  # timing has its own allowance
     start = time.monotonic()
     model = session.judge.store.model(trial)
@@ -72,7 +71,7 @@ def run_timing(session, refs: dict[str, Reference]) -> None:
     report_timing(session, candidate, ref_report, cached)
 
 
-def planned_sets(policy: timing_mod.TimingPolicy) -> int:
+def planned_sets(policy: timing_protocol.TimingPolicy) -> int:
     """How many fresh input sets to make before the timing run: as many as a run that stops at its fewest timed
     calls prepares (those calls, the watched ones, the clock check's empty regions). A longer run, or one whose
     sets did not fit in the judge's ``PrefetchBudget``, makes the rest as it goes."""
@@ -120,7 +119,7 @@ def prefetch(session, trial: TrialSpec, model: torch.nn.Module, count: int) -> d
     return {call: session.judge.store.fresh(trial, call, model) for call in range(1, count + 1)}
 
 
-def reference_timing(session, trial: TrialSpec, policy: timing_mod.TimingPolicy) -> tuple[dict, bool]:
+def reference_timing(session, trial: TrialSpec, policy: timing_protocol.TimingPolicy) -> tuple[dict, bool]:
     """The reference ``Model`` timed here, as the candidate is (cached per inputs' shapes, GPU, policy)."""
     key = "|".join(map(str, (trial.cache_key(session.judge.device, session.config["randomize"]), session.judge.gpu_name,
                              policy.key(), bool(session.timing_spec.get("compile")), "timing-v6")))
@@ -137,8 +136,8 @@ def reference_timing(session, trial: TrialSpec, policy: timing_mod.TimingPolicy)
 
             inductor_config.compile_threads = 1
             report["compile"] = time_in_process(session, torch.compile(model), sets, policy)
-        report["load"] = timing_mod.gpu_load()  # who else was on the device while it was timed
-        report["device"] = (timing_mod.device_info() if session.judge.device.startswith("cuda")
+        report["load"] = timing_protocol.gpu_load()  # who else was on the device while it was timed
+        report["device"] = (timing_protocol.device_info() if session.judge.device.startswith("cuda")
                             else {"gpu": "cpu"})
     except Exception as exc:  # noqa: BLE001 - the reference's failure must not pass for the candidate's
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:500]}, False
@@ -146,16 +145,16 @@ def reference_timing(session, trial: TrialSpec, policy: timing_mod.TimingPolicy)
     return report, False
 
 def time_in_process(session, model: torch.nn.Module, sets: list[Reference],
-                    policy: timing_mod.TimingPolicy) -> dict[str, Any]:
+                    policy: timing_protocol.TimingPolicy) -> dict[str, Any]:
     inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in sets[0].inputs]
-    timer = timing_mod.make_timer(session.judge.device)
-    stats = timing_mod.time_with_sets(lambda: model(*inputs), inputs, [s.inputs for s in sets], timer=timer,
+    timer = timing_protocol.make_timer(session.judge.device)
+    stats = timing_protocol.time_with_sets(lambda: model(*inputs), inputs, [s.inputs for s in sets], timer=timer,
                                       policy=policy)
     timer.close()
     return stats
 
 
-def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, policy: timing_mod.TimingPolicy,
+def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, policy: timing_protocol.TimingPolicy,
                      model: torch.nn.Module, sets: dict[int, Reference]) -> dict[str, Any]:
     reply = session.call({"op": "time_setup", "seed": trial.seed, "init": layout.init,
                        "randomize": session.config["randomize"], "dtype": trial.dtype, "inputs": layout.inputs,
@@ -216,12 +215,12 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, 
             reply = session.recv("timing")
         watched = what_broke(reply)
         if watched is not None:
-            raise timing_mod.TimedCallRejected(f"timed call {calls[0]} did other work than the checked "
+            raise timing_protocol.TimedCallRejected(f"timed call {calls[0]} did other work than the checked "
                                                f"calls: {watched}")
         with parts("check"):
             problem = session.check_outputs(reply.get("outputs"), fresh, layout, "full")
         if problem is not None:
-            raise timing_mod.TimedCallRejected(f"timed call {calls[0]}: {problem.message}")
+            raise timing_protocol.TimedCallRejected(f"timed call {calls[0]}: {problem.message}")
         if not watch:
             gaps.append(wall - ms)
         return ms
@@ -232,20 +231,20 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, 
                 ms, _ = timed_region(session, {"op": "time", "warm": True})
                 watched = what_broke(session.recv("timing"))
             if watched is not None:
-                raise timing_mod.TimedCallRejected(f"a timed call (warm-up) did other work than the checked calls: {watched}")
+                raise timing_protocol.TimedCallRejected(f"a timed call (warm-up) did other work than the checked calls: {watched}")
             return ms
         if len(gaps) + 1 in must_watch or rng.random() < WATCH_RATE:
             checked(watch=True)  # its time is not a sample
         return checked(watch=False)
 
     try:
-        stats = timing_mod.time_calls(call, policy=policy.with_overhead(CALIBRATION_CALLS), overhead=calibrate,
+        stats = timing_protocol.time_calls(call, policy=policy.with_overhead(CALIBRATION_CALLS), overhead=calibrate,
                                       interleaved=lambda: [ms for ms, _ in baseline])
-    except timing_mod.TimedCallRejected as exc:
+    except timing_protocol.TimedCallRejected as exc:
         raise Failed("timing", "timing_mismatch", str(exc)) from None
     finally:
         session.facts["stage_s"]["timing_parts"] = parts.with_counts()
-    stats["load"] = timing_mod.gpu_load()
+    stats["load"] = timing_protocol.gpu_load()
     stats["clock_check"] = clock_check(baseline, gaps, stats["samples_ms"])
     stats["clock_check"]["back_to_back_gap_ms"] = statistics.median(wall - ms for ms, wall in calibration)
     return stats

@@ -1,6 +1,6 @@
 """The parent side of the sandbox: a client of the zygote, and one forked process seen from outside.
 
-``Zygote`` starts ``python -m tritonrl.verify.zygote`` (torch and Triton imported once, CUDA never touched)
+``ZygoteClient`` starts ``python -m tritonrl.verify.zygote`` (torch and Triton imported once, CUDA never touched)
 and asks it to fork a judge per device and a child per candidate, each with the socket it will talk on; a reader
 thread routes its replies (pids, exits). ``Forked`` is one such process: its private workdir, its exit, and the
 kill, which takes its whole process group (it called ``setsid``), so a hang or anything it spawned is gone. Not
@@ -23,8 +23,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from tritonrl.verify import wire
-from tritonrl.verify.environment import zygote_environment
+from tritonrl.verify.shared import wire
+from tritonrl.verify.shared.directories import jobs_root
+from tritonrl.verify.shared.environment import zygote_environment
 
 POLL_S = 0.005
 START_TIMEOUT_S = 300.0
@@ -48,7 +49,7 @@ class Exit:
         return f"exited with status {self.code}"
 
 
-class Zygote:
+class ZygoteClient:
     """One warm fork server; ``submit`` is thread-safe."""
 
     def __init__(self, env: dict[str, str]) -> None:
@@ -170,7 +171,7 @@ class Zygote:
 class Forked:
     """One forked job (a judge or a candidate child): its exit, its files, the kill of its process group."""
 
-    def __init__(self, zygote: Zygote, job_id: int, pid: int, workdir: str) -> None:
+    def __init__(self, zygote: ZygoteClient, job_id: int, pid: int, workdir: str) -> None:
         self.zygote, self.job_id, self.pid, self.workdir = zygote, job_id, pid, workdir
 
     def path(self, name: str) -> str:
@@ -223,13 +224,6 @@ class Forked:
             os.close(fd)
         lines = [line for line in text.strip().splitlines() if line.strip()]
         return lines[-1][-chars:] if lines else ""
-
-
-def jobs_root() -> str:
-    """The one directory holding every child's working directory: hidden from candidates as a whole."""
-    root = os.path.join(tempfile.gettempdir(), f"tritonrl-jobs-{os.getuid()}")
-    os.makedirs(root, mode=0o700, exist_ok=True)
-    return root
 
 
 def make_workdir(root: str | None = None) -> str:

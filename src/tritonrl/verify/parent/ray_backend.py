@@ -1,6 +1,6 @@
 """Verification on a Ray cluster: the ``Verifier`` API, with candidates spread over Ray actors.
 
-    from tritonrl.verify.ray_backend import RayVerifier
+    from tritonrl.verify.parent.ray_backend import RayVerifier
     with RayVerifier(VerifyConfig(), address="auto") as verifier:   # None: start a local Ray instance
         results = verifier.verify_many(items)                       # same order as items
 
@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING
 
 from tritonrl.config import VerifyConfig
 from tritonrl.errors import ConfigError
-from tritonrl.verify.flags import Flag
-from tritonrl.verify.result import Stage, VerifyResult
-from tritonrl.verify.verifier import VerifyItem
+from tritonrl.verify.parent.verifier import VerifyItem
+from tritonrl.verify.shared.flags import Flag
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 if TYPE_CHECKING:
     from tritonrl.progress import ProgressLine
@@ -64,7 +64,7 @@ class VerifyActor:
 
     def __init__(self, config: VerifyConfig, factory: Callable[[VerifyConfig], object] | None = None) -> None:
         if factory is None:
-            from tritonrl.verify.verifier import Verifier as factory
+            from tritonrl.verify.parent.verifier import Verifier as factory
         self.verifier = factory(config)
 
     def verify_many(self, items: list[VerifyItem]) -> list[VerifyResult]:
