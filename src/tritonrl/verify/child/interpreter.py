@@ -1,6 +1,6 @@
 """Run honest GPU-written Triton under the CPU interpreter (``TRITON_INTERPRET=1``), or say it cannot be judged.
 
-Called in the candidate's child only (``tritonrl.verify.harness``), before the candidate is imported, when
+Called in the candidate's child only (``tritonrl.verify.child.harness``), before the candidate is imported, when
 the child runs under the interpreter. Every shim keeps what a kernel computes; none can turn a wrong kernel
 right (the comparison happens in the parent as always). What the shims cannot make work is recognised by
 ``classify_interpreter_error`` so the verifier reports ``cpu_unsupported`` instead of a wrong answer.

@@ -1,7 +1,7 @@
 """One correctness trial, and how both sides build the same model and inputs for it.
 
-A trial is (task variant, seed, value scale, dtype). The reference process (``tritonrl.verify.reference``)
-builds ``Model`` and the inputs; the candidate child (``tritonrl.verify.harness``) builds the same inputs itself,
+A trial is (task variant, seed, value scale, dtype). The reference process (``tritonrl.verify.judge.references``)
+builds ``Model`` and the inputs; the candidate child (``tritonrl.verify.child.harness``) builds the same inputs itself,
 before any candidate code is imported, and ``ModelNew`` with the same seed and parameter perturbation. Nothing here
 imports candidate code; both processes import this module before anything untrusted runs.
 """
