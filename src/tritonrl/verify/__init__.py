@@ -5,6 +5,9 @@
         result = verifier.verify(task, completion=text)
 
 See ``docs/verifier.md`` for the funnel, the runtime checks and what the sandbox does and does not protect.
+The subpackages are the roles (``docs/architecture.md``): ``parent/`` (this process), ``zygote`` (forks the
+others), ``judge/``, ``child/`` (the candidate's process), ``static/`` (the parent's checks of the source) and
+``shared/`` (what they all use); ``.importlinter`` states what each may import.
 """
 
 from typing import TYPE_CHECKING
