@@ -1,8 +1,8 @@
-"""The house's import graph: no circles among the package's modules, the algorithms apart, the static checks acyclic.
+"""The house's import graph: no circles among the package's modules, and verdicts never import rewards.
 
-Module-level imports only for the circles (function-local imports are deliberate lazy loads). A circle makes import
-order matter and hides which part depends on which. The rules between the verifier's roles, and "the verifier never
-imports the reward", are import-linter contracts (``.importlinter``, ``tests/test_architecture.py``).
+Module-level imports only (function-local imports are deliberate lazy loads). A circle makes import order
+matter and hides which part depends on which; ``verify/`` importing ``tritonrl.reward`` would mean the verifier
+computes rewards, which belong to its callers (training, evaluation, the CLI).
 """
 
 import ast
@@ -55,9 +55,21 @@ def test_no_import_circles():
     for module in sorted(graph):
         if module not in state:
             visit(module, [module])
-    # a package importing its own submodule (tritonrl.verify -> tritonrl.verify.shared.flags) is not a circle
+    # a package importing its own submodule (tritonrl.verify -> tritonrl.verify.flags) is not a circle
     cycles = [c for c in cycles if not all(c[0].startswith(m) or m.startswith(c[0]) for m in c)]
     assert not cycles, f"import circles: {cycles}"
+
+
+def test_verify_never_imports_the_reward():
+    graph = _graph()
+    offenders = {m: sorted(deps) for m, deps in graph.items()
+                 if m.startswith("tritonrl.verify") and any(d.startswith("tritonrl.reward") for d in deps)}
+    assert not offenders, offenders
+    for path in (SRC / "verify").rglob("*.py"):  # function-local imports too
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n.startswith("tritonrl.reward") for n in names), f"{path.name} imports the reward"
 
 
 def _all_imports(path: Path) -> set[str]:

@@ -7,7 +7,7 @@
 See ``docs/verifier.md`` for the funnel, the runtime checks and what the sandbox does and does not protect.
 The subpackages are the roles (``docs/architecture.md``): ``parent/`` (this process), ``zygote`` (forks the
 others), ``judge/``, ``child/`` (the candidate's process), ``static/`` (the parent's checks of the source) and
-``shared/`` (what they all use); ``.importlinter`` states what each may import.
+``shared/`` (what they all use); the ``verify-*`` import contracts of ``pyproject.toml`` say what each may import.
 """
 
 from typing import TYPE_CHECKING

@@ -6,6 +6,6 @@
     audit.py        an audit hook: candidate code may not reach frames, the object graph or foreign code
     interpreter.py  what Triton's CPU interpreter lacks, and its differences from a GPU
 
-It imports nothing of the judge, the parent, the zygote or the static checks (``.importlinter``): what it shares
-with them is in ``tritonrl.verify.shared``.
+It imports nothing of the judge, the parent, the zygote or the static checks (``verify-*`` in ``pyproject.toml``):
+what it shares with them is in ``tritonrl.verify.shared``.
 """

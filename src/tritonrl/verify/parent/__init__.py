@@ -8,5 +8,5 @@
     backends.py        this machine's processes or a Ray cluster (``ray_backend.py``)
 
 It talks to the judges and the zygote only through ``tritonrl.verify.shared.wire``; the import contracts in
-``.importlinter`` (checked by ``tests/test_architecture.py``) hold it to that.
+``pyproject.toml`` (``verify-*``, checked by ``tests/test_architecture.py``) hold it to that.
 """

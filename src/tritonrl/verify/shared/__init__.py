@@ -12,5 +12,5 @@
     timing_stats.py     the protocol's pure statistics (medians, intervals, speedups)
     stopwatch.py        seconds per named step, for diagnosis only
 
-Nothing here imports the parent, the zygote, the judge or the child (``.importlinter``).
+Nothing here imports the parent, the zygote, the judge or the child (``verify-*`` in ``pyproject.toml``).
 """
