@@ -3,7 +3,7 @@
 CPython 3.11 builds ``ast`` objects with one interpreter-wide recursion counter (python/cpython#106905): two
 threads parsing at once, with the GIL changing hands mid-way, fail one of them with ``SystemError: AST constructor
 recursion depth mismatch``. The ``Verifier`` extracts and checks candidates in a thread pool, so that race failed
-honest kernels as ``verifier_error``. ``tritonrl.astlock`` serialises every parse; these tests hammer it.
+honest kernels as ``verifier_error``. ``tritonrl.util.astlock`` serialises every parse; these tests hammer it.
 
 To make the GIL change hands inside a parse (as a busy verifier's garbage collections may, running finalizers),
 every garbage collection starts by releasing the GIL. ``test_the_hammer_finds_the_race_without_the_lock``
@@ -19,11 +19,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tritonrl import astlock
 from tritonrl.config import VerifyConfig
 from tritonrl.extract import extract_code
 from tritonrl.tasks import load_tasks
 from tritonrl.tasks.sources import check_task_source
+from tritonrl.util import astlock
 from tritonrl.verify import Verifier, VerifyItem
 from tritonrl.verify.plan import build_trials
 from tritonrl.verify.static import run_static_checks

@@ -3,7 +3,7 @@ import itertools
 import pytest
 
 from tritonrl.config import CurriculumConfig
-from tritonrl.curriculum import Curriculum, CurriculumSampler
+from tritonrl.train.curriculum import Curriculum, CurriculumSampler
 
 
 def test_share_holds_below_trigger_then_ramps_linearly_to_end():

@@ -4,11 +4,11 @@ import json
 
 import pytest
 
+from tritonrl.common.generation import HFGenerator, ModelSource, Sampling, resolve_model
+from tritonrl.common.manifest import RunManifest
+from tritonrl.common.prompts import build_messages, load_template
 from tritonrl.errors import UserError
-from tritonrl.generation import HFGenerator, ModelSource, Sampling, resolve_model
-from tritonrl.prompts import build_messages, load_template
 from tritonrl.tasks import get_task
-from tritonrl.train.manifest import RunManifest
 
 
 def test_resolve_model_from_hub_id_dirs_and_manifest(tmp_path):
@@ -36,8 +36,8 @@ def test_resolve_model_from_hub_id_dirs_and_manifest(tmp_path):
 
 def test_hf_generator_batches_prompts_and_leaves_the_tokenizer_as_it_was(tmp_path):
     pytest.importorskip("transformers")
+    from tritonrl.common.models import build_tiny_model, load_model
     from tritonrl.config import ModelConfig
-    from tritonrl.train.models import build_tiny_model, load_model
 
     model, tokenizer = load_model(ModelConfig(name_or_path=str(build_tiny_model(tmp_path / "tiny")),
                                               dtype="float32"))

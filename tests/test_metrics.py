@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from tritonrl import metrics
-from tritonrl.metrics import Sample
+from tritonrl.evaluation import metrics
+from tritonrl.evaluation.metrics import Sample
 from tritonrl.verify.flags import Flag
 from tritonrl.verify.result import Stage, VerifyResult
 

@@ -7,8 +7,8 @@ import sys
 
 from tests.helpers.fake_verifier import FakeVerifier
 from tests.test_evaluate import write_jsonl
-from tritonrl import evaluate
 from tritonrl.cli import main
+from tritonrl.evaluation import evaluate
 from tritonrl.progress import ProgressLine
 from tritonrl.verify.result import Stage, VerifyResult
 

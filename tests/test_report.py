@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from tritonrl import report as rep
 from tritonrl.cli import main
 from tritonrl.errors import UserError
+from tritonrl.evaluation import report as rep
 from tritonrl.verify.result import Stage, VerifyResult
 
 

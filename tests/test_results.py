@@ -1,6 +1,6 @@
 """results.jsonl rows: which a resumed run keeps."""
 
-from tritonrl.results import judged_rows
+from tritonrl.common.result_log import judged_rows
 
 
 def row(task, sample, turn=None, flags=()):

@@ -4,8 +4,8 @@ import random
 
 import pytest
 
+from tritonrl.common.reward import compute_reward, speedup_credit, speedup_interval
 from tritonrl.config import RewardConfig
-from tritonrl.reward import compute_reward, speedup_credit, speedup_interval
 from tritonrl.verify import Flag, Stage, VerifyResult
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tritonrl.errors import UserError
+from tritonrl.taskgen import generate_tasks, split_of
 from tritonrl.tasks import load_tasks
-from tritonrl.tasks.generate import generate_tasks, split_of
 from tritonrl.verify.result import Stage, VerifyResult
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,9 +98,9 @@ def test_duplicates_are_dropped(tmp_path, monkeypatch):
     import itertools
     import random
 
-    import tritonrl.tasks.generate as generate
+    import tritonrl.taskgen as generate
     from tritonrl.errors import UserError
-    from tritonrl.tasks.generate.families import draw
+    from tritonrl.taskgen.families import draw
 
     drafts = [draw(random.Random(i)) for i in range(40)]
     drafts = [d for d in drafts if split_of(d.signature) == "train"][:3]
@@ -135,7 +135,7 @@ def test_split_is_a_function_of_the_signature_only(signature):
 
 def test_cli_generate_says_whether_kernelbench_overlap_was_checked(tmp_path, monkeypatch, capsys):
     """Without a clone, "KernelBench overlap 0" claimed a check that never ran."""
-    import tritonrl.tasks.generate as generate
+    import tritonrl.taskgen as generate
     from tritonrl.cli import main
 
     monkeypatch.delenv("KERNELBENCH_DIR", raising=False)
@@ -153,7 +153,7 @@ def test_a_new_split_salt_draws_a_new_partition_and_each_salt_keeps_its_splits_d
     partition (a held-out split no earlier study saw). Train and held-out of one salt never share a combination."""
     import random
 
-    from tritonrl.tasks.generate.families import draw
+    from tritonrl.taskgen.families import draw
 
     rng = random.Random(0)
     signatures = {draw(rng).signature for _ in range(400)}

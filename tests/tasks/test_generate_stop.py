@@ -11,7 +11,7 @@ import pytest
 from tests.tasks.test_generate import tree_bytes
 from tests.test_eval_stop import send
 from tritonrl.errors import Stopped
-from tritonrl.tasks.generate import PROGRESS_JSONL, generate_tasks
+from tritonrl.taskgen import PROGRESS_JSONL, generate_tasks
 from tritonrl.verify.result import Stage, VerifyResult
 
 
@@ -81,7 +81,7 @@ def test_sigint_works_the_same_and_other_arguments_start_afresh(tmp_path):
 
 
 def test_cli_generate_stopped_exits_143_and_the_same_command_finishes(tmp_path, monkeypatch, capsys):
-    import tritonrl.tasks.generate as generate
+    import tritonrl.taskgen as generate
     from tritonrl.cli import main
 
     verifiers = iter([SignallingVerifier(at=2), SignallingVerifier()])

@@ -1,7 +1,7 @@
 import torch
 
+from tritonrl.common.models import build_tiny_model, load_model
 from tritonrl.config import ModelConfig
-from tritonrl.train.models import build_tiny_model, load_model
 
 
 def test_tiny_model_has_a_local_tokenizer_with_chat_template(tiny_model_dir):

@@ -3,9 +3,9 @@ import asyncio
 import pytest
 
 from tritonrl.config import CurriculumConfig, RewardConfig, VerifyConfig
-from tritonrl.curriculum import Curriculum
 from tritonrl.tasks import get_task
-from tritonrl.train.rewards import AsyncVerifierReward, VerifierReward, compute_score
+from tritonrl.train.curriculum import Curriculum
+from tritonrl.train.reward_adapters import AsyncVerifierReward, VerifierReward, compute_score
 
 
 def _tasks():
@@ -32,7 +32,7 @@ def test_one_verify_call_per_batch_metrics_and_curriculum(fake_verifier):
 
 
 def test_batch_stats_report_speedups_with_their_intervals():
-    from tritonrl.train.rewards import batch_stats
+    from tritonrl.train.reward_adapters import batch_stats
     from tritonrl.verify.result import Stage, VerifyResult
 
     def timed(speedup, ci):

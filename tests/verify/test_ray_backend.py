@@ -21,7 +21,7 @@ from tritonrl.verify.backends import make_verifier
 
 ray = pytest.importorskip("ray")
 
-from tritonrl.reward import compute_reward
+from tritonrl.common.reward import compute_reward
 from tritonrl.verify.ray_backend import RayVerifier, plan_units
 
 RELU_TASK = KernelTask(name="test_relu", level=1, source='''

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from tritonrl.common.reward import compute_reward
 from tritonrl.config import RewardConfig
-from tritonrl.reward import compute_reward
 from tritonrl.verify import Flag, Stage, VerifyResult, timing
 from tritonrl.verify.judge.timed import clock_check, report_timing
 from tritonrl.verify.static import run_static_checks

@@ -143,7 +143,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def _emit(args: argparse.Namespace, path: Path, task: str, result: VerifyResult) -> VerifyResult:
     if result.reward is None:  # the verdict's reward, by the function training uses (default reward config)
-        from tritonrl.reward import compute_reward
+        from tritonrl.common.reward import compute_reward
 
         result.reward = compute_reward(result)
     if args.json:

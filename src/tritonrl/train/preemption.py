@@ -15,7 +15,7 @@ import threading
 import urllib.error
 import urllib.request
 
-from tritonrl.train.signals import StopRequest
+from tritonrl.common.signals import StopRequest
 
 GCP_URL = "http://metadata.google.internal/computeMetadata/v1/instance/preempted"
 AWS_URL = "http://169.254.169.254/latest/meta-data/spot/instance-action"

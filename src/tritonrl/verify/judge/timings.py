@@ -23,7 +23,7 @@ import tempfile
 import threading
 from typing import Any
 
-from tritonrl.atomic import write_atomic
+from tritonrl.util.atomic import write_atomic
 
 KEY_FILE = ".hmac-key"
 

@@ -1,10 +1,10 @@
 """Procedural KernelBench-format tasks with verified Triton references, split by op combination.
 
     tritonrl tasks generate --n 64 --seed 0 --split train --out data/gen/train [--kernelbench DIR] [--shape-scale 8]
-    from tritonrl.tasks.generate import generate_tasks
+    from tritonrl.taskgen import generate_tasks
     report = generate_tasks(64, seed=0, split="heldout", out="data/gen/heldout")
 
-Families (``tritonrl.tasks.generate.families``): elementwise chains, row reductions with prologue/epilogue, GEMM
+Families (``tritonrl.taskgen.families``): elementwise chains, row reductions with prologue/epilogue, GEMM
 plus epilogue. Each draft's *signature* is its family and ordered op names (constants and shapes left out); a
 signature is held out when a hash of it (salted with ``split_salt``) falls in the first ``heldout_share`` of the hash
 range, for every seed, so held-out tasks combine ops in ways no training task does. A new salt draws a new partition:
@@ -18,7 +18,7 @@ The same arguments give the same bytes (nothing time-dependent is written).
 
 Resumable: while it runs, ``OUT/generation_progress.jsonl`` holds the arguments (first line), then each judged
 reference's verdict, appended as it arrives; an accepted task's files are written at once. SIGTERM or SIGINT
-(``tritonrl.train.signals``) stops it after the verdict under way (running references are stopped) with
+(``tritonrl.common.signals``) stops it after the verdict under way (running references are stopped) with
 ``tritonrl.errors.Stopped``. Run again with the same arguments, it draws the same drafts (one seeded stream) and
 takes the recorded verdicts instead of verifying again, so it ends with exactly the tasks an uninterrupted run
 writes; other arguments start afresh. ``tasks.jsonl`` and then ``generation_report.json`` are written last, only
@@ -38,10 +38,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tritonrl.astlock import parse_source
 from tritonrl.errors import Stopped, UserError
-from tritonrl.tasks.generate.families import Draft, draw
+from tritonrl.taskgen.families import Draft, draw
 from tritonrl.tasks.model import KernelTask
+from tritonrl.util.astlock import parse_source
 
 __all__ = ["SPLITS", "GenerationReport", "generate_tasks", "split_of"]
 
@@ -103,7 +103,7 @@ def generate_tasks(n: int, seed: int, split: str, out: str | Path, kernelbench_d
                    verifier=None, split_salt: str = SPLIT_SALT) -> GenerationReport:
     """Write ``n`` verified tasks of ``split`` to ``out`` (replacing what a previous run with other arguments wrote
     there; resuming one with the same arguments that was stopped: module docstring)."""
-    from tritonrl.train.signals import SignalHandlers, StopRequest
+    from tritonrl.common.signals import SignalHandlers, StopRequest
 
     if split not in SPLITS:
         raise UserError(f"unknown split {split!r}; choose {' or '.join(SPLITS)}")
@@ -239,7 +239,7 @@ def _verified(batch, report: GenerationReport, verify_config, verifier, progress
               stop) -> list[tuple[Draft, KernelTask]] | None:
     """Keep the drafts whose reference our Verifier accepts (verdicts recorded in ``progress`` are taken as they
     are; the others in one streaming batch); None when ``stop`` was raised before every verdict was in."""
-    from tritonrl.results import stream_verdicts
+    from tritonrl.common.result_log import stream_verdicts
     from tritonrl.verify import VerifyItem
 
     verdicts = [progress.get(task) for _, task in batch]

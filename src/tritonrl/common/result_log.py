@@ -4,10 +4,10 @@
     device = judge(pending, verify, verifier, out / RESULTS_JSONL, rows)   # verify, appending each row
 
 A row: ``task``, ``level``, ``sample``, ``task_path``, ``completion``, ``code`` (extracted), ``result`` (the full
-``VerifyResult``, its reward computed by ``tritonrl.reward`` when the verdict has none), ``file`` for a solution
+``VerifyResult``, its reward computed by ``tritonrl.common.reward`` when the verdict has none), ``file`` for a solution
 file's sample, and in refinement runs ``turn`` and ``prompt_context``. On ``--resume`` a row whose verdict is a
-verifier error is dropped (``judged_rows``), so its sample is judged again. Used by ``tritonrl.evaluate`` and
-``tritonrl.refinement``.
+verifier error is dropped (``judged_rows``), so its sample is judged again. Used by ``tritonrl.evaluation.evaluate`` and
+``tritonrl.evaluation.refinement``.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, path: Path, 
           desc: str = "eval", stop: Any = None, display: Any = None) -> str:
     """Verify ``todo``, appending each row to ``path`` (and ``rows``) as it finishes, under a progress line
     (``desc``; on a terminal only) and shown as ``display`` (``tritonrl.progress.Display``) says; the device used.
-    A raised ``stop`` (``tritonrl.train.signals.StopRequest``) ends it after the verdicts under way: the caller
+    A raised ``stop`` (``tritonrl.common.signals.StopRequest``) ends it after the verdicts under way: the caller
     sees fewer rows than samples."""
     from tritonrl.progress import Display, ProgressLine
 
@@ -169,7 +169,7 @@ def _row(p: Pending, result) -> dict[str, Any]:
 
         code = extract_code(p.completion)
     if result.reward is None:  # verdicts come without rewards: the same pure function training uses
-        from tritonrl.reward import compute_reward
+        from tritonrl.common.reward import compute_reward
 
         result.reward = compute_reward(result)
     row = {"task": p.task.name, "level": p.task.level, "sample": p.index, "task_path": p.task.path,

@@ -7,10 +7,10 @@ handler's behaviour (exit at once), for a user who really wants out.
 
 Several processes (``accelerate launch``): each rank has its own flag (a signal, a pre-emption notice), and a
 rank that stopped alone would leave the others waiting in the next collective. So the decision is shared:
-``agree(request)`` all-reduces the flags at every step end (``tritonrl.train.ranks.any_rank``); when any rank
+``agree(request)`` all-reduces the flags at every step end (``tritonrl.common.ranks.any_rank``); when any rank
 asks, every rank raises its own request (reason ``"<reason> (rank N)"``) and all stop after the same step.
 
-Evaluation (``tritonrl.evaluate``, ``tritonrl.refinement``) and task generation (``tritonrl.tasks.generate``) use
+Evaluation (``tritonrl.evaluation.evaluate``, ``tritonrl.evaluation.refinement``) and task generation (``tritonrl.taskgen``) use
 the same ``SignalHandlers`` + ``StopRequest``: they look at the flag at their own safe points (after a generate
 call, after a verdict) and raise ``tritonrl.errors.Stopped``. ``StopCallback`` (transformers' ``TrainerCallback``)
 is built on first use, so they do not import the training stack.
@@ -42,7 +42,7 @@ class StopRequest:
 
 def agree(request: StopRequest) -> bool:
     """Whether any rank's request is raised; if so, raise it on every rank. Every rank must call it together."""
-    from tritonrl.train import ranks
+    from tritonrl.common import ranks
 
     if not ranks.any_rank(request.is_set()):
         return False

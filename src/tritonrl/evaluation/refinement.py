@@ -4,10 +4,10 @@
     refine(ReplayTurns(read_completions(path)), trajectories, turns, ...)   # rows carrying ``turn``
 
 Each turn, the trajectories due for it (the last attempt failed, or ``refine_for_speed``) get their next attempt
-from a ``ModelTurns`` (the refinement prompt, ``tritonrl.prompts.build_refinement_messages``, to a generator) or a
+from a ``ModelTurns`` (the refinement prompt, ``tritonrl.common.prompts.build_refinement_messages``, to a generator) or a
 ``ReplayTurns`` (a completions file's rows); the attempts are judged in one streaming batch and appended to
-``results.jsonl`` (``tritonrl.results``); then the report. ``tritonrl.evaluate`` is the way in (``eval.turns``).
-A model's attempts are saved in ``completions.jsonl`` after each generate call (``tritonrl.samples``); SIGTERM or
+``results.jsonl`` (``tritonrl.common.result_log``); then the report. ``tritonrl.evaluation.evaluate`` is the way in (``eval.turns``).
+A model's attempts are saved in ``completions.jsonl`` after each generate call (``tritonrl.evaluation.samples``); SIGTERM or
 SIGINT stops after the call or the verdict under way (``tritonrl.errors.Stopped``), and ``resume`` reuses both
 files: an attempt whose prompt is the same is not generated again.
 """
@@ -19,19 +19,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tritonrl.common.generation import Generator, load_generator, prompts_per_call
+from tritonrl.common.result_log import Pending, finished_rows, judge, judged_rows, row_key, write_rows
+from tritonrl.common.signals import SignalHandlers, StopRequest
 from tritonrl.config import EvalConfig, VerifyConfig
 from tritonrl.errors import Interrupted, Stopped
-from tritonrl.generation import Generator, load_generator, prompts_per_call
-from tritonrl.report import RESULTS_JSONL, print_warnings, write_report
-from tritonrl.results import Pending, finished_rows, judge, judged_rows, row_key, write_rows
-from tritonrl.samples import COMPLETIONS_JSONL, SampleLog
+from tritonrl.evaluation.report import RESULTS_JSONL, print_warnings, write_report
+from tritonrl.evaluation.samples import COMPLETIONS_JSONL, SampleLog
 from tritonrl.tasks.model import KernelTask
-from tritonrl.train.signals import SignalHandlers, StopRequest
 
 
 @dataclass
 class Trajectory:
-    """One sample's attempts at a task, in turn order (``tritonrl.prompts.Attempt``)."""
+    """One sample's attempts at a task, in turn order (``tritonrl.common.prompts.Attempt``)."""
 
     task: KernelTask
     index: int
@@ -62,7 +62,12 @@ class ModelTurns:
     def attempts(self, turn: int, due: list[Trajectory], log: SampleLog, stop: StopRequest) -> list[Pending] | None:
         """The due trajectories' attempts at ``turn`` (from ``log`` when their prompts were sampled before); None
         when ``stop`` was raised before all were sampled."""
-        from tritonrl.prompts import build_messages, build_refinement_messages, estimate_tokens, load_template
+        from tritonrl.common.prompts import (
+            build_messages,
+            build_refinement_messages,
+            estimate_tokens,
+            load_template,
+        )
 
         count = getattr(self._generator(), "count_tokens", estimate_tokens)  # the prompts' size, as the model sees it
         template = load_template(self.gen.prompt_template)
@@ -100,7 +105,7 @@ def refine(source: ModelTurns | ReplayTurns, trajectories: list[Trajectory], tur
 
     ``resume`` keeps the rows already written and continues each trajectory from its last judged turn, with the
     attempts already sampled (``completions.jsonl``). SIGTERM/SIGINT (or a raised ``stop``) and Ctrl-C behave as
-    in ``tritonrl.evaluate.verify_and_report``."""
+    in ``tritonrl.evaluation.evaluate.verify_and_report``."""
     stop = stop or StopRequest()
     with SignalHandlers(stop, notice="stopping after the generate call or the verdicts under way"):
         return _refine(source, trajectories, turns, refine_for_speed, verify, out_dir, meta, resume, verifier, stop,
@@ -121,7 +126,7 @@ def _refine(source, trajectories, turns, refine_for_speed, verify, out_dir, meta
             "refine_for_speed": refine_for_speed, **meta}
 
     def record(new_rows: list[dict[str, Any]]) -> None:
-        from tritonrl.prompts import Attempt
+        from tritonrl.common.prompts import Attempt
 
         for row in sorted(new_rows, key=lambda r: r.get("turn", 1)):
             trajectory = by_key.get(row_key(row)[:3])

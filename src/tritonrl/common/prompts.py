@@ -1,6 +1,6 @@
 """Chat messages asking a model to rewrite a task with Triton kernels, and feedback for another try.
 
-    from tritonrl.prompts import build_messages, build_prompt_text, build_refinement_messages, Attempt
+    from tritonrl.common.prompts import build_messages, build_prompt_text, build_refinement_messages, Attempt
     messages = build_messages(task)                    # [{"role": "system", ...}, {"role": "user", ...}]
     text = build_prompt_text(task, tokenizer)          # the tokenizer's chat template, ready for generation
     template = load_template("configs/prompts/short.yaml")   # a config's prompt_template (None: the default)
@@ -155,7 +155,7 @@ class PromptTemplate:
 
 def _yaml_fields(text: str, path: Path) -> dict[str, Any]:
     try:
-        from tritonrl.yamlfile import read_yaml
+        from tritonrl.util.yamlfile import read_yaml
     except ImportError:
         raise ConfigError("reading a YAML prompt template needs pyyaml (pip install 'tritonrl[train]')") from None
     data, duplicates = read_yaml(text, f"prompt template {path}")
@@ -278,7 +278,7 @@ def format_feedback(result: VerifyResult) -> str:
 
 
 def _speed_feedback(result: VerifyResult) -> str:
-    from tritonrl.reward import speedup_interval
+    from tritonrl.common.reward import speedup_interval
 
     interval = speedup_interval(result)
     if result.speedup is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from tritonrl.tasks.generate.ops import REDUCTIONS, OpUse, draw_ops
+from tritonrl.taskgen.catalog import REDUCTIONS, OpUse, draw_ops
 
 FAMILIES = ("ew", "row", "gemm")
 FAMILY_WEIGHTS = (0.4, 0.35, 0.25)

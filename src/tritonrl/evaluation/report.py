@@ -6,7 +6,7 @@
 ``results.jsonl`` has one row per sample: ``task``, ``level``, ``sample``, ``completion``, ``code``,
 ``result`` (a ``VerifyResult`` dict) and, for a solution file, ``file`` (named in report.md and report.json).
 Verifier errors (the verifier failed, not the kernel) are counted and listed apart, never in a rate. The numbers
-come from ``tritonrl.metrics``; this module only lays them out.
+come from ``tritonrl.evaluation.metrics``; this module only lays them out.
 A run with refinement turns (rows with ``turn``) reports its first attempts in the headline, per-level and
 per-task sections (comparable with a single-turn run) and correct@t, fast_p@t, speedup@t per turn in
 "Refinement turns" (``report.json``: ``turns``) and ``turns.png``.
@@ -24,10 +24,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from tritonrl import metrics
 from tritonrl.errors import UserError
-from tritonrl.jsonl import iter_jsonl
-from tritonrl.metrics import Sample
+from tritonrl.evaluation import metrics
+from tritonrl.evaluation.metrics import Sample
+from tritonrl.util.jsonl import iter_jsonl
+from tritonrl.util.render import fmt, markdown_table, pyplot
 from tritonrl.verify.result import VerifyResult
 
 REPORT_JSON = "report.json"
@@ -216,22 +217,6 @@ def write_report(rows: list[dict[str, Any]], out_dir: str | Path, meta: dict[str
     return report
 
 
-def fmt(value: Any, percent: bool = True, unavailable: str = "n/a") -> str:
-    if value is None:
-        return unavailable
-    if isinstance(value, float) and percent:
-        return f"{100 * value:.1f}%"
-    if isinstance(value, float):
-        return f"{value:.2f}"
-    return str(value)
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return lines + [""]
-
-
 def render_markdown(report: dict[str, Any], title: str = "Evaluation report") -> str:
     """The report a person reads first: warnings, headline rates, pass@k, fast_p, per level, per task, failures."""
     lines = [f"# {title}", ""]
@@ -247,13 +232,13 @@ def render_markdown(report: dict[str, Any], title: str = "Evaluation report") ->
     lines += _verifier_errors_note(report) + ["## Headline", ""]
     headline = [["samples", str(report["n_samples"])], ["tasks", str(report["n_tasks"])]]
     headline += [[name, fmt(report[f"{name}_rate"])] for name in metrics.RATE_NAMES]
-    lines += _table(["metric", "value"], headline)
+    lines += markdown_table(["metric", "value"], headline)
     lines += ["## pass@k and fast_p", ""]
     unavailable = "unavailable (not timed)"
     cells = [[k, fmt(v)] for k, v in report["pass_at_k"].items()]
     cells += [[f"{k} (@1, per task)", fmt(v, unavailable=unavailable)] for k, v in report["fast_p"].items()]
     cells.append(["geomean speedup (correct, timed)", fmt(report["geomean_speedup"], False, unavailable)])
-    lines += _table(["metric", "value"], cells)
+    lines += markdown_table(["metric", "value"], cells)
     if report.get("pass_at_k_note"):
         lines += [report["pass_at_k_note"][0].upper() + report["pass_at_k_note"][1:] + ".", ""]
     if not report["timing_available"]:
@@ -279,7 +264,7 @@ def _verifier_errors_note(report: dict[str, Any]) -> list[str]:
              "`verifier_error`), so they have no verdict. They are left out of every number below; the same "
              "`tritonrl eval` command with `--resume` judges them again.", ""]
     rows = [[_sample_name(e), e["error"].replace("|", "\\|") or "-"] for e in errors[:MAX_ERROR_ROWS]]
-    return lines + _table(["sample", "error"], rows)
+    return lines + markdown_table(["sample", "error"], rows)
 
 
 def _machine_notes(report: dict[str, Any]) -> list[str]:
@@ -308,7 +293,7 @@ def _turns_md(report: dict[str, Any]) -> list[str]:
              f"{turns['n_trajectories']} trajectories (task x sample). At turn t a trajectory counts with its best "
              "attempt at or before t (one that stopped early, correct, keeps it); `attempts` is how many were "
              "judged at t.", ""]
-    lines += _table(["turn", "attempts", "correct@t", *(f"{k}@t" for k in thresholds), "speedup@t (geomean best)"],
+    lines += markdown_table(["turn", "attempts", "correct@t", *(f"{k}@t" for k in thresholds), "speedup@t (geomean best)"],
                     rows)
     if turns["n_prompts_summarised"]:
         lines += [f"{turns['n_prompts_summarised']} prompts had their oldest attempts summarised (or the latest "
@@ -328,7 +313,7 @@ def _errors_md(report: dict[str, Any]) -> list[str]:
             for e in errors[:MAX_ERROR_ROWS]]
     header = ["task", "sample", *(["turn"] if turns else []), *(["file"] if files else []), "failed at", "flags",
               "error"]
-    lines = ["## Samples not correct", ""] + _table(header, rows)
+    lines = ["## Samples not correct", ""] + markdown_table(header, rows)
     if len(errors) > MAX_ERROR_ROWS:
         lines += [f"... and {len(errors) - MAX_ERROR_ROWS} more in report.json (`errors`).", ""]
     return lines
@@ -338,13 +323,13 @@ def _files_md(report: dict[str, Any]) -> list[str]:
     if not report.get("files"):
         return []
     rows = [[f["file"], f["task"], str(f["sample"]), f["verdict"]] for f in report["files"]]
-    return ["## Solution files", ""] + _table(["file", "task", "sample", "verdict"], rows)
+    return ["## Solution files", ""] + markdown_table(["file", "task", "sample", "verdict"], rows)
 
 
 def _per_level_md(report: dict[str, Any]) -> list[str]:
     rows = [[lv, str(s["n_samples"]), str(s["n_tasks"]), *(fmt(s[f"{r}_rate"]) for r in metrics.RATE_NAMES),
              fmt(s["pass_at_k"].get("pass@1"))] for lv, s in report["per_level"].items()]
-    return ["## Per level", ""] + _table(["level", "samples", "tasks", *metrics.RATE_NAMES, "pass@1"], rows)
+    return ["## Per level", ""] + markdown_table(["level", "samples", "tasks", *metrics.RATE_NAMES, "pass@1"], rows)
 
 
 def _per_task_md(report: dict[str, Any]) -> list[str]:
@@ -353,15 +338,15 @@ def _per_task_md(report: dict[str, Any]) -> list[str]:
         counts = [f"{t[f'n_{r}']}/{t['n']}" for r in metrics.RATE_NAMES]
         rows.append([name, str(t["level"]), *counts, fmt(t["best_speedup"], False), t["top_failure"] or "-"])
     header = ["task", "level", *metrics.RATE_NAMES, "best speedup", "top failure"]
-    return ["## Per task", ""] + _table(header, rows)
+    return ["## Per task", ""] + markdown_table(header, rows)
 
 
 def _failures_md(report: dict[str, Any]) -> list[str]:
     failures = report["failures"]
     lines = ["## Failures", ""]
-    lines += _table(["failed at", "samples"], [[k, str(v)] for k, v in failures["by_stage"].items()] or
+    lines += markdown_table(["failed at", "samples"], [[k, str(v)] for k, v in failures["by_stage"].items()] or
                     [["(none)", "0"]])
-    lines += _table(["flag", "samples"], [[k, str(v)] for k, v in failures["by_flag"].items()] or [["(none)", "0"]])
+    lines += markdown_table(["flag", "samples"], [[k, str(v)] for k, v in failures["by_flag"].items()] or [["(none)", "0"]])
     return lines
 
 
@@ -423,7 +408,7 @@ def render_comparison(comparison: dict[str, Any]) -> str:
     rows = [[name, str(r["n_samples"]), *(fmt(r.get(k), percent=k != "geomean_speedup") for k in keys),
              _warning_cell(r)] for name, r in runs.items()]
     header = ["run", "samples", *(k.removesuffix("_rate") for k in keys), "harness warning"]
-    lines = ["# Comparison", ""] + _table(header, rows)
+    lines = ["# Comparison", ""] + markdown_table(header, rows)
     lines += [f"![{Path(p).stem}]({p})" for p in comparison["plots"]] + [""]
     return "\n".join(lines)
 
@@ -439,23 +424,11 @@ def _warning_cell(row: dict[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------- plots (matplotlib, Agg: no display needed)
-def _pyplot():
-    """matplotlib's pyplot on the Agg backend, or None when matplotlib is not installed (core install)."""
-    try:
-        import matplotlib
-    except ImportError:
-        return None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def write_run_plots(report: dict[str, Any], speedups: list[float], out: Path) -> list[str]:
     """``funnel.png``, and ``speedups.png`` when some correct sample was timed (a CPU run has none: report.md says
     so instead of a picture of that sentence), in ``out``; returns their file names (empty without matplotlib).
     A ``speedups.png`` of an earlier run in ``out`` that no longer applies is removed."""
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None:
         return []
     plots = [_funnel_plot(plt, report, out / "funnel.png")]
@@ -510,7 +483,7 @@ def _speedup_plot(plt, speedups: list[float], path: Path) -> str:
 
 def write_turns_plot(report: dict[str, Any], out: Path) -> list[str]:
     """``turns.png``: correct@t and fast_p@t (when timed) against the refinement turn."""
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None or not report["turns"]["per_turn"]:
         return []
     per_turn = report["turns"]["per_turn"]
@@ -537,7 +510,7 @@ def write_turns_plot(report: dict[str, Any], out: Path) -> list[str]:
 
 def write_comparison_plot(runs: dict[str, dict[str, Any]], out: Path) -> list[str]:
     """``comparison.png``: grouped bars of the headline rates, pass@1 and fast_1 per run."""
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None or not runs:
         return []
     keys = [*COMPARE_KEYS, "pass@1", "fast_1"]
@@ -563,80 +536,3 @@ def write_comparison_plot(runs: dict[str, dict[str, Any]], out: Path) -> list[st
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return [path.name]
-
-
-# ---------------------------------------------------------------- RL learning-signal health (tritonrl.train.rl)
-HEALTH_COLUMNS = (  # (column, log_history key): TRL's own metrics, then the reward adapter's (train/rewards.py)
-    ("reward", "reward"), ("reward_std", "reward_std"), ("zero_std_groups", "frac_reward_zero_std"),
-    ("true_reward_std", "signal/reward_std"), ("true_zero_std_groups", "signal/frac_zero_std_groups"),
-    ("correct_rate", "verify/correct_rate"), ("kl", "kl"), ("completion_len", "completions/mean_length"),
-    ("verify_s", "verify/time_s"), ("cache_hits", "verify/cache_hit_rate"), ("entropy", "entropy"),
-)
-
-
-def signal_health(log_history: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per-step learning-signal figures of an RL run from the trainer's ``log_history``, and a verdict.
-
-    ``reward_std``/``zero_std_groups`` are what the trainer optimised (shuffled in a control run);
-    ``true_*`` are the verifier's own. A run where every step has all groups at zero variance learned nothing:
-    GRPO's advantages were all 0.
-    """
-    steps = []
-    for entry in log_history:
-        if "reward" not in entry and "signal/reward_std" not in entry:
-            continue
-        row = {"step": entry.get("step")}
-        row.update({column: entry.get(key) for column, key in HEALTH_COLUMNS})
-        steps.append(row)
-    flat = [s["zero_std_groups"] for s in steps if s["zero_std_groups"] is not None]
-    with_signal = sum(1 for f in flat if f < 1.0)
-    return {"steps": steps, "steps_with_signal": with_signal, "steps_logged": len(steps),
-            "no_signal": bool(flat) and with_signal == 0}
-
-
-def render_signal_health(health: dict[str, Any], title: str = "RL learning-signal health") -> str:
-    lines = [f"# {title}", ""]
-    if health["no_signal"]:
-        lines += ["> **WARNING: no learning signal.** Every logged step had all groups at zero reward variance, so "
-                  "GRPO's advantages were 0 and the policy did not move. Raise the sampling temperature, add tasks "
-                  "the model has not memorised, or weaken the SFT.", ""]
-    lines.append(f"{health['steps_with_signal']} of {health['steps_logged']} logged steps had a group with reward "
-                 "variance (zero_std_groups < 1).")
-    lines.append("")
-    header = ["step", *(column for column, _ in HEALTH_COLUMNS)]
-    rows = [[str(s["step"]), *(fmt(s[c], percent=False) if isinstance(s[c], (int, float)) else "n/a"
-                               for c, _ in HEALTH_COLUMNS)] for s in health["steps"]]
-    return "\n".join(lines + _table(header, rows)) + "\n"
-
-
-def write_signal_health(log_history: list[dict[str, Any]], out_dir: str | Path) -> dict[str, Any]:
-    """``signal_health.json``, ``signal_health.md`` and ``signal_health.png`` in ``out_dir``."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    health = signal_health(log_history)
-    (out / "signal_health.json").write_text(json.dumps(health, indent=1) + "\n")
-    (out / "signal_health.md").write_text(render_signal_health(health))
-    plt = _pyplot()
-    if plt is not None and health["steps"]:
-        _health_plot(plt, health, out / "signal_health.png")
-    return health
-
-
-def _health_plot(plt, health: dict[str, Any], path: Path) -> None:
-    panels = (("reward", "reward_std"), ("zero_std_groups", "true_zero_std_groups"), ("kl",), ("verify_s",))
-    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.2))
-    steps = [s["step"] for s in health["steps"]]
-    for ax, columns in zip(axes, panels):
-        for column in columns:
-            values = [s[column] for s in health["steps"]]
-            if any(v is not None for v in values):
-                ax.plot(steps, [float("nan") if v is None else v for v in values], marker="o", label=column)
-        ax.set_xlabel("step")
-        ax.set_title(" / ".join(columns))
-        if ax.has_data():
-            ax.legend(fontsize=7)
-        else:
-            ax.text(0.5, 0.5, "not logged", ha="center", va="center", transform=ax.transAxes)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)

@@ -3,12 +3,12 @@
     log = SampleLog(out / COMPLETIONS_JSONL, resume)       # resume: keep what an earlier run sampled
     texts = log.sample(lambda: generator, prompts, keys, per_call, stop)   # None: stopped before all were sampled
 
-A row: ``task``, ``task_path``, ``sample``, ``turn`` (``tritonrl.results.row_key``), ``prompt`` (a digest of the
+A row: ``task``, ``task_path``, ``sample``, ``turn`` (``tritonrl.common.result_log.row_key``), ``prompt`` (a digest of the
 chat messages) and ``completion``. Prompts go to the generator ``per_call`` at a time, at fixed positions of the
 prompt list, and a call's rows are appended together once it returns. A rerun skips every call whose rows are all
 there for the same prompts and makes the others again whole, so a seeded generator (``HFGenerator`` seeds each
-call) gives exactly the completions an uninterrupted run gives. Used by ``tritonrl.evaluate`` and
-``tritonrl.refinement``; a raised stop request (``tritonrl.train.signals``) is obeyed between calls.
+call) gives exactly the completions an uninterrupted run gives. Used by ``tritonrl.evaluation.evaluate`` and
+``tritonrl.evaluation.refinement``; a raised stop request (``tritonrl.common.signals``) is obeyed between calls.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from tritonrl.results import row_key
+from tritonrl.common.result_log import row_key
 
 COMPLETIONS_JSONL = "completions.jsonl"
 

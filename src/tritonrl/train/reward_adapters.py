@@ -2,7 +2,7 @@
 
 TRL (GRPO, RLOO) calls ``VerifierReward(prompts=..., completions=..., task_key=[...], log_metric=..., ...)``
 once per generation batch; all completions go to ONE ``Verifier.verify_many`` call so the verifier can run
-them in parallel. Rewards come from ``tritonrl.reward.compute_reward``, the same function evaluation uses.
+them in parallel. Rewards come from ``tritonrl.common.reward.compute_reward``, the same function evaluation uses.
 Per-batch metrics (format/compile/correct rates, mean speedup and the mean lower end of its 95% interval, the
 share surely faster than the reference) go through TRL's ``log_metric`` hook, and the batch's Level-1
 correctness updates the curriculum. Learning-signal health goes the same way: ``signal/reward_std``
@@ -28,8 +28,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from tritonrl.common.reward import compute_reward, speedup_interval
 from tritonrl.config import RewardConfig, VerifyConfig
-from tritonrl.reward import compute_reward, speedup_interval
 from tritonrl.tasks.model import KernelTask
 
 

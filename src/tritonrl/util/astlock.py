@@ -1,6 +1,6 @@
 """One lock around building Python ASTs, so that threads never build two at once.
 
-    from tritonrl.astlock import parse_source, compile_source
+    from tritonrl.util.astlock import parse_source, compile_source
     tree = parse_source(code)                          # ast.parse, under the lock
     code_object = compile_source(source, "<task>")     # compile, under the lock
 

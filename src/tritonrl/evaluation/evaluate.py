@@ -8,29 +8,29 @@
     tritonrl eval ... --out out/x --resume                   # after an interrupt: only the samples not yet judged
     tritonrl eval --model M --turns 3 --out out/t            # refinement: failed attempts get feedback, try again
 
-Outputs in ``out_dir``: ``results.jsonl`` (``tritonrl.results``: one row per sample: task, level, sample index,
+Outputs in ``out_dir``: ``results.jsonl`` (``tritonrl.common.result_log``: one row per sample: task, level, sample index,
 completion, extracted code, the full ``VerifyResult``), appended as each sample is judged, so an interrupt keeps
-every finished sample; with a model, ``completions.jsonl`` (``tritonrl.samples``), appended after each generate
+every finished sample; with a model, ``completions.jsonl`` (``tritonrl.evaluation.samples``), appended after each generate
 call of ``eval.batch_size`` prompts, before any is judged; then ``report.json``, ``report.md`` and plots
-(``tritonrl.report``). Training and evaluation share the ``Verifier``, so their numbers cannot drift.
+(``tritonrl.evaluation.report``). Training and evaluation share the ``Verifier``, so their numbers cannot drift.
 
-SIGTERM or SIGINT (``tritonrl.train.signals``) stops at the next safe point, which it says at once on stderr:
+SIGTERM or SIGINT (``tritonrl.common.signals``) stops at the next safe point, which it says at once on stderr:
 after the generate call under way (its completions saved), or after the verdicts under way (no new candidate
 starts; those running finish and are kept); then ``tritonrl.errors.Stopped`` says what was kept (the CLI: exit
 143). ``resume`` reuses both files: only what is missing is sampled or judged, and the report is the one an
 uninterrupted run writes. A second signal ends it at once (Ctrl-C: ``KeyboardInterrupt``, then ``Interrupted``:
 running candidates killed, exit 130).
 
-Refinement turns (``--turns N``, ``eval.turns``; the loop is ``tritonrl.refinement``): each sample is a
+Refinement turns (``--turns N``, ``eval.turns``; the loop is ``tritonrl.evaluation.refinement``): each sample is a
 trajectory of up to N attempts; after a failed one the next prompt carries the task, the earlier attempts' code
-and the verifier's feedback (``tritonrl.prompts.build_refinement_messages``); a trajectory stops at its first
+and the verifier's feedback (``tritonrl.common.prompts.build_refinement_messages``); a trajectory stops at its first
 correct attempt unless ``eval.refine_for_speed``. Each attempt is a row with ``turn`` (1, 2, ...). A completions
 file can replay trajectories made elsewhere when its rows carry ``turn`` (and ``sample``); without those fields
 it has one attempt per sample, and ``--turns`` with it is an error (refining needs a model to answer the
 feedback).
 
-A model is a spec that ``tritonrl.generation.resolve_model`` reads (a hub id, a model or adapter directory, or
-``RUN_DIR[:stage]`` through its manifest), or any ``tritonrl.generation.Generator``.
+A model is a spec that ``tritonrl.common.generation.resolve_model`` reads (a hub id, a model or adapter directory, or
+``RUN_DIR[:stage]`` through its manifest), or any ``tritonrl.common.generation.Generator``.
 """
 
 from __future__ import annotations
@@ -39,24 +39,32 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tritonrl.atomic import write_atomic
-from tritonrl.config import EvalConfig, VerifyConfig
-from tritonrl.errors import Interrupted, Stopped, UserError
-from tritonrl.generation import (  # noqa: F401 (re-exported)
+from tritonrl.common.generation import (  # noqa: F401 (re-exported)
     Generator,
     ModelSource,
     load_generator,
     prompts_per_call,
     resolve_model,
 )
-from tritonrl.jsonl import iter_jsonl
+from tritonrl.common.result_log import (
+    Pending,
+    finished_rows,
+    judge,
+    judged_rows,
+    ordered,
+    row_key,
+    write_rows,
+)
+from tritonrl.common.signals import SignalHandlers, StopRequest
+from tritonrl.config import EvalConfig, VerifyConfig
+from tritonrl.errors import Interrupted, Stopped, UserError
+from tritonrl.evaluation.refinement import ModelTurns, ReplayTurns, Trajectory, refine
+from tritonrl.evaluation.report import RESULTS_JSONL, print_warnings, write_report
+from tritonrl.evaluation.samples import COMPLETIONS_JSONL, SampleLog
 from tritonrl.progress import Display
-from tritonrl.refinement import ModelTurns, ReplayTurns, Trajectory, refine
-from tritonrl.report import RESULTS_JSONL, print_warnings, write_report
-from tritonrl.results import Pending, finished_rows, judge, judged_rows, ordered, row_key, write_rows
-from tritonrl.samples import COMPLETIONS_JSONL, SampleLog
 from tritonrl.tasks.model import KernelTask
-from tritonrl.train.signals import SignalHandlers, StopRequest
+from tritonrl.util.atomic import write_atomic
+from tritonrl.util.jsonl import iter_jsonl
 
 # What the first SIGINT/SIGTERM does, said at once (``SignalHandlers``): the job stops at the next safe point.
 SAMPLING = "stopping after the generate call under way"
@@ -75,7 +83,7 @@ def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: E
     again. SIGTERM/SIGINT: ``Stopped`` at the next safe point (module docstring).
     ``gen.turns`` > 1: refinement trajectories (``refine``); ``verifier`` replaces the real one (tests);
     ``display``: what is shown while judging (``tritonrl.progress.Display``: each verdict, the progress line)."""
-    from tritonrl.prompts import build_messages, load_template
+    from tritonrl.common.prompts import build_messages, load_template
 
     gen = gen or EvalConfig()
     info = {**_model_info(model, k, gen), **(meta or {})}
@@ -112,7 +120,7 @@ def evaluate(model: str | Generator, tasks: list[KernelTask], k: int = 1, gen: E
 
 
 def _keys(task: KernelTask, k: int) -> list[tuple]:
-    """The row keys (``tritonrl.results.row_key``) of a task's k single-turn samples."""
+    """The row keys (``tritonrl.common.result_log.row_key``) of a task's k single-turn samples."""
     return [(task.name, task.path, i, 1) for i in range(k)]
 
 

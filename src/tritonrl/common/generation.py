@@ -4,8 +4,8 @@
     generator = HFGenerator(model, tokenizer, Sampling(temperature=1.0, max_new_tokens=512, seed=None))
     texts = generator.generate([build_messages(task, load_template(path))], k=4)   # [[text] * 4]
 
-Evaluation (``tritonrl.evaluate``, ``tritonrl.refinement``), Best-of-N (``tritonrl.train.best_of_n``) and so the
-pipeline generate here; prompts are built by ``tritonrl.prompts`` (``build_messages`` + ``load_template``).
+Evaluation (``tritonrl.evaluation.evaluate``, ``tritonrl.evaluation.refinement``), Best-of-N (``tritonrl.train.best_of_n``) and so the
+pipeline generate here; prompts are built by ``tritonrl.common.prompts`` (``build_messages`` + ``load_template``).
 
 A model spec is a hub id, ``tiny:DIR``, a local directory (a full model, or a PEFT adapter whose
 ``adapter_config.json`` names its base), or a run directory: its ``manifest.json`` names the model each stage
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from tritonrl.common.stages import RL_STAGES
 from tritonrl.errors import UserError
-from tritonrl.train.stages import RL_STAGES
 
 if TYPE_CHECKING:
     from tritonrl.config import EvalConfig
@@ -92,7 +92,7 @@ def _from_directory(path: Path, base: str | None = None, tokenizer: str | None =
 
 def _from_manifest(run_dir: Path, stage: str | None) -> ModelSource:
     """The model a stage recorded; without a stage, the most recently finished trained stage."""
-    from tritonrl.train.manifest import RunManifest
+    from tritonrl.common.manifest import RunManifest
 
     manifest = RunManifest(run_dir)
     stages = manifest.load()["stages"]
@@ -162,8 +162,8 @@ class HFGenerator:
         adapters as bases) onto ``device`` (``auto``: CUDA when available)."""
         import torch
 
+        from tritonrl.common.models import load_model, load_tokenizer
         from tritonrl.config import ModelConfig
-        from tritonrl.train.models import load_model, load_tokenizer
 
         device = device if device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
         model, tokenizer = load_model(ModelConfig(name_or_path=source.base, dtype="auto"))

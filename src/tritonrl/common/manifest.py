@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tritonrl.atomic import write_atomic
 from tritonrl.errors import ConfigError
+from tritonrl.util.atomic import write_atomic
 
 STATUSES = ("running", "done", "failed", "interrupted")
 

@@ -15,7 +15,7 @@ first when the local run directory is gone).
 
 Under ``accelerate launch`` every rank enters the session and calls ``save_final``; the main process alone
 writes the manifest, ``config.json``, ``final/`` and ``metrics.json``, each after a barrier where other ranks'
-work must come first (``tritonrl.train.ranks``). Whether to write ``final/`` at all is ``agreed_stop()``, asked
+work must come first (``tritonrl.common.ranks``). Whether to write ``final/`` at all is ``agreed_stop()``, asked
 by every rank after ``train()``; the stage's status follows the last such answer.
 """
 
@@ -27,19 +27,19 @@ import warnings
 from pathlib import Path
 from typing import Any, Self
 
+from tritonrl.common import ranks
+from tritonrl.common.manifest import RunManifest, atomic_write_text
+from tritonrl.common.signals import SignalHandlers, StopCallback, StopRequest, agree
 from tritonrl.config import TrainingConfig
 from tritonrl.errors import ConfigError
-from tritonrl.train import ranks
 from tritonrl.train.checkpoints import (
     CheckpointCallback,
     Stateful,
     latest_complete_checkpoint,
     load_extra_state,
 )
-from tritonrl.train.manifest import RunManifest, atomic_write_text
 from tritonrl.train.mirror import Mirror, MirrorThread, safe_push
 from tritonrl.train.preemption import PreemptionWatcher
-from tritonrl.train.signals import SignalHandlers, StopCallback, StopRequest, agree
 
 EXIT_INTERRUPTED = 143  # 128 + SIGTERM: schedulers read this as "stopped, resumable"
 
@@ -175,7 +175,7 @@ class StageSession:
         adapter (RL after LoRA SFT) is saved merged: its own ``adapter_config.json`` would name the original base
         and silently drop the earlier stage's weights.
         """
-        from tritonrl.train.models import is_adapter_dir
+        from tritonrl.common.models import is_adapter_dir
 
         final = self.stage_dir / "final"
         if is_adapter_dir(base_model):
@@ -241,7 +241,7 @@ def save_merged(trainer, out_dir: Path) -> None:
     and merged into a CPU copy on the main process."""
     accelerator = trainer.accelerator
     if ranks.sharded_launch():
-        from tritonrl.train.models import merged_from_state_dict
+        from tritonrl.common.models import merged_from_state_dict
 
         wrapped = trainer.model_wrapped if getattr(trainer, "is_deepspeed_enabled", False) else trainer.model
         state = accelerator.get_state_dict(wrapped)  # collective: whole on the main process

@@ -1,6 +1,6 @@
 """The training stages, found through one registry: name, manifest stage, entry point; and what every stage shares.
 
-    from tritonrl.train import stages
+    from tritonrl.common import stages
     stages.algorithm("best-of-n").stage          # "best_of_n": the run manifest's name for it
     stages.algorithm("grpo").run(config)          # -> StageResult (tritonrl.train.grpo.run_grpo)
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tritonrl.common.manifest import RunManifest
     from tritonrl.config import TrainingConfig
-    from tritonrl.train.manifest import RunManifest
 
 
 @dataclass
@@ -81,7 +81,7 @@ def init_model_path(config: TrainingConfig, manifest: RunManifest) -> str:
     configured model."""
     if config.rl.init_from:
         return manifest.output(config.rl.init_from, "model")
-    from tritonrl.train.models import resolve_model_path
+    from tritonrl.common.models import resolve_model_path
 
     return resolve_model_path(config.model.name_or_path)
 

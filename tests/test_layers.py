@@ -1,0 +1,46 @@
+"""The package's layers hold: no import climbs, function-local imports included (import-linter, through grimp).
+
+    lint-imports                      # from the repository root: every contract in pyproject.toml
+    pytest tests/test_layers.py
+
+The contracts live in ``[tool.importlinter]`` of ``pyproject.toml`` (``layers-*``: the top-level packages; the
+verifier's own beside them). From the top: ``__main__`` > ``cli`` > ``pipeline`` > ``train`` | ``evaluation`` |
+``taskgen`` (siblings that never import each other) > ``common`` > ``progress`` > ``verify`` > ``tasks`` |
+``extract`` > ``config`` > ``util`` > ``errors``; each imports only what lies below it (docs/architecture.md).
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytest.importorskip("importlinter", reason="import-linter is in the dev extra: pip install -e '.[dev]'")
+
+
+def test_every_import_contract_is_kept():
+    # a child process: grimp must read this checkout's src/, whatever copy of tritonrl the venv has installed
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports; "
+                           "sys.exit(lint_imports(no_cache=True, no_logo=True))"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    report = done.stdout[done.stdout.find("Contracts"):] + done.stderr
+    assert done.returncode == 0, f"an import climbs a layer or crosses siblings:\n{report}"
+
+
+def test_the_contract_reads_this_checkout():
+    """grimp analyses the source tree under test, not an installed copy elsewhere."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    where = subprocess.run([sys.executable, "-c", "import tritonrl; print(tritonrl.__file__)"], cwd=ROOT, env=env,
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(where).resolve().is_relative_to(ROOT / "src"), where
+
+
+def test_the_package_root_holds_entry_points_only():
+    """At most 8 modules beside the packages of ``src/tritonrl``: entry points and the few truly top-level ones."""
+    modules = sorted(p.name for p in (ROOT / "src" / "tritonrl").glob("*.py"))
+    assert modules == ["__init__.py", "__main__.py", "config.py", "errors.py", "extract.py", "pipeline.py",
+                       "progress.py"], modules
