@@ -8,7 +8,7 @@ Steps (each skipped when already done, so a killed or budget-stopped command is 
    train split), ``data.sft_sources[0]`` (the first ``--sft-n`` of those, by name: SFT sees part of the train
    split) and ``eval.tasks`` (the held-out split: op combinations never seen in training).
 2. model: a Qwen2-architecture causal LM built here from scratch at ``model.name_or_path`` (no hub weights;
-   tokenizer trained on the bundled code, ``tritonrl.common.models.build_tiny_tokenizer``).
+   tokenizer trained on the bundled code, ``tritonrl.common.llm.build_tiny_tokenizer``).
 3. the pipeline stage by stage (``tritonrl.pipeline``): SFT, GRPO on the verifier's reward, eval of base, SFT, RL.
 4. the control: GRPO from the same SFT model with the same steps and ``rl.shuffle_rewards=true``, in
    ``<run_dir>/control``, evaluated the same way.
@@ -49,7 +49,7 @@ def build_demo_model(out_dir: str | Path, hidden: int, layers: int, heads: int, 
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from tritonrl.common.models import build_tiny_tokenizer
+    from tritonrl.common.llm import build_tiny_tokenizer
 
     out = Path(out_dir)
     if (out / "demo_model.json").exists():
@@ -177,7 +177,7 @@ def audit_lengths(config, dirs: dict[str, Path], margin: float = 1.1) -> dict:
     reference answers; raises ``SystemExit`` with one line when a reference (times ``margin``) would not fit the
     completion limits (``rl.max_completion_length``, ``eval.max_new_tokens``) or prompt + answer ``sft.max_length``:
     a task whose answer cannot fit cannot be solved, and SFT would learn cut kernels."""
-    from tritonrl.common.models import load_tokenizer
+    from tritonrl.common.llm import load_tokenizer
     from tritonrl.tasks import load_tasks
     from tritonrl.train.data import sft_rows
 

@@ -250,7 +250,7 @@ def test_a_seeded_transformers_model_resumed_gives_the_uninterrupted_completions
     """Each generate call is seeded (``HFGenerator``), so sampling at temperature 1 resumes to the same texts."""
     pytest.importorskip("transformers")
     from tritonrl.common.generation import HFGenerator, Sampling
-    from tritonrl.common.models import build_tiny_model, load_model
+    from tritonrl.common.llm import build_tiny_model, load_model
     from tritonrl.config import ModelConfig
 
     model, tokenizer = load_model(ModelConfig(name_or_path=str(build_tiny_model(tmp_path / "tiny")), dtype="float32"))

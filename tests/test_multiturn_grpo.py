@@ -23,7 +23,7 @@ pytest.importorskip("trl")
 
 @pytest.fixture(scope="module")
 def tiny_model_dir(tmp_path_factory):
-    from tritonrl.common.models import build_tiny_model
+    from tritonrl.common.llm import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 

@@ -190,7 +190,7 @@ def _train(manifest, stage: str, config: PipelineConfig, log) -> None:
 # ---------------------------------------------------------------- the stages' work
 def prepare_data(config: PipelineConfig, run_dir: Path) -> dict[str, str]:
     """Check the training and eval tasks load, build the tiny model if asked for, and list the tasks."""
-    from tritonrl.common.models import resolve_model_path
+    from tritonrl.common.llm import resolve_model_path
     from tritonrl.tasks import select_tasks
     from tritonrl.train.data import load_training_tasks
 

@@ -76,7 +76,7 @@ def test_grpo_groups_differ_with_the_real_verifier(tmp_path):
 
     demo = learning_demo()
     tasks_dir = tmp_path / "tasks"
-    generate_tasks(2, 0, "train", tasks_dir, verifier=AcceptAll())  # references: tests/tasks/test_generate.py
+    generate_tasks(2, 0, "train", tasks_dir, verifier=AcceptAll())  # references: tests/taskgen/test_taskgen.py
     task = next(t for t in load_tasks(tasks_dir) if STORE in (t.solution or ""))
     template = tmp_path / "short.txt"
     template.write_text("Write ModelNew with Triton for:\n{task_source}\n")
@@ -276,7 +276,7 @@ def test_grpo_stops_and_says_so_when_groups_have_no_variance(tmp_path):
 def test_whole_line_tokenizer_is_exact_and_shorter_on_kernels():
     """The demo's tokenizer (whole-line BPE trained on the train split): decodes back to the same bytes, and a
     held-out-like kernel (not in its corpus) takes far fewer tokens than with the word-level one."""
-    from tritonrl.common.models import build_tiny_tokenizer
+    from tritonrl.common.llm import build_tiny_tokenizer
     from tritonrl.tasks import get_task, load_tasks
 
     tasks = [t for t in load_tasks("bundled") if t.solution]

@@ -201,7 +201,7 @@ def test_merge_from_a_gathered_state_dict_equals_merging_in_place(tiny_model_dir
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 
-    from tritonrl.common.models import merged_from_state_dict
+    from tritonrl.common.llm import merged_from_state_dict
 
     model = get_peft_model(AutoModelForCausalLM.from_pretrained(tiny_model_dir),
                            LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", task_type="CAUSAL_LM"))

@@ -18,8 +18,8 @@ import pytest
 import torch
 
 from tritonrl import pipeline
+from tritonrl.common.llm import load_model
 from tritonrl.common.manifest import RunManifest
-from tritonrl.common.models import load_model
 from tritonrl.config import PipelineConfig, load_config
 
 SMOKE = Path(__file__).resolve().parents[2] / "configs" / "smoke.yaml"

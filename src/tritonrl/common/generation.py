@@ -162,7 +162,7 @@ class HFGenerator:
         adapters as bases) onto ``device`` (``auto``: CUDA when available)."""
         import torch
 
-        from tritonrl.common.models import load_model, load_tokenizer
+        from tritonrl.common.llm import load_model, load_tokenizer
         from tritonrl.config import ModelConfig
 
         device = device if device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")

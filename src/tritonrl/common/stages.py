@@ -81,7 +81,7 @@ def init_model_path(config: TrainingConfig, manifest: RunManifest) -> str:
     configured model."""
     if config.rl.init_from:
         return manifest.output(config.rl.init_from, "model")
-    from tritonrl.common.models import resolve_model_path
+    from tritonrl.common.llm import resolve_model_path
 
     return resolve_model_path(config.model.name_or_path)
 

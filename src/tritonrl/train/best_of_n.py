@@ -27,8 +27,8 @@ from pathlib import Path
 
 from tritonrl.common import ranks
 from tritonrl.common.generation import HFGenerator, Sampling
+from tritonrl.common.llm import load_model
 from tritonrl.common.manifest import atomic_write_text
-from tritonrl.common.models import load_model
 from tritonrl.common.prompts import build_messages, load_template
 from tritonrl.common.ranks import rank_verifier
 from tritonrl.common.stages import StageResult, init_model_path, stage_name

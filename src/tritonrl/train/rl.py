@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib.util
 
 from tritonrl.common import ranks, stages
-from tritonrl.common.models import load_model
+from tritonrl.common.llm import load_model
 from tritonrl.common.ranks import rank_verifier
 from tritonrl.common.stages import StageResult, init_model_path, last_logged, stage_name
 from tritonrl.config import RLRunConfig, TrainingConfig

@@ -9,7 +9,7 @@ every weight. Output: stage ``sft`` of the run manifest (``model`` = the adapter
 
 from __future__ import annotations
 
-from tritonrl.common.models import load_model, resolve_model_path
+from tritonrl.common.llm import load_model, resolve_model_path
 from tritonrl.common.stages import SFT_STAGE, StageResult, last_logged, warmup
 from tritonrl.config import TrainingConfig
 from tritonrl.train.data import load_training_tasks, sft_rows, to_dataset

@@ -175,7 +175,7 @@ class StageSession:
         adapter (RL after LoRA SFT) is saved merged: its own ``adapter_config.json`` would name the original base
         and silently drop the earlier stage's weights.
         """
-        from tritonrl.common.models import is_adapter_dir
+        from tritonrl.common.llm import is_adapter_dir
 
         final = self.stage_dir / "final"
         if is_adapter_dir(base_model):
@@ -241,7 +241,7 @@ def save_merged(trainer, out_dir: Path) -> None:
     and merged into a CPU copy on the main process."""
     accelerator = trainer.accelerator
     if ranks.sharded_launch():
-        from tritonrl.common.models import merged_from_state_dict
+        from tritonrl.common.llm import merged_from_state_dict
 
         wrapped = trainer.model_wrapped if getattr(trainer, "is_deepspeed_enabled", False) else trainer.model
         state = accelerator.get_state_dict(wrapped)  # collective: whole on the main process

@@ -9,7 +9,7 @@ Why: CPython 3.11 converts a parsed tree to ``ast`` objects with one interpreter
 collection that runs a finalizer is enough), one of them fails with ``SystemError: AST constructor recursion
 depth mismatch``. The ``Verifier`` extracts, checks and plans candidates in a thread pool, so without this lock
 an honest kernel could be failed by the race. Every ``ast.parse`` and ``compile`` of candidate or task code in
-the parent goes through here (``tests/test_astlock.py`` hammers it from threads). Parsing takes milliseconds;
+the parent goes through here (``tests/util/test_astlock.py`` hammers it from threads). Parsing takes milliseconds;
 the lock costs nothing that shows.
 """
 

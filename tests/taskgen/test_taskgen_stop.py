@@ -8,7 +8,7 @@ import zlib
 
 import pytest
 
-from tests.tasks.test_generate import tree_bytes
+from tests.taskgen.test_taskgen import tree_bytes
 from tests.test_eval_stop import send
 from tritonrl.errors import Stopped
 from tritonrl.taskgen import PROGRESS_JSONL, generate_tasks

@@ -36,7 +36,7 @@ def test_resolve_model_from_hub_id_dirs_and_manifest(tmp_path):
 
 def test_hf_generator_batches_prompts_and_leaves_the_tokenizer_as_it_was(tmp_path):
     pytest.importorskip("transformers")
-    from tritonrl.common.models import build_tiny_model, load_model
+    from tritonrl.common.llm import build_tiny_model, load_model
     from tritonrl.config import ModelConfig
 
     model, tokenizer = load_model(ModelConfig(name_or_path=str(build_tiny_model(tmp_path / "tiny")),

@@ -3,7 +3,7 @@
 ``load_model(name_or_path)`` takes a hub id, a local model directory, or a PEFT adapter directory (an SFT
 stage's LoRA output): adapters are merged into their base so the next stage starts from exactly what SFT
 trained. ``build_tiny_model(out_dir)`` (or ``model.name_or_path: tiny:DIR``, or
-``python -m tritonrl.common.models DIR``) needs no download: a 2-layer Qwen2 (hidden 64) and a byte-level BPE
+``python -m tritonrl.common.llm DIR``) needs no download: a 2-layer Qwen2 (hidden 64) and a byte-level BPE
 tokenizer trained here on the bundled tasks and solutions, with a ChatML chat template.
 """
 

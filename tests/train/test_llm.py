@@ -1,6 +1,6 @@
 import torch
 
-from tritonrl.common.models import build_tiny_model, load_model
+from tritonrl.common.llm import build_tiny_model, load_model
 from tritonrl.config import ModelConfig
 
 
