@@ -11,10 +11,10 @@ Cross-field rules live in each section's ``check_rules``.
 
 Sections (each owned by the module named; edit a section, not its neighbours):
   VerifyConfig      -> tritonrl.verify
-  RewardConfig      -> tritonrl.common.reward
-  CurriculumConfig  -> tritonrl.train.curriculum
+  RewardConfig      -> tritonrl.reward
+  CurriculumConfig  -> tritonrl.curriculum
   training configs  -> tritonrl.train
-  EvalConfig        -> tritonrl.evaluation.evaluate
+  EvalConfig        -> tritonrl.evaluate
 """
 
 from __future__ import annotations
@@ -172,10 +172,10 @@ class VerifyConfig(Section):
                       f"choose one of {', '.join(tolerances)} or add tolerances for it")
 
 
-# ---------------------------------------------------------------- reward (tritonrl.common.reward)
+# ---------------------------------------------------------------- reward (tritonrl.reward)
 @dataclass
 class RewardConfig(Section):
-    """How a VerifyResult becomes a scalar reward; see ``tritonrl.common.reward`` for the formulas."""
+    """How a VerifyResult becomes a scalar reward; see ``tritonrl.reward`` for the formulas."""
 
     section: ClassVar[str] = "reward"
 
@@ -200,10 +200,10 @@ class RewardConfig(Section):
                       "earns less")
 
 
-# ---------------------------------------------------------------- curriculum (tritonrl.train.curriculum)
+# ---------------------------------------------------------------- curriculum (tritonrl.curriculum)
 @dataclass
 class CurriculumConfig(Section):
-    """Level-1/Level-2 mixing for RL prompts; the rule is documented in ``tritonrl.train.curriculum``."""
+    """Level-1/Level-2 mixing for RL prompts; the rule is documented in ``tritonrl.curriculum``."""
 
     section: ClassVar[str] = "curriculum"
 
@@ -518,10 +518,10 @@ class TrainingConfig(Section):
                               f"of reward.preset={self.reward.preset} ({top}); nothing would be kept")
 
 
-# ---------------------------------------------------------------- evaluation and pipeline (tritonrl.evaluation.evaluate, .pipeline)
+# ---------------------------------------------------------------- evaluation and pipeline (tritonrl.evaluate, .pipeline)
 @dataclass
 class EvalConfig(Section):
-    """How ``tritonrl eval`` samples and scores a model; see ``tritonrl.evaluation.metrics`` for the formulas."""
+    """How ``tritonrl eval`` samples and scores a model; see ``tritonrl.metrics`` for the formulas."""
 
     section: ClassVar[str] = "eval"
 

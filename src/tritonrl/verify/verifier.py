@@ -180,7 +180,7 @@ class Verifier:
 
     def verify_iter(self, items: list[VerifyItem], stop: Any = None):
         """``(index, result)`` for each item as it finishes (not in order). Once ``stop`` (anything with
-        ``is_set()``, such as ``tritonrl.common.signals.StopRequest``) is raised, items not yet started are not
+        ``is_set()``, such as ``tritonrl.train.signals.StopRequest``) is raised, items not yet started are not
         started nor given; those running finish and are given: the stream drains. Closing the generator (or an
         exception in it, such as a second Ctrl-C) cancels the items not started and returns at once; ``close()``
         ends running ones."""
