@@ -6,7 +6,7 @@
 1. ``--tasks-n`` tasks of the train split (``data.source``), taken round-robin over the families
    (``learning_demo.stratified``), copied to ``<out>/../tasks_<n>`` (shared by every setting with the same n).
 2. The SFT model of ``--from-run`` (its manifest's ``sft`` entry) evaluated on them: ``--k`` samples a task at
-   ``eval.temperature`` (``tritonrl.evaluate``, the verifier and reward code training uses), in
+   ``eval.temperature`` (``tritonrl.evaluation.evaluate``, the verifier and reward code training uses), in
    ``<out>/../before_<n>_k<k>`` (shared, evaluated once).
 3. GRPO from that SFT model on those tasks only (``rl.curriculum`` off: uniform), ``--steps`` steps, in
    ``<out>/run``; the config's ``rl.*`` and any ``--set`` apply.
@@ -46,8 +46,8 @@ def task_subset(config, n: int, root: Path) -> Path:
 
 def staged_mean(results_jsonl: Path) -> float:
     """The mean staged-preset reward of an evaluation's samples (the same ``compute_reward`` training uses)."""
+    from tritonrl.common.reward import compute_reward
     from tritonrl.config import RewardConfig
-    from tritonrl.reward import compute_reward
     from tritonrl.verify.shared.verdict import VerifyResult
 
     staged = RewardConfig(preset="staged")
@@ -56,7 +56,7 @@ def staged_mean(results_jsonl: Path) -> float:
 
 
 def evaluate_on(config, spec: str, tasks_dir: Path, k: int, out: Path, temperature: float | None = None) -> dict:
-    from tritonrl.evaluate import evaluate
+    from tritonrl.evaluation.evaluate import evaluate
     from tritonrl.tasks import load_tasks
 
     gen = config.eval if temperature is None else dataclasses.replace(config.eval, temperature=temperature)
@@ -70,7 +70,7 @@ def evaluate_on(config, spec: str, tasks_dir: Path, k: int, out: Path, temperatu
 
 def copy_sft_entry(source_run: Path, run_dir: Path) -> None:
     """``run_dir``'s manifest names ``source_run``'s SFT model (as the demonstration's control does)."""
-    from tritonrl.train.manifest import RunManifest
+    from tritonrl.common.manifest import RunManifest
 
     manifest = RunManifest(run_dir)
     if (manifest.stage("sft") or {}).get("status") == "done":
@@ -96,7 +96,7 @@ def by_thirds(stage_dir: Path) -> dict:
 
 def run_grpo(config, tasks_dir: Path, run_dir: Path, steps: int, source_run: Path) -> None:
     from tritonrl.train.rl import run_rl
-    from tritonrl.train.session import use_torch_threads
+    from tritonrl.train.stage_session import use_torch_threads
 
     copy_sft_entry(source_run, run_dir)
     rl = dataclasses.replace(config.rl, steps=steps, init_from="sft", curriculum=False, stop_without_signal=0)

@@ -4,11 +4,11 @@
     python benchmarks/learning_demo.py --config configs/demo.yaml --summarize-only     # the JSON from a finished run
 
 Steps (each skipped when already done, so a killed or budget-stopped command is simply run again):
-1. data: generated tasks (``tritonrl.tasks.generate``) into the dirs the config names: ``data.source`` (the RL
+1. data: generated tasks (``tritonrl.taskgen``) into the dirs the config names: ``data.source`` (the RL
    train split), ``data.sft_sources[0]`` (the first ``--sft-n`` of those, by name: SFT sees part of the train
    split) and ``eval.tasks`` (the held-out split: op combinations never seen in training).
 2. model: a Qwen2-architecture causal LM built here from scratch at ``model.name_or_path`` (no hub weights;
-   tokenizer trained on the bundled code, ``tritonrl.train.models.build_tiny_tokenizer``).
+   tokenizer trained on the bundled code, ``tritonrl.common.llm.build_tiny_tokenizer``).
 3. the pipeline stage by stage (``tritonrl.pipeline``): SFT, GRPO on the verifier's reward, eval of base, SFT, RL.
 4. the control: GRPO from the same SFT model with the same steps and ``rl.shuffle_rewards=true``, in
    ``<run_dir>/control``, evaluated the same way.
@@ -49,7 +49,7 @@ def build_demo_model(out_dir: str | Path, hidden: int, layers: int, heads: int, 
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from tritonrl.train.models import build_tiny_tokenizer
+    from tritonrl.common.llm import build_tiny_tokenizer
 
     out = Path(out_dir)
     if (out / "demo_model.json").exists():
@@ -83,7 +83,7 @@ def build_demo_model(out_dir: str | Path, hidden: int, layers: int, heads: int, 
 
 # ---------------------------------------------------------------- data
 def prepare_data(config, args) -> None:
-    from tritonrl.tasks.generate import default_verify_config, generate_tasks
+    from tritonrl.taskgen import default_verify_config, generate_tasks
 
     verify = dataclasses.replace(default_verify_config(), device=config.verify.device, workers=config.verify.workers,
                                  workers_per_gpu=config.verify.workers_per_gpu)
@@ -177,9 +177,9 @@ def audit_lengths(config, dirs: dict[str, Path], margin: float = 1.1) -> dict:
     reference answers; raises ``SystemExit`` with one line when a reference (times ``margin``) would not fit the
     completion limits (``rl.max_completion_length``, ``eval.max_new_tokens``) or prompt + answer ``sft.max_length``:
     a task whose answer cannot fit cannot be solved, and SFT would learn cut kernels."""
+    from tritonrl.common.llm import load_tokenizer
     from tritonrl.tasks import load_tasks
     from tritonrl.train.data import sft_rows
-    from tritonrl.train.models import load_tokenizer
 
     tokenizer = load_tokenizer(config.model.name_or_path)  # as training and evaluation load it
     report: dict = {"margin": margin, "limits": {"rl.max_completion_length": config.rl.max_completion_length,
@@ -369,9 +369,9 @@ def run_stages(config, budget: Budget, eval_reserve_s: float, control: bool, arg
 
 def eval_turns(config, turns: int, out: Path) -> None:
     """``tritonrl eval --turns T`` of the RL model on the held-out split (refinement with the verifier's feedback)."""
-    from tritonrl.evaluate import evaluate
+    from tritonrl.common.stages import stage_name
+    from tritonrl.evaluation.evaluate import evaluate
     from tritonrl.tasks import select_tasks
-    from tritonrl.train.stages import stage_name
 
     tasks = select_tasks(config.eval.tasks, config.eval.level, config.eval.max_tasks)
     spec = f"{config.run.run_dir}:{stage_name(config.rl.algo)}"
@@ -454,9 +454,9 @@ def select_sft(config, args) -> dict:
     """SFT's length chosen on the validation split (never on held-out): every kept SFT checkpoint is evaluated
     there (``--validation-k`` samples a task), the best correct@1 wins (ties: the shorter), and the run's SFT
     model becomes that checkpoint. ``<run_dir>/sft_selection.json`` says what was compared and chosen."""
-    from tritonrl.evaluate import evaluate
+    from tritonrl.common.manifest import RunManifest
+    from tritonrl.evaluation.evaluate import evaluate
     from tritonrl.tasks import load_tasks
-    from tritonrl.train.manifest import RunManifest
 
     run_dir = Path(config.run.run_dir)
     manifest = RunManifest(run_dir)
@@ -482,7 +482,7 @@ def select_sft(config, args) -> dict:
 
 
 def _done(config, unit: str) -> bool:
-    from tritonrl.train.manifest import RunManifest
+    from tritonrl.common.manifest import RunManifest
 
     stage = config.rl.algo.replace("-", "_") if unit == "rl" else unit
     entry = RunManifest(config.run.run_dir).stage(stage)
@@ -492,7 +492,7 @@ def _done(config, unit: str) -> bool:
 def share_sft(source_run: str | Path, run_dir: str | Path) -> None:
     """``run_dir``'s manifest names ``source_run``'s SFT model as its own finished SFT stage (once), so its RL stage
     starts from exactly that model."""
-    from tritonrl.train.manifest import RunManifest
+    from tritonrl.common.manifest import RunManifest
 
     manifest = RunManifest(run_dir)
     if (manifest.stage("sft") or {}).get("status") != "done":

@@ -163,7 +163,7 @@ def job_sft(config, args, _arg) -> None:
 
 def evaluate_on(config, model: str, split: str, out: Path, temperature: str, k: int, turns: int = 1,
                 tasks_dir: Path | None = None) -> None:
-    from tritonrl.evaluate import evaluate
+    from tritonrl.evaluation.evaluate import evaluate
     from tritonrl.tasks import load_tasks
 
     gen = dataclasses.replace(config.eval, temperature=TEMPERATURES[temperature], turns=turns,
@@ -225,7 +225,7 @@ def job_arm(config, args, arm: str) -> None:
 
 
 def model_spec(config, label: str) -> str:
-    from tritonrl.train.stages import stage_name
+    from tritonrl.common.stages import stage_name
 
     if label == "sft":
         return chosen_sft(config)
@@ -335,7 +335,7 @@ def chosen_sft(config) -> str:
 def select_sft(config) -> dict:
     """SFT's length: the checkpoint with the best validation correct@1 at the evaluation temperature (ties: the
     shorter); the run's manifest then names it as the SFT model every arm starts from."""
-    from tritonrl.train.manifest import RunManifest
+    from tritonrl.common.manifest import RunManifest
 
     p = paths(config)
     scores = []
@@ -654,7 +654,7 @@ def arm_figures(run_dir: Path, what: str, cluster_of: dict, family_of: dict, dis
     path = run_dir / "heldout" / what / "results.jsonl"
     if not path.exists():
         return None
-    from tritonrl.metrics import pass_at_k
+    from tritonrl.evaluation.metrics import pass_at_k
 
     counts = demo.per_task(path)
     rates = crit.task_rates(counts)

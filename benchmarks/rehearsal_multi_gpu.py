@@ -68,7 +68,7 @@ def build_model(size: str, out: Path) -> dict:
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from tritonrl.train.models import build_tiny_model, build_tiny_tokenizer
+    from tritonrl.common.llm import build_tiny_model, build_tiny_tokenizer
 
     if size == "tiny":
         build_tiny_model(out)

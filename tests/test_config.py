@@ -156,7 +156,7 @@ def test_duplicate_keys_are_errors_naming_file_and_lines(tmp_path, text, where):
 
 
 def test_merge_keys_override_without_being_duplicates():
-    from tritonrl.yamlfile import read_yaml
+    from tritonrl.util.yamlfile import read_yaml
 
     data, duplicates = read_yaml("base: &b\n  steps: 1\nrl:\n  <<: *b\n  steps: 2\n", "m.yaml")
     assert data["rl"] == {"steps": 2} and duplicates == []

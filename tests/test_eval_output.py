@@ -8,8 +8,8 @@ import pytest
 
 from tests.helpers.fake_verifier import FakeVerifier
 from tests.test_evaluate import KB_FIXTURE
-from tritonrl import evaluate
 from tritonrl.cli import main, verdicts
+from tritonrl.evaluation import evaluate
 from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 

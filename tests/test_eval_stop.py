@@ -14,12 +14,12 @@ import pytest
 
 from tests.helpers.fake_verifier import FakeVerifier
 from tests.test_evaluate import write_jsonl
-from tritonrl import evaluate
 from tritonrl.cli import main
+from tritonrl.common.manifest import RunManifest
 from tritonrl.config import EvalConfig, PipelineConfig, load_config
 from tritonrl.errors import Interrupted, Stopped
+from tritonrl.evaluation import evaluate
 from tritonrl.tasks import select_tasks
-from tritonrl.train.manifest import RunManifest
 
 TASKS = "l1_relu,l1_gelu,l1_hardtanh,l1_leaky_relu,l1_add_scale"  # 5 tasks: 3 generate calls of 2 prompts
 
@@ -249,9 +249,9 @@ def test_pipeline_eval_stage_stopped_is_interrupted_and_resumes_on_rerun(tmp_pat
 def test_a_seeded_transformers_model_resumed_gives_the_uninterrupted_completions(tmp_path):
     """Each generate call is seeded (``HFGenerator``), so sampling at temperature 1 resumes to the same texts."""
     pytest.importorskip("transformers")
+    from tritonrl.common.generation import HFGenerator, Sampling
+    from tritonrl.common.llm import build_tiny_model, load_model
     from tritonrl.config import ModelConfig
-    from tritonrl.generation import HFGenerator, Sampling
-    from tritonrl.train.models import build_tiny_model, load_model
 
     model, tokenizer = load_model(ModelConfig(name_or_path=str(build_tiny_model(tmp_path / "tiny")), dtype="float32"))
     sampling = Sampling(temperature=1.0, max_new_tokens=6, seed=0, batch_size=2)

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.fake_verifier import FakeVerifier
-from tritonrl import evaluate
 from tritonrl.cli import main
 from tritonrl.errors import Interrupted, UserError
+from tritonrl.evaluation import evaluate
 from tritonrl.tasks import get_task, select_tasks
 
 

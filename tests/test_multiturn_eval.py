@@ -8,10 +8,10 @@ import pytest
 
 from tests.helpers.fake_verifier import FakeVerifier
 from tests.test_evaluate import write_jsonl
-from tritonrl import evaluate
 from tritonrl.cli import main
 from tritonrl.config import EvalConfig
 from tritonrl.errors import Interrupted, UserError
+from tritonrl.evaluation import evaluate
 from tritonrl.tasks import select_tasks
 
 GOLDEN = Path(__file__).parents[1] / "examples" / "golden" / "completions"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tritonrl.common.manifest import RunManifest
 from tritonrl.config import load_config
 from tritonrl.train import multiturn
-from tritonrl.train.manifest import RunManifest
 from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 pytest.importorskip("trl")
@@ -23,7 +23,7 @@ pytest.importorskip("trl")
 
 @pytest.fixture(scope="module")
 def tiny_model_dir(tmp_path_factory):
-    from tritonrl.train.models import build_tiny_model
+    from tritonrl.common.llm import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 

@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.fake_verifier import FakeVerifier
-from tritonrl import evaluate, pipeline
+from tritonrl import pipeline
+from tritonrl.common.manifest import RunManifest
+from tritonrl.common.stages import StageResult
 from tritonrl.config import PipelineConfig, load_config
 from tritonrl.errors import ConfigError
-from tritonrl.report import write_report
-from tritonrl.train.manifest import RunManifest
-from tritonrl.train.stages import StageResult
+from tritonrl.evaluation import evaluate
+from tritonrl.evaluation.report import write_report
 from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,7 +161,7 @@ def _local_sources(sources: list[str]) -> list[str]:
 def _generated_splits(config, tmp_path: Path) -> dict[str, str]:
     """The learning demo's task directories (made by ``benchmarks/learning_demo.py`` at run time), generated here
     for real (a few tasks, references accepted without running them), so its split is checked like the others."""
-    from tritonrl.tasks.generate import generate_tasks
+    from tritonrl.taskgen import generate_tasks
 
     accept_all = FakeVerifier(lambda text: VerifyResult(stage=Stage.DONE, valid=True, compiled=True,
                                                         tiny_correct=True, correct=True))

@@ -1,4 +1,4 @@
-"""Tests for tritonrl.prompts: messages, templates from files, a real (locally built) chat template, feedback."""
+"""Tests for tritonrl.common.prompts: messages, templates from files, a real (locally built) chat template, feedback."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tritonrl.errors import ConfigError
-from tritonrl.extract import extract_code
-from tritonrl.prompts import (
+from tritonrl.common.prompts import (
     EXAMPLE_SOLUTION,
     EXAMPLE_TASK,
     FIX_IT,
@@ -23,6 +21,8 @@ from tritonrl.prompts import (
     estimate_tokens,
     format_feedback,
 )
+from tritonrl.errors import ConfigError
+from tritonrl.extract import extract_code
 from tritonrl.tasks.model import KernelTask
 from tritonrl.verify.shared.flags import RATIONALE, Flag
 from tritonrl.verify.shared.verdict import Stage, VerifyResult

@@ -13,10 +13,10 @@ at load, not steps later.
 
 Sections (each owned by the module named; edit a section, not its neighbours):
   VerifyConfig      -> tritonrl.verify
-  RewardConfig      -> tritonrl.reward
-  CurriculumConfig  -> tritonrl.curriculum
+  RewardConfig      -> tritonrl.common.reward
+  CurriculumConfig  -> tritonrl.train.curriculum
   training configs  -> tritonrl.train
-  EvalConfig        -> tritonrl.evaluate
+  EvalConfig        -> tritonrl.evaluation.evaluate
 """
 
 from __future__ import annotations
@@ -208,10 +208,10 @@ class VerifyConfig(Section):
                       f"choose one of {', '.join(tolerances)} or add tolerances for it")
 
 
-# ---------------------------------------------------------------- reward (tritonrl.reward)
+# ---------------------------------------------------------------- reward (tritonrl.common.reward)
 @config_dataclass
 class RewardConfig(Section):
-    """How a VerifyResult becomes a scalar reward; see ``tritonrl.reward`` for the formulas."""
+    """How a VerifyResult becomes a scalar reward; see ``tritonrl.common.reward`` for the formulas."""
 
     section: ClassVar[str] = "reward"
 
@@ -236,10 +236,10 @@ class RewardConfig(Section):
                       "earns less")
 
 
-# ---------------------------------------------------------------- curriculum (tritonrl.curriculum)
+# ---------------------------------------------------------------- curriculum (tritonrl.train.curriculum)
 @config_dataclass
 class CurriculumConfig(Section):
-    """Level-1/Level-2 mixing for RL prompts; the rule is documented in ``tritonrl.curriculum``."""
+    """Level-1/Level-2 mixing for RL prompts; the rule is documented in ``tritonrl.train.curriculum``."""
 
     section: ClassVar[str] = "curriculum"
 
@@ -554,10 +554,10 @@ class TrainingConfig(Section):
                       f"reward.preset={self.reward.preset} ({top}); nothing would be kept")
 
 
-# ---------------------------------------------------------------- evaluation and pipeline (tritonrl.evaluate, .pipeline)
+# ---------------------------------------------------------------- evaluation and pipeline (tritonrl.evaluation.evaluate, .pipeline)
 @config_dataclass
 class EvalConfig(Section):
-    """How ``tritonrl eval`` samples and scores a model; see ``tritonrl.metrics`` for the formulas."""
+    """How ``tritonrl eval`` samples and scores a model; see ``tritonrl.evaluation.metrics`` for the formulas."""
 
     section: ClassVar[str] = "eval"
 
@@ -645,7 +645,7 @@ def config_field(schema: type, dotted: str) -> tuple[dataclasses.Field, Any]:
 
 
 def _read_yaml(path: str) -> dict:
-    from tritonrl.yamlfile import load_yaml
+    from tritonrl.util.yamlfile import load_yaml
 
     data = load_yaml(path) or {}
     if not isinstance(data, dict):
@@ -702,7 +702,7 @@ def _unknown_key(prefix: str, key: str, fields: dict) -> str:
 def validate_file(path: str, schema: type = TrainingConfig) -> list[str]:
     """Every problem in the config file at ``path``, one line each (empty when it is valid): each duplicate
     key (``path:line: ...``), then ``config_errors`` of what PyYAML would load."""
-    from tritonrl.yamlfile import read_yaml
+    from tritonrl.util.yamlfile import read_yaml
 
     try:
         with open(path, encoding="utf-8") as fh:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from tritonrl.astlock import parse_source
+from tritonrl.util.astlock import parse_source
 
 
 class ExtractReason(str, Enum):

@@ -2,10 +2,10 @@
 
     tritonrl pipeline --config configs/smoke.yaml [--run-dir runs/x]   # tiny model, bundled tasks, CPU
 
-Every stage is recorded in ``<run_dir>/manifest.json`` (``tritonrl.train.manifest``): ``data``, ``sft``, the RL
+Every stage is recorded in ``<run_dir>/manifest.json`` (``tritonrl.common.manifest``): ``data``, ``sft``, the RL
 algorithm's stage (``grpo``, ``rloo`` or ``best_of_n``), ``eval_base`` / ``eval_sft`` / ``eval_rl`` and ``report``.
 Re-running the same command skips stages marked done and resumes an interrupted training stage from its newest
-complete checkpoint, and an unfinished evaluation from what it saved (``tritonrl.evaluate``'s ``resume``: its
+complete checkpoint, and an unfinished evaluation from what it saved (``tritonrl.evaluation.evaluate``'s ``resume``: its
 sampled completions and judged samples are kept). SIGTERM/SIGINT stop a training stage after the current step
 and an evaluation after the current generate call or verdict; either way the stage is marked ``interrupted``
 and ``StageNotFinished`` is raised (run the same command again). The comparison report is rebuilt every time
@@ -28,9 +28,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tritonrl.common.stages import stage_name
 from tritonrl.config import PipelineConfig
 from tritonrl.errors import ConfigError, Stopped, UserError
-from tritonrl.train.stages import stage_name
 
 STAGES = ("data", "sft", "rl", "eval", "report")
 EVAL_MODELS = ("base", "sft", "rl")
@@ -49,8 +49,8 @@ class StageNotFinished(Stopped):
 
 def run_pipeline(config: PipelineConfig, log: Callable[[str], None] = print) -> Path:
     """Run (or resume) every configured stage; returns the path of the comparison report."""
-    from tritonrl.train.manifest import RunManifest
-    from tritonrl.train.session import use_torch_threads
+    from tritonrl.common.manifest import RunManifest
+    from tritonrl.train.stage_session import use_torch_threads
 
     _check(config)
     use_torch_threads(config.run)  # the training stages and the models' generation in eval
@@ -190,9 +190,9 @@ def _train(manifest, stage: str, config: PipelineConfig, log) -> None:
 # ---------------------------------------------------------------- the stages' work
 def prepare_data(config: PipelineConfig, run_dir: Path) -> dict[str, str]:
     """Check the training and eval tasks load, build the tiny model if asked for, and list the tasks."""
+    from tritonrl.common.llm import resolve_model_path
     from tritonrl.tasks import select_tasks
     from tritonrl.train.data import load_training_tasks
-    from tritonrl.train.models import resolve_model_path
 
     train_tasks = load_training_tasks(config.data, config.data.sft_sources)
     eval_tasks = select_tasks(config.eval.tasks, config.eval.level, config.eval.max_tasks)
@@ -206,7 +206,7 @@ def prepare_data(config: PipelineConfig, run_dir: Path) -> dict[str, str]:
 
 def evaluate_model(config: PipelineConfig, spec: str, name: str, split: TaskSplit | None = None,
                    resume: bool = False) -> dict[str, str]:
-    from tritonrl.evaluate import evaluate
+    from tritonrl.evaluation.evaluate import evaluate
     from tritonrl.tasks import select_tasks
 
     out = Path(config.run.run_dir) / "eval" / name
@@ -217,7 +217,7 @@ def evaluate_model(config: PipelineConfig, spec: str, name: str, split: TaskSpli
 
 
 def build_comparison(config: PipelineConfig, run_dir: Path, split: TaskSplit | None = None) -> dict[str, str]:
-    from tritonrl.report import compare_runs
+    from tritonrl.evaluation.report import compare_runs
 
     evals = [run_dir / "eval" / m for m in config.pipeline.eval_models if (run_dir / "eval" / m / "report.json").exists()]
     if not evals:

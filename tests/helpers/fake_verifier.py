@@ -12,7 +12,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 
-from tritonrl.reward import SPEEDUP_CI_KEY
+from tritonrl.common.reward import SPEEDUP_CI_KEY
 from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 

@@ -13,7 +13,7 @@ from tritonrl.config import TrainingConfig, load_config
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory):
-    from tritonrl.train.models import build_tiny_model
+    from tritonrl.common.llm import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 

@@ -70,8 +70,8 @@ def _recording_torch_save(obj, f, *args, **kwargs):
 torch.save = _recording_torch_save
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from tritonrl.common import ranks  # noqa: E402
 from tritonrl.config import load_config  # noqa: E402
-from tritonrl.train import ranks  # noqa: E402
 from tritonrl.train.rl import run_rl  # noqa: E402
 from tritonrl.train.sft import run_sft  # noqa: E402
 from tritonrl.verify.shared.verdict import Stage, VerifyResult  # noqa: E402
@@ -109,7 +109,7 @@ def sigterm_rank_1_after_training() -> None:
     handler runs before ``raise_signal`` returns (main thread), so no timing decides where the signal lands."""
     from transformers import TrainerCallback
 
-    from tritonrl.train.session import StageSession
+    from tritonrl.train.stage_session import StageSession
 
     class SigtermAtTrainEnd(TrainerCallback):
         def on_train_end(self, args, state, control, **kwargs):

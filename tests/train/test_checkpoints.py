@@ -3,7 +3,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from tritonrl.curriculum import Curriculum
 from tritonrl.train.checkpoints import (
     MARKER,
     CheckpointCallback,
@@ -11,6 +10,7 @@ from tritonrl.train.checkpoints import (
     load_extra_state,
     rotate_checkpoints,
 )
+from tritonrl.train.curriculum import Curriculum
 
 
 def test_latest_complete_skips_unmarked_and_foreign_dirs(tmp_path):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tritonrl.tasks.generate import generate_tasks
+from tritonrl.taskgen import generate_tasks
 from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 ROOT = Path(__file__).resolve().parents[2]

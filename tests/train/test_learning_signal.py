@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from tritonrl.config import load_config
+from tritonrl.taskgen import generate_tasks
 from tritonrl.tasks import load_tasks
-from tritonrl.tasks.generate import generate_tasks
 from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,12 +71,12 @@ def teach_two_answers(model_dir: Path, prompt: list[dict], answers: list[str], s
                    "(format_rate 0, 3 of 4 completions clipped at 360 tokens), so every group is flat; until then the "
                    "test had not run at all (an import removed long ago). Not yet investigated.")
 def test_grpo_groups_differ_with_the_real_verifier(tmp_path):
-    from tritonrl.prompts import build_messages, load_template
+    from tritonrl.common.prompts import build_messages, load_template
     from tritonrl.train.rl import run_rl
 
     demo = learning_demo()
     tasks_dir = tmp_path / "tasks"
-    generate_tasks(2, 0, "train", tasks_dir, verifier=AcceptAll())  # references: tests/tasks/test_generate.py
+    generate_tasks(2, 0, "train", tasks_dir, verifier=AcceptAll())  # references: tests/taskgen/test_taskgen.py
     task = next(t for t in load_tasks(tasks_dir) if STORE in (t.solution or ""))
     template = tmp_path / "short.txt"
     template.write_text("Write ModelNew with Triton for:\n{task_source}\n")
@@ -188,7 +188,7 @@ class CountingVerifier:
 
 def test_reward_cache_shuffle_and_signal_metrics():
     from tritonrl.tasks import get_task
-    from tritonrl.train.rewards import VerifierReward
+    from tritonrl.train.reward_adapters import VerifierReward
 
     task = get_task("l1_relu")
     good, bad = "```python\nclass ModelNew: good = 1\n```", "```python\nclass ModelNew: bad = 1\n```"
@@ -215,7 +215,7 @@ def test_reward_cache_shuffle_and_signal_metrics():
 def test_reward_cache_hits_conversational_completions():
     """TRL passes conversational completions as message lists: the cache keys on their extracted code."""
     from tritonrl.tasks import get_task
-    from tritonrl.train.rewards import VerifierReward
+    from tritonrl.train.reward_adapters import VerifierReward
 
     class CodeVerifier(CountingVerifier):
         def verify_many(self, items):
@@ -276,8 +276,8 @@ def test_grpo_stops_and_says_so_when_groups_have_no_variance(tmp_path):
 def test_whole_line_tokenizer_is_exact_and_shorter_on_kernels():
     """The demo's tokenizer (whole-line BPE trained on the train split): decodes back to the same bytes, and a
     held-out-like kernel (not in its corpus) takes far fewer tokens than with the word-level one."""
+    from tritonrl.common.llm import build_tiny_tokenizer
     from tritonrl.tasks import get_task, load_tasks
-    from tritonrl.train.models import build_tiny_tokenizer
 
     tasks = [t for t in load_tasks("bundled") if t.solution]
     unseen = get_task("l2_swiglu")

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
+from tritonrl.common.manifest import RunManifest, atomic_write_text
 from tritonrl.errors import ConfigError
-from tritonrl.train.manifest import RunManifest, atomic_write_text
 
 
 def test_stage_lifecycle_and_output(tmp_path):

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
+from tritonrl.common.manifest import RunManifest
 from tritonrl.errors import ConfigError
-from tritonrl.train.manifest import RunManifest
 
 
 def test_relative_paths_are_recorded_absolute_and_read_back_from_anywhere(tmp_path, monkeypatch):

@@ -5,9 +5,9 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
+from tritonrl.common.signals import SignalHandlers, StopRequest
 from tritonrl.train.mirror import Mirror, MirrorThread
 from tritonrl.train.preemption import PreemptionWatcher, notice_at
-from tritonrl.train.signals import SignalHandlers, StopRequest
 
 
 def _write(root, rel, text):

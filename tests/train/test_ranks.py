@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from tritonrl.train import ranks
+from tritonrl.common import ranks
+from tritonrl.common.manifest import RunManifest
 from tritonrl.train.best_of_n import ScoredSample, merge_shards
 from tritonrl.train.checkpoints import MARKER
-from tritonrl.train.manifest import RunManifest
 
 WORKER = Path(__file__).with_name("dist_worker.py")
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -141,7 +141,7 @@ def test_shards_are_disjoint_and_merge_back_in_task_order():
 
 
 def test_stop_agreement_on_one_process():
-    from tritonrl.train.signals import StopRequest, agree
+    from tritonrl.common.signals import StopRequest, agree
 
     request = StopRequest()
     assert agree(request) is False
@@ -201,7 +201,7 @@ def test_merge_from_a_gathered_state_dict_equals_merging_in_place(tiny_model_dir
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 
-    from tritonrl.train.models import merged_from_state_dict
+    from tritonrl.common.llm import merged_from_state_dict
 
     model = get_peft_model(AutoModelForCausalLM.from_pretrained(tiny_model_dir),
                            LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", task_type="CAUSAL_LM"))
@@ -218,7 +218,7 @@ def test_merge_from_a_gathered_state_dict_equals_merging_in_place(tiny_model_dir
 
 def test_a_final_directory_without_weights_is_refused(tmp_path):
     from tritonrl.errors import ConfigError
-    from tritonrl.train.session import check_weights
+    from tritonrl.train.stage_session import check_weights
 
     (tmp_path / "pytorch_model_fsdp_0").mkdir()  # what a sharded FSDP state dict leaves
     with pytest.raises(ConfigError, match="no loadable weights"):

@@ -18,9 +18,9 @@ import pytest
 import torch
 
 from tritonrl import pipeline
+from tritonrl.common.llm import load_model
+from tritonrl.common.manifest import RunManifest
 from tritonrl.config import PipelineConfig, load_config
-from tritonrl.train.manifest import RunManifest
-from tritonrl.train.models import load_model
 
 SMOKE = Path(__file__).resolve().parents[2] / "configs" / "smoke.yaml"
 

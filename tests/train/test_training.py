@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tritonrl.common.manifest import RunManifest
 from tritonrl.train.checkpoints import MARKER
-from tritonrl.train.manifest import RunManifest
 from tritonrl.train.rl import run_rl
 from tritonrl.train.sft import run_sft
 
@@ -143,7 +143,7 @@ def test_a_sigterm_after_the_last_step_stops_and_resume_writes_final(make_config
     under the default linear schedule, hence no step count here)."""
     from transformers import TrainerCallback
 
-    from tritonrl.train.session import StageSession
+    from tritonrl.train.stage_session import StageSession
 
     class SigtermAtTrainEnd(TrainerCallback):
         def on_train_end(self, args, state, control, **kwargs):
@@ -163,7 +163,7 @@ def test_a_sigterm_after_the_last_step_stops_and_resume_writes_final(make_config
 def test_a_sigterm_while_final_is_written_leaves_the_stage_done(make_config, monkeypatch):
     """Past the agreed answer the stage's outcome is fixed: a signal while ``final/`` is written is noted, and the
     stage, whose final model is complete, is done (every rank follows the same answer, not its own flag)."""
-    from tritonrl.train.session import StageSession
+    from tritonrl.train.stage_session import StageSession
 
     save_final = StageSession.save_final
 

@@ -12,7 +12,7 @@ pytest.importorskip("trl")
 
 def build(tmp_path, *overrides):
     from tritonrl.train import grpo, rloo
-    from tritonrl.train.session import StageSession
+    from tritonrl.train.stage_session import StageSession
 
     config = load_config(None, [f"run.run_dir={tmp_path}", "rl.use_cpu=true", "sft.use_cpu=true",
                                 "rl.num_generations=2", "rl.per_device_batch_size=2", *overrides])
@@ -36,7 +36,7 @@ def test_gradient_checkpointing_false_means_off(tmp_path, algo, on):
 def test_sft_gradient_checkpointing_false_means_off():
     from trl import SFTConfig
 
-    from tritonrl.train.session import gradient_checkpointing, trl_args
+    from tritonrl.train.stage_session import gradient_checkpointing, trl_args
 
     config = load_config(None, ["model.gradient_checkpointing=false"])
     args = trl_args(SFTConfig, output_dir="unused", use_cpu=True, **gradient_checkpointing(config))

@@ -11,7 +11,7 @@ import torch
 from transformers import TrainerCallback
 
 from tests.helpers.fake_verifier import FakeVerifier, faster_by_text
-from tritonrl.train.session import StageSession
+from tritonrl.train.stage_session import StageSession
 
 
 class WeightWatch(TrainerCallback):

@@ -12,8 +12,8 @@ import pytest
 
 from tests.verify.tasks import TASKS
 from tests.verify.test_runtime_hacks import FIXTURES, header
+from tritonrl.common.reward import compute_reward
 from tritonrl.config import VerifyConfig
-from tritonrl.reward import compute_reward
 from tritonrl.tasks.variants import find_constants, rewrite_constants
 from tritonrl.verify import Flag, Stage, Verifier, VerifyItem
 from tritonrl.verify.shared.timing_stats import estimates_agree, widen

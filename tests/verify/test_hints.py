@@ -10,7 +10,7 @@ from tests.verify.conftest import FAST
 from tests.verify.tasks import TASKS
 from tritonrl.config import VerifyConfig
 from tritonrl.errors import ConfigError
-from tritonrl.metrics import Sample, summarize
+from tritonrl.evaluation.metrics import Sample, summarize
 from tritonrl.tasks import get_task
 from tritonrl.verify import Stage, Verifier, VerifyResult
 from tritonrl.verify.parent.hints import full_size_hint, precision_hint, tf32_dot_lines

@@ -34,8 +34,8 @@ from tests.verify.integrity_tasks import INTEGRITY_TASKS
 from tests.verify.redteam_tasks import REDTEAM_TASKS
 from tests.verify.tasks import TASKS as BASE_TASKS
 from tests.verify.test_redteam import CUDA, GOOD_RELU, _selected, describe, header, modes, runnable
+from tritonrl.common.reward import compute_reward
 from tritonrl.config import VerifyConfig
-from tritonrl.reward import compute_reward
 from tritonrl.verify import Verifier, VerifyItem
 from tritonrl.verify.shared.directories import jobs_root
 

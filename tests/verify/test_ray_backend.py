@@ -21,7 +21,7 @@ from tritonrl.verify.parent.backends import make_verifier
 
 ray = pytest.importorskip("ray")
 
-from tritonrl.reward import compute_reward
+from tritonrl.common.reward import compute_reward
 from tritonrl.verify.parent.ray_backend import RayVerifier, plan_units
 
 RELU_TASK = KernelTask(name="test_relu", level=1, source='''
@@ -47,8 +47,6 @@ def get_init_inputs():
 ''')
 
 KERNEL = '''
-import torch
-import torch.nn as nn
 import triton
 import triton.language as tl
 

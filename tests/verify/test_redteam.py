@@ -19,8 +19,8 @@ import pytest
 
 from tests.verify.redteam_tasks import REDTEAM_TASKS
 from tests.verify.tasks import TASKS as BASE_TASKS
+from tritonrl.common.reward import compute_reward
 from tritonrl.config import VerifyConfig
-from tritonrl.reward import compute_reward
 from tritonrl.verify import Verifier, VerifyItem
 
 TASKS = {**BASE_TASKS, **REDTEAM_TASKS}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.verify.tasks import TASKS
-from tritonrl.reward import compute_reward
+from tritonrl.common.reward import compute_reward
 from tritonrl.verify import Stage, VerifyItem
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "runtime").glob("*.py"))

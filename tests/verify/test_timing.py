@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from tritonrl.common.reward import compute_reward
 from tritonrl.config import RewardConfig
-from tritonrl.reward import compute_reward
 from tritonrl.verify import Flag, Stage, VerifyResult
 from tritonrl.verify.judge.timing_run import clock_check, report_timing
 from tritonrl.verify.shared import timing_protocol

@@ -8,8 +8,8 @@ import torch
 
 from tests.verify.tasks import TASKS
 from tritonrl.cli import main
+from tritonrl.common.reward import compute_reward
 from tritonrl.config import VerifyConfig
-from tritonrl.reward import compute_reward
 from tritonrl.verify import Flag, Stage, Verifier, VerifyItem
 from tritonrl.verify.judge.compare import compare_trial, inputs_changed
 from tritonrl.verify.shared.trial import build_model

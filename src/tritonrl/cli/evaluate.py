@@ -1,5 +1,5 @@
-"""``tritonrl eval``, ``tritonrl report`` and ``tritonrl compare``: the commands over ``tritonrl.evaluate`` and
-``tritonrl.report``. What ``eval --help`` shows is ``EVAL_DESCRIPTION`` (for users); this docstring is for us.
+"""``tritonrl eval``, ``tritonrl report`` and ``tritonrl compare``: the commands over ``tritonrl.evaluation.evaluate`` and
+``tritonrl.evaluation.report``. What ``eval --help`` shows is ``EVAL_DESCRIPTION`` (for users); this docstring is for us.
 
 Defaults come from ``EvalConfig`` / ``VerifyConfig`` (or the ``eval``/``verify`` sections of ``--config``);
 flags given on the command line override them. Each flag that sets a config key is generated from its field
@@ -15,10 +15,10 @@ from pathlib import Path
 
 from tritonrl.cli import verdicts
 from tritonrl.cli.config import add_field_flag, config_from_args, flag_value
+from tritonrl.common.result_log import finished_rows
 from tritonrl.config import EvalConfig, PipelineConfig, VerifyConfig
 from tritonrl.errors import Stopped, UserError
-from tritonrl.report import RESULTS_JSONL
-from tritonrl.results import finished_rows
+from tritonrl.evaluation.report import RESULTS_JSONL
 
 FLAGS = {  # flag -> config key; typed and documented from the field (tritonrl.config)
     "--tasks": "eval.tasks", "--level": "eval.level", "--max-tasks": "eval.max_tasks", "--k": "eval.k",
@@ -92,7 +92,7 @@ def configs_from_args(args) -> tuple[EvalConfig, VerifyConfig]:
 
 
 def run_eval(args) -> int:
-    from tritonrl.progress import Display
+    from tritonrl.util.progress import Display
 
     gen, verify = configs_from_args(args)
     out = Path(args.out)
@@ -113,7 +113,7 @@ def run_eval(args) -> int:
 
 
 def _evaluate(args, gen: EvalConfig, verify: VerifyConfig, display) -> dict:
-    from tritonrl import evaluate
+    from tritonrl.evaluation import evaluate
     from tritonrl.tasks import select_tasks
 
     if args.completions:
@@ -150,7 +150,7 @@ def check_out_dir(out: Path, allowed: bool) -> None:
 
 
 def run_report(args) -> int:
-    from tritonrl import report as rep
+    from tritonrl.evaluation import report as rep
 
     rows = rep.load_results(args.results)
     source = Path(args.results)
@@ -162,7 +162,7 @@ def run_report(args) -> int:
 
 
 def run_compare(args) -> int:
-    from tritonrl.report import compare_runs
+    from tritonrl.evaluation.report import compare_runs
 
     comparison = compare_runs(args.runs, args.out)
     print(Path(args.out, "comparison.md").read_text())
@@ -171,7 +171,7 @@ def run_compare(args) -> int:
 
 
 def _print_summary(report: dict, out: Path) -> None:
-    from tritonrl.report import fmt
+    from tritonrl.util.render import fmt
 
     rates = ", ".join(f"{name} {fmt(report[f'{name}_rate'])}" for name in ("format", "valid", "compiled", "correct"))
     passes = ", ".join(f"{k} {fmt(v)}" for k, v in report["pass_at_k"].items())

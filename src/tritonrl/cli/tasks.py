@@ -9,7 +9,7 @@
     tritonrl tasks generate --n 64 --seed 0 --split heldout --out data/gen/heldout   # verified generated tasks
 
 ``tasks generate`` stopped by SIGTERM or Ctrl-C keeps every verdict so far (exit 143); the same command again
-finishes it with the files an uninterrupted run writes (``tritonrl.tasks.generate``).
+finishes it with the files an uninterrupted run writes (``tritonrl.taskgen``).
 """
 
 from __future__ import annotations
@@ -91,8 +91,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_generate(args: argparse.Namespace) -> int:
     import dataclasses
 
+    from tritonrl.taskgen import SPLIT_SALT, default_verify_config, generate_tasks
     from tritonrl.tasks import decontamination_dir
-    from tritonrl.tasks.generate import SPLIT_SALT, default_verify_config, generate_tasks
 
     verify = dataclasses.replace(default_verify_config(), device=args.device, workers=args.workers)
     report = generate_tasks(args.n, args.seed, args.split, args.out, kernelbench_dir=decontamination_dir(args.kernelbench),
@@ -150,7 +150,7 @@ def cmd_variants(args: argparse.Namespace) -> int:
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
-    from tritonrl.prompts import PromptTemplate, build_messages  # imported only when asked for
+    from tritonrl.common.prompts import PromptTemplate, build_messages  # imported only when asked for
 
     task = get_task(args.task)
     template = None

@@ -39,7 +39,7 @@ def build_config(args: argparse.Namespace) -> TrainingConfig:
 
 
 def _summary(result) -> int:
-    from tritonrl.train.session import EXIT_INTERRUPTED
+    from tritonrl.train.stage_session import EXIT_INTERRUPTED
 
     parts = [f"{result.stage} {result.status}", f"run_dir={result.run_dir}", f"steps={result.global_step}"]
     if result.final_loss is not None:

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tritonrl.metrics import INFORMATIONAL_FLAGS
+from tritonrl.evaluation.metrics import INFORMATIONAL_FLAGS
 from tritonrl.verify.shared.verdict import clip_words
 
 ERROR_CHARS = 200  # of a rejected sample's first error line (hints: twice that), under its verdict line

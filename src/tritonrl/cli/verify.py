@@ -102,7 +102,7 @@ def verify_config(args: argparse.Namespace) -> VerifyConfig:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from tritonrl.progress import ProgressLine
+    from tritonrl.util.progress import ProgressLine
     from tritonrl.verify import Verifier, VerifyItem
     from tritonrl.verify.parent.plan import cpu_oversize, mark_cpu_size_limit
 
@@ -143,7 +143,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def _emit(args: argparse.Namespace, path: Path, task: str, result: VerifyResult) -> VerifyResult:
     if result.reward is None:  # the verdict's reward, by the function training uses (default reward config)
-        from tritonrl.reward import compute_reward
+        from tritonrl.common.reward import compute_reward
 
         result.reward = compute_reward(result)
     if args.json:

@@ -9,7 +9,8 @@
     select_tasks("~/KernelBench", level=2, max_tasks=5)   # what eval and the pipeline judge (eval.tasks)
 
 Shape variants live in ``tritonrl.tasks.variants``, difficulty labels in ``tritonrl.tasks.levels``, generated
-tasks (op-combination train/held-out splits, verified references) in ``tritonrl.tasks.generate``.
+tasks (op-combination train/held-out splits, verified references) come from ``tritonrl.taskgen``, a layer above
+(it verifies references, so it sits above the verifier that this package serves).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from tritonrl.tasks.sources import (
     natural_key,
 )
 
-__all__ = ["KernelTask", "generate_tasks", "get_task", "load_tasks", "load_tasks_with_report", "select_tasks"]
+__all__ = ["KernelTask", "get_task", "load_tasks", "load_tasks_with_report", "select_tasks"]
 
 KERNELBOOK_SUFFIXES = (".jsonl", ".parquet")
 KERNELBOOK_HUB_ID = "GPUMODE/KernelBook"
@@ -98,13 +99,6 @@ def decontamination_dir(kernelbench_dir: str | Path | None = None) -> str | None
     if chosen and not find_kernelbench_root(chosen):
         raise TaskError(f"not a KernelBench clone (no level1/, level2/ ...): {chosen}")
     return str(chosen) if chosen else None
-
-
-def generate_tasks(*args, **kwargs):
-    """``tritonrl.tasks.generate.generate_tasks`` (imported on first use)."""
-    from tritonrl.tasks.generate import generate_tasks as generate
-
-    return generate(*args, **kwargs)
 
 
 def get_task(name_or_path: str | Path) -> KernelTask:

@@ -25,10 +25,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tritonrl.astlock import parse_source
 from tritonrl.errors import TaskError
 from tritonrl.tasks.levels import classify_level
 from tritonrl.tasks.model import KernelTask
+from tritonrl.util.astlock import parse_source
 
 HUB_ID = "GPUMODE/KernelBook"
 NGRAM = 6

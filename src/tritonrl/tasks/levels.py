@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tritonrl.astlock import parse_source
+from tritonrl.util.astlock import parse_source
 
 # Data movement and queries: they cost no arithmetic, so they never make a task harder.
 TRIVIAL_CALLS = frozenset({

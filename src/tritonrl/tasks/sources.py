@@ -15,10 +15,10 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from tritonrl.astlock import parse_source
 from tritonrl.errors import TaskError
 from tritonrl.tasks.levels import classify_level
 from tritonrl.tasks.model import KernelTask
+from tritonrl.util.astlock import parse_source
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "bundled"
 REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")

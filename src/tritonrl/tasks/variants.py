@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tritonrl.astlock import compile_source, parse_source
 from tritonrl.errors import TaskError
 from tritonrl.tasks.model import KernelTask
+from tritonrl.util.astlock import compile_source, parse_source
 
 STRUCTURAL_WORDS = ("kernel", "stride", "pad", "dilation", "pool", "scale_factor", "layer", "axis", "output_size",
                     "topk", "top_k", "window", "order", "bits", "step", "stage", "block")

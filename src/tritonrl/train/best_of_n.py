@@ -3,7 +3,7 @@
     tritonrl rl --algo best-of-n --config configs/smoke.yaml --set best_of_n.rounds=2
 
 Each round r (``best_of_n``):
-  1. generate ``n`` completions per task (``tritonrl.generation.HFGenerator``, sampling at ``rl.temperature``);
+  1. generate ``n`` completions per task (``tritonrl.common.generation.HFGenerator``, sampling at ``rl.temperature``);
   2. verify them all in one ``verify_many`` call (the same reward as GRPO);
   3. keep per task the ``top_k`` best with reward >= ``min_reward`` (``reward_weighted``: every sample with
      reward > 0, repeated ``round(reward * copies_per_reward)`` times, so better kernels weigh more);
@@ -25,28 +25,28 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from tritonrl.common import ranks
+from tritonrl.common.generation import HFGenerator, Sampling
+from tritonrl.common.llm import load_model
+from tritonrl.common.manifest import atomic_write_text
+from tritonrl.common.prompts import build_messages, load_template
+from tritonrl.common.ranks import rank_verifier
+from tritonrl.common.stages import StageResult, init_model_path, stage_name
 from tritonrl.config import TrainingConfig
 from tritonrl.errors import ConfigError
-from tritonrl.generation import HFGenerator, Sampling
-from tritonrl.prompts import build_messages, load_template
 from tritonrl.tasks.model import KernelTask
-from tritonrl.train import ranks
 from tritonrl.train.checkpoints import latest_complete_checkpoint
 from tritonrl.train.data import load_training_tasks, to_dataset
-from tritonrl.train.manifest import atomic_write_text
-from tritonrl.train.models import load_model
-from tritonrl.train.ranks import rank_verifier
-from tritonrl.train.rewards import VerifierReward
-from tritonrl.train.session import StageSession, peft_config, save_merged
+from tritonrl.train.reward_adapters import VerifierReward
 from tritonrl.train.sft import sft_trainer_args
-from tritonrl.train.stages import StageResult, init_model_path, stage_name
+from tritonrl.train.stage_session import StageSession, peft_config, save_merged
 
 STAGE = stage_name("best-of-n")
 
 
 @dataclass
 class ScoredSample:
-    """One sampled completion of a task with its reward (``tritonrl.metrics.Sample`` is a verdict for the metrics)."""
+    """One sampled completion of a task with its reward (``tritonrl.evaluation.metrics.Sample`` is a verdict for the metrics)."""
 
     task_key: str
     prompt: list[dict]

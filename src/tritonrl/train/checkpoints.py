@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from transformers import TrainerCallback
 
-from tritonrl.train.manifest import atomic_write_text
+from tritonrl.common.manifest import atomic_write_text
 
 MARKER = "COMPLETE"
 EXTRA_STATE = "tritonrl_state.json"
@@ -91,7 +91,7 @@ class CheckpointCallback(TrainerCallback):
         self.keep = keep
 
     def on_save(self, args, state, control, **kwargs):
-        from tritonrl.train.ranks import barrier
+        from tritonrl.common.ranks import barrier
 
         barrier()  # every rank's part of the checkpoint is on disk before it is marked whole
         if not state.is_world_process_zero:

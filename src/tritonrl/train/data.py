@@ -8,9 +8,9 @@
 
 from __future__ import annotations
 
+from tritonrl.common.prompts import build_messages, load_template
 from tritonrl.config import DataConfig
 from tritonrl.errors import ConfigError
-from tritonrl.prompts import build_messages, load_template
 from tritonrl.tasks import KernelTask, load_tasks
 
 

@@ -8,15 +8,15 @@ of ``num_generations`` per generation batch), ``num_iterations``, ``epsilon_high
 ``vllm_enable_sleep_mode``; GRPO only: ``scale_rewards`` and ``loss_type``. Then ``rl.trl`` (any other GRPOConfig
 option, keys checked at load) is applied last, so it can override any of ours. ``max_prompt_length`` is not
 passed: current TRL has no such option (an older one that does can take it through ``rl.trl``).
-Run it with ``tritonrl rl --algo grpo`` (``run_grpo``, found through ``tritonrl.train.stages``).
+Run it with ``tritonrl rl --algo grpo`` (``run_grpo``, found through ``tritonrl.common.stages``).
 """
 
 from __future__ import annotations
 
+from tritonrl.common.stages import StageResult
 from tritonrl.config import TrainingConfig
 from tritonrl.train.rl import online_args, run_online
-from tritonrl.train.session import StageSession
-from tritonrl.train.stages import StageResult
+from tritonrl.train.stage_session import StageSession
 
 
 def trainer_class():
@@ -33,5 +33,5 @@ def trainer_args(config: TrainingConfig, session: StageSession, curriculum_on: b
 
 
 def run_grpo(config: TrainingConfig, verifier=None) -> StageResult:
-    """``rl.algo: grpo`` (registered in ``tritonrl.train.stages``); ``verifier`` replaces the real one (tests)."""
+    """``rl.algo: grpo`` (registered in ``tritonrl.common.stages``); ``verifier`` replaces the real one (tests)."""
     return run_online(config, trainer_class(), trainer_args, verifier)

@@ -7,10 +7,10 @@
 gives the rollout each process's prompt slice, already repeated ``num_generations`` times by the sampler, and
 wants one completion per slot. ``RefinementReward.rollout`` fills ``rl.turns`` consecutive slots with one
 trajectory: slot t holds turn t's prompt (the task, then every earlier attempt's code and the verifier's feedback:
-``tritonrl.prompts.build_refinement_messages``, summarised oldest-first over ``rl.turn_max_prompt_tokens``) and
+``tritonrl.common.prompts.build_refinement_messages``, summarised oldest-first over ``rl.turn_max_prompt_tokens``) and
 turn t's completion. So each turn is its own sample (Kevin splits trajectories the same way), and a GRPO group
 of ``num_generations`` slots is ``num_generations / turns`` trajectories of one task. Every turn is verified as
-soon as it is generated (its feedback is the next prompt); its reward r_t is ``tritonrl.reward.compute_reward``,
+soon as it is generated (its feedback is the next prompt); its reward r_t is ``tritonrl.common.reward.compute_reward``,
 as in single-turn runs and evaluation. Its training reward is the discounted return (``rl.turn_return``,
 ``rl.turn_discount`` = gamma, 0.4 as Kevin):
 
@@ -47,12 +47,12 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from tritonrl.common import ranks
+from tritonrl.common.prompts import Attempt, build_refinement_messages
 from tritonrl.config import TrainingConfig
 from tritonrl.errors import ConfigError
-from tritonrl.prompts import Attempt, build_refinement_messages
 from tritonrl.tasks.model import KernelTask
-from tritonrl.train import ranks
-from tritonrl.train.rewards import VerifierReward, groups_health
+from tritonrl.train.reward_adapters import VerifierReward, groups_health
 
 TRL_HOOKS = ("_tokenize_prompts", "_generate_single_turn")  # GRPOTrainer steps the rollout reuses
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import urllib.error
 import urllib.request
 
+from tritonrl.common.signals import StopRequest
 from tritonrl.train.periodic import PeriodicThread
-from tritonrl.train.signals import StopRequest
 
 GCP_URL = "http://metadata.google.internal/computeMetadata/v1/instance/preempted"
 AWS_URL = "http://169.254.169.254/latest/meta-data/spot/instance-action"

@@ -2,7 +2,7 @@
 
     tritonrl rl --algo grpo --config configs/smoke.yaml [--set rl.steps=4] [--resume]
 
-``run_rl`` finds ``rl.algo`` in the registry (``tritonrl.train.stages``). The online algorithms (GRPO, RLOO) share
+``run_rl`` finds ``rl.algo`` in the registry (``tritonrl.common.stages``). The online algorithms (GRPO, RLOO) share
 what is here: ``online_args`` (the TRL arguments both configs take) and ``run_online`` (dataset, reward,
 curriculum, trainer, session); ``tritonrl.train.grpo`` and ``tritonrl.train.rloo`` add their own arguments and
 trainer class. The starting model is ``model.name_or_path``, or with ``rl.init_from: sft`` exactly the model the
@@ -11,23 +11,23 @@ whose state is saved with every checkpoint and restored on resume.
 
 Every online run ends by writing its learning-signal health (``<run_dir>/<stage>/signal_health.{md,json,png}``:
 per-step reward mean and std, share of zero-variance groups, KL, completion length, verification time) and
-printing a warning when no step had any reward variance (``tritonrl.report.signal_health``).
+printing a warning when no step had any reward variance (``tritonrl.train.health.signal_health``).
 """
 
 from __future__ import annotations
 
 import importlib.util
 
+from tritonrl.common import ranks, stages
+from tritonrl.common.llm import load_model
+from tritonrl.common.ranks import rank_verifier
+from tritonrl.common.stages import StageResult, init_model_path, last_logged, stage_name
 from tritonrl.config import RLRunConfig, TrainingConfig
-from tritonrl.curriculum import Curriculum, CurriculumSampler
 from tritonrl.errors import ConfigError
-from tritonrl.train import ranks, stages
+from tritonrl.train.curriculum import Curriculum, CurriculumSampler
 from tritonrl.train.data import load_training_tasks, rl_rows, to_dataset
-from tritonrl.train.models import load_model
-from tritonrl.train.ranks import rank_verifier
-from tritonrl.train.rewards import AsyncVerifierReward, VerifierReward
-from tritonrl.train.session import StageSession, gradient_checkpointing, peft_config, trl_args
-from tritonrl.train.stages import StageResult, init_model_path, last_logged, stage_name
+from tritonrl.train.reward_adapters import AsyncVerifierReward, VerifierReward
+from tritonrl.train.stage_session import StageSession, gradient_checkpointing, peft_config, trl_args
 
 
 def check_rl_config(rl: RLRunConfig) -> None:
@@ -193,7 +193,7 @@ def no_signal_stop(config: TrainingConfig, reward, stage_dir) -> list:
 def _report_signal_health(log_history: list[dict], stage_dir) -> None:
     import sys
 
-    from tritonrl.report import write_signal_health
+    from tritonrl.train.health import write_signal_health
 
     health = write_signal_health(log_history, stage_dir)
     if health["no_signal"]:

@@ -11,11 +11,11 @@ form and is refused at load), and ``rl.loss_type`` (a GRPO option) is not used.
 
 from __future__ import annotations
 
+from tritonrl.common.stages import StageResult
 from tritonrl.config import TrainingConfig
 from tritonrl.errors import ConfigError
 from tritonrl.train.rl import online_args, run_online
-from tritonrl.train.session import StageSession
-from tritonrl.train.stages import StageResult
+from tritonrl.train.stage_session import StageSession
 
 
 def trainer_class():
@@ -34,5 +34,5 @@ def trainer_args(config: TrainingConfig, session: StageSession, curriculum_on: b
 
 
 def run_rloo(config: TrainingConfig, verifier=None) -> StageResult:
-    """``rl.algo: rloo`` (registered in ``tritonrl.train.stages``); ``verifier`` replaces the real one (tests)."""
+    """``rl.algo: rloo`` (registered in ``tritonrl.common.stages``); ``verifier`` replaces the real one (tests)."""
     return run_online(config, trainer_class(), trainer_args, verifier)

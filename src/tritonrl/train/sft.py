@@ -9,11 +9,11 @@ every weight. Output: stage ``sft`` of the run manifest (``model`` = the adapter
 
 from __future__ import annotations
 
+from tritonrl.common.llm import load_model, resolve_model_path
+from tritonrl.common.stages import SFT_STAGE, StageResult, last_logged, warmup
 from tritonrl.config import TrainingConfig
 from tritonrl.train.data import load_training_tasks, sft_rows, to_dataset
-from tritonrl.train.models import load_model, resolve_model_path
-from tritonrl.train.session import StageSession, gradient_checkpointing, peft_config, trl_args
-from tritonrl.train.stages import SFT_STAGE, StageResult, last_logged, warmup
+from tritonrl.train.stage_session import StageSession, gradient_checkpointing, peft_config, trl_args
 
 STAGE = SFT_STAGE
 

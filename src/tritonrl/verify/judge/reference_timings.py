@@ -22,7 +22,7 @@ import os
 import threading
 from typing import Any
 
-from tritonrl.atomic import write_atomic
+from tritonrl.util.atomic import write_atomic
 from tritonrl.verify.shared.directories import default_cache_dir
 
 KEY_FILE = ".hmac-key"

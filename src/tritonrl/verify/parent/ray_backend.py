@@ -43,7 +43,7 @@ from tritonrl.verify.shared.flags import Flag
 from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 if TYPE_CHECKING:
-    from tritonrl.progress import ProgressLine
+    from tritonrl.util.progress import ProgressLine
 
 UNITS_IN_FLIGHT = 2  # per actor: one running, one queued behind it, so an actor never waits on the driver
 PROBE_INTERVAL_S = 1.0  # between calls asking a restarting actor whether it is back
@@ -155,7 +155,7 @@ class RayVerifier:
         """Results in the order of ``items``, judged on the actors."""
         results: list[VerifyResult | None] = [None] * len(items)
         if items:
-            from tritonrl.progress import ProgressLine
+            from tritonrl.util.progress import ProgressLine
 
             with ProgressLine(len(items), "verify (ray)", enabled=progress) as line:
                 self._dispatch(items, results, line)

@@ -165,7 +165,7 @@ class Verifier:
 
     def verify_many(self, items: list[VerifyItem], progress: bool = False) -> list[VerifyResult]:
         """Results in the order of ``items``; ``concurrency`` candidates run at a time."""
-        from tritonrl.progress import ProgressLine  # tqdm, loaded when a verifier first judges a batch
+        from tritonrl.util.progress import ProgressLine  # tqdm, loaded when a verifier first judges a batch
 
         self.start()
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool, \
@@ -179,7 +179,7 @@ class Verifier:
 
     def verify_iter(self, items: list[VerifyItem], stop: Any = None):
         """``(index, result)`` for each item as it finishes (not in order). Once ``stop`` (anything with
-        ``is_set()``, such as ``tritonrl.train.signals.StopRequest``) is raised, items not yet started are not
+        ``is_set()``, such as ``tritonrl.common.signals.StopRequest``) is raised, items not yet started are not
         started nor given; those running finish and are given: the stream drains. Closing the generator (or an
         exception in it, such as a second Ctrl-C) cancels the items not started and returns at once; ``close()``
         ends running ones."""

@@ -55,7 +55,7 @@ class VerifyResult:
     runtime_ms / ref_runtime_ms: measured on a GPU; ``None`` when timing is unavailable (CPU) or skipped.
     speedup: ref_runtime_ms / runtime_ms, or ``None``.
     reward: not the verifier's: filled in by callers (training, evaluation, the CLI) with
-        ``tritonrl.reward.compute_reward``, a pure function of the fields above; None until then.
+        ``tritonrl.common.reward.compute_reward``, a pure function of the fields above; None until then.
     timing: extra facts of the measurement (GPU name, trials, spread), empty when not timed.
     """
 

@@ -33,7 +33,7 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from tritonrl.astlock import parse_source
+from tritonrl.util.astlock import parse_source
 from tritonrl.verify.shared.flags import RATIONALE, Flag
 from tritonrl.verify.shared.verdict import MAX_ERROR_CHARS, clip_words
 from tritonrl.verify.static.compute import check_torch_compute
