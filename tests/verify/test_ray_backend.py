@@ -47,6 +47,8 @@ def get_init_inputs():
 ''')
 
 KERNEL = '''
+import torch
+import torch.nn as nn
 import triton
 import triton.language as tl
 
