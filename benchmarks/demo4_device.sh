@@ -11,10 +11,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MODE="${1:?usage: demo4_device.sh rehearsal|tune|run}"
-if [ ! -d /tmp/site/trl ] || [ ! -d /tmp/site/pydantic ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    || { echo "demo4_device: the carried wheels did not install"; exit 2; }
-fi
+bash scripts/device_wheels.sh install || exit 2
 export PYTHONPATH="$PWD/src:/tmp/site" PYTHONUNBUFFERED=1
 export TRITONRL_COMMIT="${TRITONRL_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
 OUT="${OUT:-out/demo4}"

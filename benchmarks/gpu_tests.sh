@@ -18,11 +18,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # Carried wheels (scripts/device_wheels.sh: pydantic for the config, ...), where the machine's image lacks them
-if ls .whl/*.whl >/dev/null 2>&1 && [ ! -d /tmp/site/pydantic ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    || { echo "gpu_tests.sh: the carried wheels did not install" >&2; exit 2; }
+if ls .whl/*.whl >/dev/null 2>&1; then
+  bash scripts/device_wheels.sh install || exit 2
+  PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
 fi
-[ -d /tmp/site ] && PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1 TRITONRL_TEST_CUDA=1 PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
 OUT="${OUT:-gpu-test-logs}"
 mkdir -p "$OUT"
