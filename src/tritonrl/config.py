@@ -173,7 +173,8 @@ class VerifyConfig(Section):
                 "/proc/self/mem, scrubbed environment, its own file view, unprivileged; network and files where "
                 "switched on) is not judged (verifier_error); best_effort: judged, flagged sandbox_incomplete"})
     reference_memory_gb: Float = field(default=4.0, metadata={
-        "help": "references held in the parent's memory (least recently used go first)", "gt": 0})
+        "help": "references each judge holds on its device (least recently used go first; fewer while the device "
+                "runs short)", "gt": 0})
     reference_disk_gb: Float = field(default=20.0, metadata={
         "help": "the signed reference cache on disk is pruned to this size (least recently used first)", "ge": 0})
     scaled_input_factor: Float = field(default=3.0, metadata={

@@ -226,6 +226,8 @@ def test_monitor_refuses_side_stream_work_and_sees_a_captured_graph(request):
     assert graph_problem() is None
     graph, a = torch.cuda.CUDAGraph(), torch.zeros(64, 64, device="cuda")
     c = torch.empty_like(a)
+    torch.mm(a, a, out=c)  # cuBLAS makes its handle and workspace outside the capture (cudaMalloc may not run in one)
+    torch.cuda.synchronize()
     with torch.cuda.graph(graph):
         torch.mm(a, a, out=c)
     assert graph_problem() is not None

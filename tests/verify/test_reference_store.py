@@ -25,7 +25,7 @@ def test_each_trial_is_computed_once_and_matches_the_model():
     store = _store()
     first = store.get([_trial()])["full0"]
     again = store.get([_trial()])["full0"]
-    assert again is first and store.stats == {"computed": 1, "memory_hits": 1, "evicted": 0}
+    assert again is first and store.stats == {"computed": 1, "memory_hits": 1, "evicted": 0, "yielded": 0}
     assert torch.equal(first.outputs[0], torch.relu(first.inputs[0]))
     assert first.inputs_after[0] is first.inputs[0]  # the reference's forward left them as they were
 
@@ -37,7 +37,7 @@ def test_held_references_are_served_without_computing_and_none_until_all_are_hel
     made = store.get([_trial()])["full0"]
     assert store.held([_trial()]) == {"full0": made}
     assert store.held([_trial(), _trial(1)]) is None  # one missing: the caller computes under the lease
-    assert store.stats == {"computed": 1, "memory_hits": 1, "evicted": 0}
+    assert store.stats == {"computed": 1, "memory_hits": 1, "evicted": 0, "yielded": 0}
 
 
 def test_a_reference_knows_what_its_comparisons_need_of_it():
@@ -83,3 +83,30 @@ def test_least_recently_used_references_go_first_past_the_bound():
 def test_a_failing_reference_names_its_task_and_trial():
     with pytest.raises(TaskError, match="task7, trial full0: RuntimeError: reference is broken"):
         _store().get([_trial(7, source=BROKEN)])
+
+
+def test_references_yield_the_device_to_the_candidates_when_it_runs_short():
+    """A judge shares its GPU with the candidates' children (other processes): while less than the floor of the
+    device is free it gives references back, least recently used first, never more than it must."""
+    one = _store().get([_trial(0)])["full0"].nbytes
+    device = 10 * one  # a device of ten references' bytes, of which others use six
+    seen = []
+
+    def free_share(dev, floor):
+        seen.append((dev, floor))
+        return (device - 6 * one - store._bytes) / device
+
+    store = ReferenceStore("cpu", True, 1 << 30, "s", free_share=free_share)
+    for k in range(4):
+        store.get([_trial(k)])
+    # 4 held: 0% free; 3: 10%; 2: 20%; 1: 30%, above the floor
+    assert store.yield_memory(floor=0.25) == 3 and seen[-1] == ("cpu", 0.25)
+    assert store.stats["yielded"] == 3 and store.held([_trial(3)]) is not None and store.held([_trial(2)]) is None
+    assert store.yield_memory(floor=0.25) == 0  # enough free: nothing more goes
+    assert store.yield_memory(floor=0.9) == 1 and store.yield_memory(floor=0.9) == 0  # short, and nothing left
+
+
+def test_off_a_gpu_nothing_is_yielded():
+    store = _store()
+    store.get([_trial()])
+    assert store.yield_memory() == 0 and store.held([_trial()]) is not None

@@ -113,3 +113,37 @@ def test_signatures_take_triton_type_names_only():
     for bad in ('*fp32); system("id"', "i32;", "fp32\n", "tensordesc<fp16[64](x)>", 3):
         with pytest.raises(ToolchainError):
             _signature([bad])
+
+
+TWO_LAUNCHERS = textwrap.dedent(r'''
+    import sys
+    from tritonrl.verify.child import toolchain
+
+    answers = []
+    for path in sys.argv[1:]:
+        fd = toolchain._sealed(path)  # as the helper hands each launcher over: a new memfd, maybe a reused number
+        answers.append(toolchain.load_sealed("__triton_launcher", fd).answer())
+    print(answers)
+''')
+
+
+def test_launchers_of_one_name_load_as_themselves(tmp_path):
+    """Every Triton launcher is a module named ``__triton_launcher``; a kernel's launcher must not be answered with an
+    earlier kernel's (on an H100 a candidate with two kernels failed: "function takes exactly 25 arguments (17 given)"
+    when the second launcher came in under the first one's freed ``/proc/self/fd`` number)."""
+    cc, include = shutil.which("cc") or shutil.which("gcc"), sysconfig.get_paths()["include"]
+    if cc is None or not os.path.exists(os.path.join(include, "Python.h")):
+        pytest.skip("needs a C compiler and Python's headers")
+    paths = []
+    for answer in (1, 2, 3):
+        src = NATIVE_MODULE.replace("native_answer", "__triton_launcher").replace("42", str(answer))
+        (tmp_path / f"l{answer}.c").write_text(src)
+        so = tmp_path / f"l{answer}.so"
+        subprocess.run([cc, "-shared", "-fPIC", f"-I{include}", "-o", str(so), str(tmp_path / f"l{answer}.c")],
+                       check=True)
+        paths.append(str(so))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    done = subprocess.run([sys.executable, "-c", TWO_LAUNCHERS, *paths], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[1, 2, 3]"

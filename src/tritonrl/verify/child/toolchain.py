@@ -190,17 +190,23 @@ class Toolchain:
         return reply, fds
 
 
+# The fds of every module loaded, held open for the process's life. Python keeps a single-phase extension module by
+# (path, name) and the dynamic loader a library by path: were an fd closed, the next launcher (every one is named
+# ``__triton_launcher``) could come in under the same ``/proc/self/fd/N`` and be answered with the first one's
+# module, whose argument count is another kernel's ("function takes exactly 25 arguments (17 given)").
+_LOADED: list[int] = []
+
+
 def load_sealed(name: str, fd: int) -> types.ModuleType:
-    """An extension module from a sealed memfd, through ``/proc/self/fd`` (the fd is closed after the load)."""
-    try:
-        path = f"/proc/self/fd/{fd}"
-        loader = importlib.machinery.ExtensionFileLoader(name, path)
-        spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        os.close(fd)
+    """An extension module from a sealed memfd, through ``/proc/self/fd``; the fd stays open (``_LOADED``), so no
+    two loads in one process share a path."""
+    _LOADED.append(fd)
+    path = f"/proc/self/fd/{fd}"
+    loader = importlib.machinery.ExtensionFileLoader(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _encode(value: Any) -> Any:

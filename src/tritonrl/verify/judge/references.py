@@ -36,6 +36,23 @@ from tritonrl.verify.shared.trial import (
 )
 
 _RNG = threading.Lock()  # torch's global generators are seeded per reference: one at a time in this process
+# The share of the device's memory a judge leaves free for the candidates' children (other processes: they cannot
+# use what this process's allocator keeps). Five judges on one H100 (benchmarks/bundled_gpu.py's repeats), each
+# keeping what its references and timed inputs had used, left 130 MiB free by the eighth task: its children failed
+# with "CUDA out of memory".
+FREE_FLOOR = 0.25
+
+
+def device_free_share(device: str, floor: float) -> float | None:
+    """The share of ``device``'s memory free now (None off a GPU); below ``floor``, measured again after this
+    process's allocator gave its unused blocks back (it keeps them otherwise: the next allocations are cheaper)."""
+    if not device.startswith("cuda"):
+        return None
+    free, total = torch.cuda.mem_get_info(device)
+    if free / total < floor:
+        torch.cuda.empty_cache()
+        free, total = torch.cuda.mem_get_info(device)
+    return free / total
 
 
 @dataclass
@@ -65,14 +82,16 @@ def input_seed(salt: str, trial: TrialSpec, call: int | None = None) -> int:
 class ReferenceStore:
     """References by trial (LRU by bytes); computed under a per-task lock so concurrent sessions share them."""
 
-    def __init__(self, device: str, randomize: bool, max_bytes: int, salt: str) -> None:
+    def __init__(self, device: str, randomize: bool, max_bytes: int, salt: str,
+                 free_share=device_free_share) -> None:
         self.device, self.randomize, self.max_bytes, self.salt = device, randomize, max_bytes, salt
+        self.free_share = free_share  # (device, floor) -> the device's free share, or None (a test passes its own)
         self._memory: OrderedDict[str, Reference] = OrderedDict()
         self._bytes = 0
         self._guard = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
         self._modules: dict[str, types.ModuleType] = {}
-        self.stats = {"computed": 0, "memory_hits": 0, "evicted": 0}
+        self.stats = {"computed": 0, "memory_hits": 0, "evicted": 0, "yielded": 0}
         exact_fp32()
 
     def key(self, trial: TrialSpec) -> str:
@@ -166,6 +185,24 @@ class ReferenceStore:
         sides = [reference_side(o) if o.is_floating_point() else None for o in outputs]
         return Reference(trial, list(init_args), list(handed), list(after), outputs, nbytes, sides,
                          state_digests(model) if state else [])
+
+    def yield_memory(self, floor: float = FREE_FLOOR) -> int:
+        """Memory back to the device for the candidates' children: this process's unused blocks, then references,
+        least recently used first, while less than ``floor`` of the device is free. Returns how many went; call it
+        where no timing run is under way (``empty_cache`` waits for the device)."""
+        share = self.free_share(self.device, floor)
+        gone = 0
+        while share is not None and share < floor:
+            with self._guard:
+                if not self._memory:
+                    break
+                _, old = self._memory.popitem(last=False)
+                self._bytes -= old.nbytes
+            del old
+            gone += 1
+            share = self.free_share(self.device, floor)
+        self.stats["yielded"] += gone
+        return gone
 
     def _lookup(self, trial: TrialSpec) -> Reference | None:
         key = self.key(trial)

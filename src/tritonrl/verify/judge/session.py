@@ -127,9 +127,10 @@ class Session:
             wire.send(self.sock, {"op": "bye"})
         except OSError:
             pass
-        if self.arena is not None:
-            with self.shared():  # nothing of ours may still use it (and a timing run is not disturbed)
+        with self.shared():  # nothing of ours may still use the arena, and no timing run is disturbed
+            if self.arena is not None:
                 self.arena.close()
+            self.judge.store.yield_memory()  # what this candidate's references and timed inputs used, back
 
     # ------------------------------------------------------------ talking to the child
     def send(self, message: dict, fds: list[int] | None = None) -> None:

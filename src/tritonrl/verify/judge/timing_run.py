@@ -27,7 +27,7 @@ import torch
 
 from tritonrl.verify.judge.failures import Failed, number, text
 from tritonrl.verify.judge.layout import Layout
-from tritonrl.verify.judge.references import Reference
+from tritonrl.verify.judge.references import FREE_FLOOR, Reference
 from tritonrl.verify.shared import timing_protocol, wire
 from tritonrl.verify.shared.stopwatch import Stopwatch
 from tritonrl.verify.shared.timing_stats import RUN_TO_RUN_REL, speedup_interval
@@ -43,7 +43,7 @@ GAPS_KEPT = 40              # per-call gaps kept in the report (diagnosis)
 WATCH_RATE = 0.2            # share of timed calls after which one is watched byte by byte (not timed), in secret
 RESOLUTION_MS = 0.001      # a median below this, once the timer's own cost is taken off, is not resolved (1 us)
 PREFETCH_SHARE = 0.08       # fresh input sets made before the GPU is held alone: at most this share of its memory,
-PREFETCH_FREE_FLOOR = 0.25  # ... and only while this share of it stays free for the candidates' children
+PREFETCH_FREE_FLOOR = FREE_FLOOR  # ... and only while this share of it stays free for the candidates' children
 PREFETCH_CPU_BYTES = 1 << 30  # ... and on the CPU, this much
 
 
