@@ -222,6 +222,28 @@ def get_init_inputs():
     return []
 '''
 
+CONV_RELU = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x))
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 12, 12)]
+
+
+def get_init_inputs():
+    return [3, 8, 3]
+'''
+
 LINEAR_RELU = '''
 import torch
 import torch.nn as nn
@@ -256,6 +278,7 @@ INTEGRITY_TASKS.update({
                                 source=_UNARY.format(expr="torch.softmax(x, dim=1)")),
     "matvec": KernelTask(name="integrity_matvec", level=1, source=MATVEC),
     "linear_relu": KernelTask(name="integrity_linear_relu", level=1, source=LINEAR_RELU),
+    "conv_relu": KernelTask(name="integrity_conv_relu", level=2, source=CONV_RELU),
 })
 
 # A task whose reference keeps state torch computed in ``__init__`` (a causal mask, as minGPT's attention does).

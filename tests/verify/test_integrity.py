@@ -1,7 +1,7 @@
 """Integrity fixtures (tests/verify/fixtures/integrity/): attacks on what the verdict depends on, and honest but
 unusual kernels, in the header format of the red-team fixtures (``# expect: reject|done``, ``# task:``,
-``# class: i1``..``i9``, ``# static: on|off|both``, optional ``# device: cuda``, ``# timing: cpu-seam``,
-``# sentinel: <name>``, ``# why:``). The classes (README.md beside the fixtures has the baseline):
+``# class: i1``..``i9``, ``# static: on|off|both``, optional ``# device: cuda`` (or ``cpu``: a defence of the CPU
+interpreter only), ``# timing: cpu-seam``, ``# sentinel: <name>``, ``# why:``). The classes (README.md beside the fixtures has the baseline):
 
   i1 files outside the child's own directory     i2 harness state reached through frames, sys.modules, gc
   i3 code that runs "inside a launch"             i4 laundering: the answer made elsewhere, "written" by a kernel
@@ -41,7 +41,7 @@ from tritonrl.verify.shared.directories import jobs_root
 
 TASKS = {**BASE_TASKS, **REDTEAM_TASKS, **INTEGRITY_TASKS}
 DIR = Path(__file__).parent / "fixtures" / "integrity"
-FIXTURES = sorted([*DIR.glob("i*.py"), *DIR.glob("r3_*.py"), *DIR.glob("r4_*.py")])  # r3_, r4_: rounds (README)
+FIXTURES = sorted([*DIR.glob("i*.py"), *(p for r in (3, 4, 5) for p in DIR.glob(f"r{r}_*.py"))])  # rounds (README)
 
 
 

@@ -60,6 +60,8 @@ def run_fork(job: dict, sock: socket.socket, control: socket.socket) -> None:
         else:
             run_candidate_job(job, sock)
         code = 0
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the other end closed first (a verifier closed while its judge was starting): nobody to report to
     except BaseException:  # noqa: BLE001 - report everything, then exit without running atexit handlers
         traceback.print_exc()
     finally:
@@ -97,6 +99,9 @@ def run_candidate_job(job: dict, sock: socket.socket) -> None:
     import torch
 
     torch.set_num_threads(max(1, int(limits.get("threads", 1))))
+    # oneDNN compiles its CPU kernels at run time into anonymous executable memory, which the child's system-call
+    # filter refuses ("could not create a primitive" from a torch conv or GELU); torch's own kernels need none
+    torch.backends.mkldnn.enabled = False
     from tritonrl.verify.child.harness import run_candidate
 
     run_candidate(sock, job["spec"], report, startup, helper)

@@ -27,7 +27,9 @@ Limits: attribute reads CPython does not audit (``__closure__``/``cell_contents`
 their closures are reachable this way (the static checks refuse these names; the monitor's findings that matter
 are also checked where such a change cannot reach: written bytes against their shadows, outputs by the judge).
 A callback the candidate hands to trusted code (a pre-run hook, a heuristic) that is a builtin or a library
-object raises its events under trusted frames.
+object raises its events under trusted frames; for the events that hand out frames or the object graph
+(``STACK_WIDE``, ``FRAME_ATTRS``) that is closed: any candidate frame on the stack makes them the candidate's, unless
+this package raised them.
 """
 
 from __future__ import annotations
@@ -51,6 +53,15 @@ REFUSED = frozenset({
 })
 
 
+# Events that hand out frames or the object graph: from there ``f_back`` and ``f_locals`` (reads CPython does not
+# audit) lead to the harness's locals. For these, trusted code in between does not make the event its own: torch
+# calling a builtin the candidate handed it (``torch.no_grad()(sys._getframe)(0)``, a red team's way to the
+# monitor) is refused like the candidate's own call, unless this package's code raised the event.
+STACK_WIDE = frozenset({"sys._getframe", "sys._getframemodulename", "sys._current_frames", "sys._current_exceptions",
+                        "gc.get_objects", "gc.get_referrers", "gc.get_referents"})
+FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
+
+
 class AuditRefusal(RuntimeError):
     """Candidate code did something the verifier's child refuses (the message names the event)."""
 
@@ -66,9 +77,15 @@ def _trusted_roots() -> tuple[str, ...]:
     import torch
     import triton
 
-    verify = os.path.dirname(os.path.dirname(__file__))  # tritonrl/verify/, found without importing the parent's API
-    roots = [os.path.dirname(m.__file__) + os.sep for m in (torch, triton)] + [verify + os.sep]
+    roots = [os.path.dirname(m.__file__) + os.sep for m in (torch, triton)] + [_own_root()]
     return (*roots, collections.__file__, dataclasses.__file__)
+
+
+def _own_root() -> str:
+    """tritonrl/verify/, found without importing the parent's API."""
+    import os
+
+    return os.path.dirname(os.path.dirname(__file__)) + os.sep
 
 
 def install(candidate_file: str, allowed_imports: frozenset[str] | None = None) -> None:
@@ -81,7 +98,7 @@ def install(candidate_file: str, allowed_imports: frozenset[str] | None = None) 
     candidate's doing."""
     busy = threading.local()
     getframe = sys._getframe
-    trusted = _trusted_roots()
+    trusted, own = _trusted_roots(), _own_root()
     verdicts: dict[str, bool | None] = {candidate_file: True}  # filename -> candidate (True), trusted (False)
 
     def decider(filename: str) -> bool | None:
@@ -91,12 +108,26 @@ def install(candidate_file: str, allowed_imports: frozenset[str] | None = None) 
             verdicts[filename] = verdict
         return verdict
 
-    def candidate_caused() -> bool:
+    def candidate_caused(stack_wide: bool) -> bool:
         frame = getframe(2)
         while frame is not None:
-            verdict = decider(frame.f_code.co_filename)
+            filename = frame.f_code.co_filename
+            verdict = decider(filename)
             if verdict is not None:
-                return verdict
+                if verdict or not stack_wide:
+                    return verdict
+                if filename.startswith(own):
+                    return False  # the harness's own frame walk (its error reports, the monitor)
+                while frame is not None:  # torch or Triton: the candidate's, if a candidate frame is nearer out
+                    filename = frame.f_code.co_filename
+                    if filename == candidate_file:
+                        return True
+                    if filename.startswith(own) or frame.f_code.co_name == "<module>":
+                        # this package called torch or Triton (the front-end check compiling a kernel), or a
+                        # module's own code runs in an import (Triton importing on a first launch)
+                        return False
+                    frame = frame.f_back
+                return False
             frame = frame.f_back
         return False
 
@@ -107,7 +138,9 @@ def install(candidate_file: str, allowed_imports: frozenset[str] | None = None) 
             return
         busy.on = True
         try:
-            if not candidate_caused():
+            stack_wide = event in STACK_WIDE or (event == "object.__getattr__" and len(args) > 1
+                                                 and args[1] in FRAME_ATTRS)
+            if not candidate_caused(stack_wide):
                 return
             if event == "import":
                 name = str(args[0]) if args else ""

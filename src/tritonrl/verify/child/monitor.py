@@ -5,7 +5,9 @@ Static checks read the code; this watches it run, so what the code's spelling hi
 each construction of ``ModelNew`` by the harness (``phase``), and every forward (``run_forward``):
 
 - **launches**: counted; the bytes of every storage a launch was handed (inputs and parameters excepted) are
-  compared before and after it: what changed was written by that kernel (``provenance.credit_launch``);
+  compared before and after it: what changed was written by that kernel (``provenance.credit_launch``), less
+  what candidate code (a grid callable, a hook) wrote with torch inside the launch; under the CPU interpreter a
+  kernel touches only the storages it was handed (``bounds.py``);
 - **torch ops** (a ``TorchDispatchMode``): allocation, views, metadata, copies and fills are allowed; anything else
   is torch compute (in a forward: ``torch_compute`` in strict mode; while the model is built: allowed, and what it
   made is torch's). Triton's own launch path is exempt unless the op computes on this forward's data;
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +53,7 @@ from tritonrl.verify.child.aten_ops import (
     op_name,
     tensors,
 )
+from tritonrl.verify.child.bounds import BoundedMemory
 from tritonrl.verify.child.hooks import without_dynamo_import  # noqa: F401 - the zygote's import
 from tritonrl.verify.child.origins import Origins
 from tritonrl.verify.child.provenance import (
@@ -138,6 +141,8 @@ class Monitor:
         self._wrappers: list[tuple[Any, str, Any]] = []
         self._launch_codes: set = set()
         self._mode: type | None = None
+        self._befores: list[dict] = []  # the snapshots of the launches under way (innermost last)
+        self._memory: BoundedMemory | None = None
 
     # ------------------------------------------------------------ installation
     def install(self) -> None:
@@ -168,6 +173,10 @@ class Monitor:
         made += [(cls, "run", hooks.quiet_wrapper(cls.run, self)) for cls in quiet]
         self._launch_codes.update(fn.__code__ for _, _, fn in made)
         made += hooks.export_hooks(self)
+        bounded = BoundedMemory.hook()  # the interpreter's loads and stores: only the launch's own storages
+        if bounded is not None:
+            made.append(bounded)
+            self._memory = bounded[2]
         self._mode = hooks.watch_mode(self)
         return made
 
@@ -186,6 +195,8 @@ class Monitor:
         if not self.in_launch or self.candidate_in_launch():
             self.own_stream()
             self.account(func, args, out)
+            if self.in_launch and self._befores:
+                self._rebase(out)
         else:
             self.account_in_launch(func, args, out)
 
@@ -238,9 +249,15 @@ class Monitor:
                     witness.check_shadows(record, watched)
                     witness.check_quiet(record, given)
                     before = {storage_key(t): _clone(_storage_bytes(t)) for t in watched}
+                    self._befores.append(before)
             finally:
                 self.internal -= 1
-            result = original(kernel, *args, **kwargs)
+            try:
+                with self._memory.launch(given) if self._memory is not None else nullcontext():
+                    result = original(kernel, *args, **kwargs)
+            finally:
+                if not record.coarse:
+                    self._befores.pop()
             record.launches += 1
             self.total_launches += 1
             if record.coarse:  # no snapshots: whatever the launch was handed, it may have written
@@ -251,6 +268,21 @@ class Monitor:
             return result
         finally:
             self.in_launch -= 1
+
+    def _rebase(self, out: Any) -> None:
+        """Candidate code ran a torch op inside a launch (a grid callable, a pre-run hook): what it wrote is its
+        own (``account`` classed it), so the launch's snapshot of those storages is taken again, and the kernel
+        is credited only with what changes after (a red team's grid callable did ``out.copy_(x.T)`` into an idle
+        kernel's output, credited to the kernel)."""
+        self.internal += 1
+        try:
+            for t in tensors(out):
+                key = storage_key(t)
+                for before in self._befores:
+                    if key in before:
+                        before[key] = _clone(_storage_bytes(t))
+        finally:
+            self.internal -= 1
 
     def _credit(self, watched: list, given: list, before: dict, taint: int | None) -> None:
         if given and given[0].device.type == "cuda" and _cuda_sync is not None:

@@ -8,6 +8,7 @@ tampering), so ``check_forbidden_imports`` skips them.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from tritonrl.verify.static.names import names_something
@@ -26,9 +27,12 @@ from tritonrl.verify.static.vocab import (
     PROCESS_CALLS,
     SIDE_STREAMS,
     SYS_ALLOWED,
+    TAMPERING_FIELDS,
     TAMPERING_STRINGS,
     THREAD_MODULES,
 )
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def check_tampering(scope: Scope):
@@ -72,9 +76,16 @@ def check_tampering(scope: Scope):
             msg = _tampering_ref(scope, node)
             if msg:
                 yield node, msg
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in TAMPERING_STRINGS \
-                and id(node) not in docstrings(scope):
-            yield node, f"the string {node.value!r} names an introspection handle or the harness's internals"
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings(scope):
+            named = node.value if node.value in TAMPERING_STRINGS else next(
+                (w for w in _WORD.findall(node.value) if w in TAMPERING_FIELDS), None)
+            if named:  # a name, or a field path inside a format string ("{0.f_back}", Formatter().get_field)
+                yield node, f"the string {node.value[:60]!r} names {named!r}, an introspection handle or the " \
+                            "harness's internals"
+        if isinstance(node, ast.MatchClass):  # `case object(f_back=b)` reads the attribute by that name
+            for name in node.kwd_attrs:
+                if name in TAMPERING_STRINGS:
+                    yield node, f"`case ...({name}=...)`: frame or object-graph introspection is not allowed"
         if isinstance(node, ast.Name) and node.id in ("getattr", "hasattr") and node.id not in scope.aliases \
                 and not _called(scope, node):
             yield node, f"`{node.id}` used as a value hides which attribute is read; call it with a constant name"

@@ -36,6 +36,9 @@ INTROSPECTION_ATTRS = frozenset({"f_back", "f_globals", "f_locals", "f_builtins"
 TAMPERING_STRINGS = INTROSPECTION_ATTRS | frozenset({"modules", "_getframe", "_current_frames", "settrace",
     "setprofile", "addaudithook", "__import__", "_disable_current_modes", "_python_dispatch", "get_referrers",
     "get_referents", "get_objects", "in_launch", "candidate_in_launch", "cell_contents"})
+# The same names met as words inside a longer string: a field path of a format string ("{0.f_back}",
+# ``string.Formatter().get_field("0.__init__.__globals__")``) reads them as attributes. "modules" is a common word.
+TAMPERING_FIELDS = TAMPERING_STRINGS - {"modules"}
 GLOBAL_STATE_CALLS = frozenset({"torch.manual_seed", "torch.seed", "torch.cuda.manual_seed",
     "torch.cuda.manual_seed_all", "torch.random.manual_seed", "torch.set_rng_state",
     "torch.cuda.set_rng_state", "random.seed", "numpy.random.seed", "torch.set_default_dtype",

@@ -1,0 +1,101 @@
+"""Under the CPU interpreter, every address a kernel touches lies in a storage handed to its launch.
+
+    owner, name, memory = BoundedMemory.hook()   # the monitor sets it with its other hooks (and checks it stays)
+    with memory.launch(tensors): ...        # the monitor's launch: the storages this kernel may touch
+
+Triton's interpreter runs a kernel's loads, stores and atomics on raw addresses (``_interpreter.load`` ...), and
+a kernel may compute any address from what it is given: ``x_ptr + delta``, with ``delta`` from ``data_ptr()``,
+reaches a storage the launch was never handed. The provenance watch credits and taints only what a launch was
+handed, so a red team read a torch-made GELU table that way, and in permissive mode copied torch's answer (the
+copy search looks only at the launch's arguments). Here each such operation is checked first, on the lanes its
+mask lets through: an address outside every handed storage stops the kernel (``OutsideLaunch``, a runtime error
+naming the address) before a byte is read or written.
+
+Limits: on a GPU the kernel runs compiled, with no such check (the same kernel is judged on a GPU as on the CPU
+only where the CPU verifier judges it first); launches given tensors off the CPU (the interpreter works on host
+copies then) are not checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import torch
+
+
+class OutsideLaunch(RuntimeError):
+    """A kernel's memory operation reached outside the tensors handed to its launch."""
+
+
+class BoundedMemory:
+    """Triton's interpreter's memory functions, each address checked against the launch under way."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+        self._ranges: list[list[tuple[int, int]] | None] = []  # per launch under way (innermost last)
+
+    @classmethod
+    def hook(cls) -> tuple[Any, str, BoundedMemory] | None:
+        """A checking copy of the interpreter's memory module as (owner, attribute, replacement), for the
+        monitor's list of hooks, or None where this Triton has no interpreter."""
+        try:
+            import triton.runtime.interpreter as interpreter
+        except ImportError:
+            return None
+        real = interpreter.__dict__.get("_interpreter")
+        if real is None:
+            return None
+        return interpreter, "_interpreter", cls(real)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    @contextmanager
+    def launch(self, tensors: list[torch.Tensor]) -> Iterator[None]:
+        ranges = None
+        if all(t.device.type == "cpu" for t in tensors):
+            ranges = []
+            for t in tensors:
+                storage = t.untyped_storage()
+                ranges.append((storage.data_ptr(), storage.data_ptr() + storage.nbytes()))
+        self._ranges.append(ranges)
+        try:
+            yield
+        finally:
+            self._ranges.pop()
+
+    def _check(self, ptrs: Any, mask: Any, size: int, what: str) -> None:
+        ranges = self._ranges[-1] if self._ranges else None
+        if ranges is None:
+            return
+        p = np.asarray(ptrs, dtype=np.uint64).reshape(-1)
+        if mask is not None:
+            p = p[np.broadcast_to(np.asarray(mask, dtype=bool), np.shape(ptrs)).reshape(-1)]
+        if p.size == 0:
+            return
+        inside = np.zeros(p.shape, dtype=bool)
+        for lo, hi in ranges:
+            inside |= (p >= np.uint64(lo)) & (p + np.uint64(size) <= np.uint64(hi))
+        if not inside.all():
+            address = int(p[~inside][0])
+            raise OutsideLaunch(f"a kernel {what} address {address:#x}, outside every tensor handed to its launch: "
+                                "a kernel may touch only the memory of its tensor arguments")
+
+    def load(self, ptrs, mask, other, dtype):
+        self._check(ptrs, mask, np.dtype(dtype).itemsize, "loaded from")
+        return self._real.load(ptrs, mask, other, dtype)
+
+    def store(self, ptrs, value, mask):
+        self._check(ptrs, mask, np.asarray(value).dtype.itemsize, "stored to")
+        return self._real.store(ptrs, value, mask)
+
+    def atomic_cas(self, ptrs, cmp, val, sem):
+        self._check(ptrs, None, np.asarray(cmp).dtype.itemsize, "updated (atomic_cas)")
+        return self._real.atomic_cas(ptrs, cmp, val, sem)
+
+    def atomic_rmw(self, op, ptrs, val, mask, sem):
+        self._check(ptrs, mask, np.asarray(val).dtype.itemsize, "updated (atomic)")
+        return self._real.atomic_rmw(op, ptrs, val, mask, sem)
