@@ -34,6 +34,7 @@ COPY_SHARE = 0.75  # of the written elements repeating the laundered value the m
 # Under this many written elements, all of them must repeat it: a ReLU over 16 of torch's values keeps 12 or more
 # of them unchanged one time in 26; a copy or an "x1" kernel keeps every one.
 ALL_BELOW = 64
+PART_SHARE = 0.25  # a source's part of a copy, counted towards COPY_SHARE with the other sources' parts
 SAMPLES = 48       # written elements an index map is fitted on
 CANDIDATES = 3     # nearest laundered values tried per sampled element
 TRIES = 48         # RANSAC draws per index system
@@ -63,6 +64,9 @@ def copied_from(dst: torch.Tensor, elems: torch.Tensor, sources: list[tuple[torc
     if not where.numel():
         return None
     written = dst.detach().reshape(-1)[where]
+    count = written.numel()
+    explained = torch.zeros(count, dtype=torch.bool, device=written.device)  # over all sources: parts add up
+    copied = 0
     seen: set = set()
     for src, mask in sources:
         key = (src.untyped_storage().data_ptr(), src.dtype)
@@ -75,9 +79,14 @@ def copied_from(dst: torch.Tensor, elems: torch.Tensor, sources: list[tuple[torc
             if not bool(bad.any()):
                 continue
             found = _mapped_copy(dst, where, _as(written, w_dtype).double(), values.double(), bad, rtol)
-            if found is not None:
-                rows = classes[found]
-                return int(torch.isin(rows, laundered.to(rows.device)).mul(rows).max())
+            if found is None:
+                continue
+            same, at = found
+            rows = classes[at]
+            copied = max(copied, int(torch.isin(rows, laundered.to(rows.device)).mul(rows).max()))
+            explained |= same
+            if int(explained.sum()) >= (count if count < ALL_BELOW else COPY_SHARE * count):
+                return copied
     return None
 
 
@@ -91,9 +100,11 @@ def _close(a: torch.Tensor, b: torch.Tensor, rtol: float, floor: float) -> torch
 
 
 def _mapped_copy(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, values: torch.Tensor,
-                 bad: torch.Tensor, rtol: float) -> torch.Tensor | None:
-    """The source positions a copy of ``written`` (at flat indices ``where`` of ``dst``) came from, if an affine
-    index map sends at least ``COPY_SHARE`` of them to a laundered source value within ``rtol``; else None."""
+                 bad: torch.Tensor, rtol: float) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """Which of ``written`` (at flat indices ``where`` of ``dst``) an affine index map sends to a laundered source
+    value within ``rtol``, and those source positions, if the map explains at least ``PART_SHARE`` of them (the
+    caller adds the parts of all sources up: torch's answer split over two storages, a copy from each); else
+    None."""
     pool_at = bad.nonzero().reshape(-1)
     pool = values[pool_at]
     finite = torch.isfinite(pool)
@@ -107,8 +118,8 @@ def _mapped_copy(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, 
     if picks.numel() < 2:
         return None
     candidates = _candidates(written[picks], pool, pool_at, rtol, floor)
-    if sum(1 for c in candidates if c) < COPY_SHARE * len(candidates):
-        return None  # most written values are nowhere in the laundered data: no map can make it a copy
+    if sum(1 for c in candidates if c) < PART_SHARE * len(candidates):
+        return None  # most written values are nowhere in this source's laundered data: no part of a copy
     rng = random.Random(0x5EED)
     for shape in _index_shapes(dst):
         coeffs = _fit(_index(where[picks].cpu(), shape), candidates, rng)
@@ -119,9 +130,8 @@ def _mapped_copy(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, 
         inside = (q >= 0) & (q < values.numel())
         qi = q.clamp(0, values.numel() - 1)
         same = inside & bad[qi] & _close(written, values[qi], rtol, floor)
-        count = written.numel()
-        if int(same.sum()) >= (count if count < ALL_BELOW else COPY_SHARE * count):
-            return qi[same]
+        if int(same.sum()) >= PART_SHARE * written.numel():
+            return same, qi[same]
     return None
 
 
