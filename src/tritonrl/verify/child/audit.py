@@ -62,6 +62,17 @@ STACK_WIDE = frozenset({"sys._getframe", "sys._getframemodulename", "sys._curren
 FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
 
 
+# Objects whose attributes no one but their maker reads or writes through an audited access (``__kwdefaults__``,
+# ``__code__``, ``__defaults__``): the monitor's hooks, which hold it as a keyword-only default. Refused whoever
+# asks, torch's wrappers included (``torch.no_grad()(getattr)(run, "__kwdefaults__")`` reached the monitor).
+_PROTECTED: set[int] = set()
+
+
+def protect(obj: object) -> None:
+    """Refuse every audited attribute access to ``obj`` from now on (it is kept alive by its owner)."""
+    _PROTECTED.add(id(obj))
+
+
 class AuditRefusal(RuntimeError):
     """Candidate code did something the verifier's child refuses (the message names the event)."""
 
@@ -138,6 +149,9 @@ def install(candidate_file: str, allowed_imports: frozenset[str] | None = None) 
             return
         busy.on = True
         try:
+            if event.startswith("object.") and args and id(args[0]) in _PROTECTED:
+                name = args[1] if len(args) > 1 else "?"
+                raise AuditRefusal(f"{event} ({name!r}) of the verifier's hooks is not allowed: it can reach the harness")
             stack_wide = event in STACK_WIDE or (event == "object.__getattr__" and len(args) > 1
                                                  and args[1] in FRAME_ATTRS)
             if not candidate_caused(stack_wide):

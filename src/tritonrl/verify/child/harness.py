@@ -45,7 +45,8 @@ from tritonrl.verify.child.interpreter import (
     is_interpreter,
 )
 from tritonrl.verify.child.isolation import IsolationReport
-from tritonrl.verify.child.monitor import Monitor
+from tritonrl.verify.child.monitor import ModelTampering, Monitor
+from tritonrl.verify.child.overrides import module_overrides
 from tritonrl.verify.child.provenance import INPUT
 from tritonrl.verify.child.rules import judge_record, output_values
 from tritonrl.verify.child.streams import graph_problem
@@ -152,6 +153,12 @@ def _find(exc: BaseException | None, kind: type) -> BaseException | None:
             return exc
         exc, seen = exc.__cause__ or exc.__context__, seen + 1
     return None
+
+
+def _refuse_overrides(model: Any) -> None:
+    problem = module_overrides(model)
+    if problem is not None:
+        raise BuildRefused(problem, "tampering")
 
 
 class BuildRefused(RuntimeError):
@@ -276,7 +283,7 @@ class Child:
         init = self.values(message["init"])
         with self.monitor.phase("build") as record:
             model = build_model(self.module.ModelNew, init, int(message["seed"]), bool(message["randomize"]),
-                                self.device, message.get("dtype"))
+                                self.device, message.get("dtype"), check=_refuse_overrides)
         if record.unowned or record.escapes:
             raise BuildRefused(record.unowned or record.escapes[0], "threads" if record.unowned else "torch_compute")
         self.monitor.origins.vouch_state(model, set(message.get("state") or ()))
@@ -300,6 +307,8 @@ class Child:
         try:
             output, record = self.monitor.run_forward(self.model, inputs)
             self.sync()
+        except ModelTampering as exc:
+            return {"ok": False, "flag": "tampering", "error": str(exc)}
         except BaseException as exc:  # noqa: BLE001
             return {"ok": False, **failure(exc, "runtime_error")}
         elapsed_s = time.monotonic() - start  # the first trial's includes Triton's JIT compilation

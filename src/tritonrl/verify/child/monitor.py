@@ -38,7 +38,7 @@ from typing import Any
 
 import torch
 
-from tritonrl.verify.child import hooks, witness
+from tritonrl.verify.child import audit, hooks, witness
 from tritonrl.verify.child.aten_ops import (
     ALLOC_OPS,
     CARRIES_DATA,
@@ -56,6 +56,7 @@ from tritonrl.verify.child.aten_ops import (
 from tritonrl.verify.child.bounds import BoundedMemory
 from tritonrl.verify.child.hooks import without_dynamo_import  # noqa: F401 - the zygote's import
 from tritonrl.verify.child.origins import Origins
+from tritonrl.verify.child.overrides import module_overrides, module_tensors
 from tritonrl.verify.child.provenance import (
     CONST,
     COPIED,
@@ -94,6 +95,10 @@ _getframe = sys._getframe
 def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
     """The whole storage behind ``t`` as a flat uint8 tensor (a view, no copy)."""
     return _set(_empty(0, dtype=_uint8, device=t.device), t.untyped_storage())
+
+
+class ModelTampering(RuntimeError):
+    """A module of the candidate's redefines nn.Module's machinery (``overrides.py``): not called."""
 
 
 @dataclass
@@ -143,12 +148,15 @@ class Monitor:
         self._mode: type | None = None
         self._befores: list[dict] = []  # the snapshots of the launches under way (innermost last)
         self._memory: BoundedMemory | None = None
+        self._hooks_running = 0  # > 0 while a kernel's pre-run hooks run (``_own_hooks``)
 
     # ------------------------------------------------------------ installation
     def install(self) -> None:
         for owner, name, wrapper in self._make_wrappers():
             setattr(owner, name, wrapper)
             self._wrappers.append((owner, name, wrapper))
+            audit.protect(wrapper)
+            audit.protect(getattr(wrapper, "fget", wrapper))  # a property's getter
 
     def intact(self) -> bool:
         """The hooks are still the ones installed (a candidate that replaced them is tampering)."""
@@ -183,6 +191,8 @@ class Monitor:
     # ------------------------------------------------------------ during a phase
     def candidate_in_launch(self) -> bool:
         """Inside Triton's launch path, whether candidate code (a hook, a heuristic) is what is running now."""
+        if self._hooks_running:  # a pre-run hook the candidate added: its doing, frame or not (a builtin)
+            return True
         frame = _getframe(2)
         while frame is not None and frame.f_code not in self._launch_codes:
             if frame.f_code.co_filename == self.candidate_file:
@@ -253,7 +263,8 @@ class Monitor:
             finally:
                 self.internal -= 1
             try:
-                with self._memory.launch(given) if self._memory is not None else nullcontext():
+                with self._own_hooks(kernel), (self._memory.launch(given) if self._memory is not None
+                                                else nullcontext()):
                     result = original(kernel, *args, **kwargs)
             finally:
                 if not record.coarse:
@@ -268,6 +279,31 @@ class Monitor:
             return result
         finally:
             self.in_launch -= 1
+
+    @contextmanager
+    def _own_hooks(self, kernel: Any) -> Iterator[None]:
+        """The kernel's pre-run hooks (``add_pre_run_hook``), run as the candidate's code, which they are: a
+        builtin given as one (``torch.Tensor.copy_``) has no frame of the candidate's, and its copy into an idle
+        kernel's output was credited to the kernel."""
+        hooks_now = getattr(kernel, "pre_run_hooks", None)
+        if not hooks_now:
+            yield
+            return
+
+        def marked(hook: Callable) -> Callable:
+            def run(*args: Any, **kwargs: Any) -> Any:
+                self._hooks_running += 1
+                try:
+                    return hook(*args, **kwargs)
+                finally:
+                    self._hooks_running -= 1
+            return run
+
+        kernel.pre_run_hooks = [marked(h) for h in hooks_now]
+        try:
+            yield
+        finally:
+            kernel.pre_run_hooks = hooks_now
 
     def _rebase(self, out: Any) -> None:
         """Candidate code ran a torch op inside a launch (a grid callable, a pre-run hook): what it wrote is its
@@ -393,11 +429,15 @@ class Monitor:
         """``model(*inputs)`` under watch; the record says what ran and who wrote which bytes. ``coarse`` (timed
         calls not watched byte by byte): the same watch of torch ops and launches, with one set of classes per
         storage, no device work and no snapshots around launches (a launch may have written all it was handed)."""
+        problem = module_overrides(model)  # before any of the model's methods runs here (``overrides.py``)
+        if problem is not None:
+            raise ModelTampering(problem)
         record = self._forward_record(model, inputs, coarse)
         self.record = record
         try:
             with torch.no_grad(), self._mode():
                 output = model(*inputs)
+            record.unseen = record.unseen or module_overrides(model)  # rebound by the forward: next time too late
             if not coarse:  # a timed call's checks run after its region (``Child.do_time``)
                 self.internal += 1
                 try:
@@ -417,7 +457,7 @@ class Monitor:
     def _forward_record(self, model: torch.nn.Module, inputs: list, coarse: bool) -> ForwardRecord:
         """The record a forward starts with: inputs, parameters and the buffers the watch vouches for (made from
         what it saw, or equal to the reference's own) marked and protected; other memory as ``origins`` knows it."""
-        params, buffers = list(model.parameters()), list(model.buffers())
+        params, buffers = module_tensors(model)
         record = ForwardRecord(protected=[storage_range(t) for t in tensors(inputs) + params + buffers],
                                coarse=coarse, stream=stream_now(),
                                provenance=(CoarseProvenance if coarse else Provenance)(self.origins, self.taints))

@@ -287,7 +287,9 @@ def credit_launch(prov: Provenance, watched: list, given: list, before: dict, st
             prov.region(t)[elems] = KERNEL if taint is None else taint
             if taint is None and int(elems.sum()) >= MIN_COPY_ELEMENTS:
                 copies.append((t, elems))
-    sources = [(src, prov.mask(src)) for src in given if src.numel()]
+    # every storage handed, an empty view's too: the copy search reads whole storages (a kernel handed ``ans[:0]``
+    # and an offset copied all of ``ans``)
+    sources = [(src, prov.mask(src)) for src in given if src.untyped_storage().nbytes()]
     for t, elems in copies:  # after every view is credited: a copy seen through any view of a storage stays one
         source = copied_from(t, elems, sources, _LAUNDERED)
         if source is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import types
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -129,7 +130,7 @@ def _fingerprint(param: torch.Tensor) -> str:
 
 
 def build_model(cls: type, init_args: list, seed: int, randomize: bool, device: str,
-                dtype: str | None) -> torch.nn.Module:
+                dtype: str | None, check: Callable[[torch.nn.Module], None] | None = None) -> torch.nn.Module:
     """Seed, construct on the device, perturb, cast: the same sequence for Model and ModelNew.
 
     On a GPU the model is built there (``torch.device`` as the default device), so a 67M-parameter layer is
@@ -139,6 +140,8 @@ def build_model(cls: type, init_args: list, seed: int, randomize: bool, device: 
     torch.manual_seed(seed)
     with torch.device(device):
         model = cls(*init_args)
+    if check is not None:  # before any method of the model's runs here (the candidate's child: ``overrides.py``)
+        check(model)
     model = model.to(device)
     if randomize:
         randomize_parameters(model, seed)
