@@ -13,7 +13,8 @@ Jit functions are ``InterpretedFunction``s under the interpreter (the candidate'
 ``tl.max``, ``tl.sum``, ``tl.cdiv`` ...); the front end reads the kernel through a copy of its globals in which
 each is the ``JITFunction`` of the same Python function, and its code generator is taught to read one reached as
 an attribute (``tl.max``) the same way. A failure of this machinery itself (not the compiler's verdict on the
-kernel) lets the launch go on unchecked: the check may only ever reject what a GPU would.
+kernel) lets the launch go on unchecked: the check may only ever reject what a GPU would. It is not silent: the
+verdict is flagged ``frontend_unchecked`` with the reason (``UNCHECKED``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import types
 from typing import Any
 
 _CHECKED: dict[Any, str | None] = {}
+# Why the machinery failed, for launches that went on unchecked (the verdict says so: ``frontend_unchecked``)
+UNCHECKED: list[str] = []
 _JIT: dict[Any, Any] = {}
 
 
@@ -48,7 +51,9 @@ def frontend_problem(fn: Any, args: tuple, kwargs: dict) -> str | None:
             problem = _message(exc)
         _CHECKED[key] = problem
         return problem
-    except Exception:  # noqa: BLE001 - our machinery, not the kernel: never a reason to reject
+    except Exception as exc:  # noqa: BLE001 - our machinery, not the kernel: never a reason to reject, but said
+        if len(UNCHECKED) < 4:
+            UNCHECKED.append(f"{getattr(fn, '__name__', '?')}: {type(exc).__name__}: {exc}"[:300])
         return None
 
 

@@ -317,8 +317,11 @@ class Child:
             return {"ok": False, "flag": problem[0], "error": problem[1], "launches": record.launches}
         judged = time.monotonic()
         outputs = self.deliver(output, message["outputs"])
+        from tritonrl.verify.child.frontend import UNCHECKED
+
         return {"ok": True, "launches": record.launches, "elapsed_s": elapsed_s, "outputs": outputs,
-                "judge_s": judged - start - elapsed_s, "deliver_s": time.monotonic() - judged}
+                "judge_s": judged - start - elapsed_s, "deliver_s": time.monotonic() - judged,
+                "frontend_unchecked": list(UNCHECKED)}
 
     def deliver(self, output: Any, slots: list) -> list[dict]:
         """Each output described, and copied into its arena slot when it is a plain tensor of the slot's shape

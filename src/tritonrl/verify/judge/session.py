@@ -230,6 +230,7 @@ class Session:
                 steps.append(time.monotonic())
                 problem = self.judge_call(reply, ref, layout, stage)
                 steps.append(time.monotonic())
+                self.note_unchecked(reply)
             self.facts["stage_s"].setdefault("trials", []).append(
                 {"trial": trial.name, "build": round(steps[1] - steps[0], 4), "write": round(steps[2] - steps[1], 4),
                  "run": round(steps[3] - steps[2], 4), "check": round(steps[4] - steps[3], 4),
@@ -245,6 +246,14 @@ class Session:
                 self.facts["tiny_correct"] = True
         self.facts.update(correct=True, tiny_correct=True, stage="done")
         self.facts["stage_s"]["correctness"] = round(time.monotonic() - start, 4)
+
+    def note_unchecked(self, reply: dict) -> None:
+        """The child's word that a launch skipped the GPU front-end check (its machinery failed): informational,
+        never credit (a child that hides it gains nothing)."""
+        unchecked = reply.get("frontend_unchecked")
+        if isinstance(unchecked, list) and unchecked and "frontend_unchecked" not in self.facts["flags"]:
+            self.facts["flags"].append("frontend_unchecked")
+            self.facts["timing"]["frontend_unchecked"] = [text(u, "?")[:300] for u in unchecked[:4]]
 
     def call_arena(self) -> None:
         self.send({"op": "arena", "nbytes": self.arena.nbytes}, [self.arena.fd])
