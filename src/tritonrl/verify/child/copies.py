@@ -182,13 +182,16 @@ def _divisors(n: int) -> list[int]:
 
 
 def _fit(rows: torch.Tensor, candidates: list[list[int]], rng: random.Random) -> torch.Tensor | None:
-    """Integer coefficients ``a`` with ``rows @ a`` a candidate position for most sampled elements (RANSAC), or
-    None."""
+    """Integer coefficients ``a`` with ``rows @ a`` a candidate position for the most sampled elements (RANSAC),
+    if at least ``PART_SHARE`` of them, or None. The best of all draws, not the first good enough: when a source
+    holds part of a copy, samples of the other parts find near values in it by chance (a dense pool), and a
+    threshold on those would miss the part's map."""
     usable = [k for k, c in enumerate(candidates) if c]
     dims = rows.shape[1]
     if len(usable) < max(2, dims):
         return None
     x = rows.double().cpu()
+    best, best_hits = None, 0
     for _ in range(TRIES):
         chosen = rng.sample(usable, min(len(usable), dims + 1))
         target = torch.tensor([float(rng.choice(candidates[k])) for k in chosen], dtype=torch.float64)
@@ -198,9 +201,11 @@ def _fit(rows: torch.Tensor, candidates: list[list[int]], rng: random.Random) ->
             continue
         predicted = (x @ coeffs).long().tolist()
         hits = sum(1 for k in usable if predicted[k] in candidates[k])
-        if hits >= COPY_SHARE * len(usable):
-            return coeffs.long()
-    return None
+        if hits > best_hits:
+            best, best_hits = coeffs.long(), hits
+            if hits == len(usable):
+                break
+    return best if best_hits >= PART_SHARE * len(candidates) else None
 
 
 def _readings(written: torch.dtype, source: torch.dtype) -> list[tuple[torch.dtype, torch.dtype, float]]:
