@@ -121,24 +121,18 @@ def install(candidate_file: str, allowed_imports: frozenset[str] | None = None) 
 
     def candidate_caused(stack_wide: bool) -> bool:
         frame = getframe(2)
+        deferred = False  # torch or Triton raised a stack-wide event: the candidate's if its frame is nearer out
         while frame is not None:
-            filename = frame.f_code.co_filename
-            verdict = decider(filename)
-            if verdict is not None:
-                if verdict or not stack_wide:
-                    return verdict
-                if filename.startswith(own):
-                    return False  # the harness's own frame walk (its error reports, the monitor)
-                while frame is not None:  # torch or Triton: the candidate's, if a candidate frame is nearer out
-                    filename = frame.f_code.co_filename
-                    if filename == candidate_file:
-                        return True
-                    if filename.startswith(own) or frame.f_code.co_name == "<module>":
-                        # this package called torch or Triton (the front-end check compiling a kernel), or a
-                        # module's own code runs in an import (Triton importing on a first launch)
-                        return False
-                    frame = frame.f_back
-                return False
+            code = frame.f_code
+            if code.co_filename == candidate_file:
+                return True
+            if deferred or decider(code.co_filename) is False:
+                # trusted code; for a stack-wide event it is the caller's only if it is this package (the harness's
+                # own frame walk, the front-end check compiling a kernel) or a module's import-time code (Triton
+                # importing on a first launch)
+                if not stack_wide or code.co_filename.startswith(own) or code.co_name == "<module>":
+                    return False
+                deferred = True
             frame = frame.f_back
         return False
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import torch
 
-from tritonrl.verify.child import audit, seccomp
+from tritonrl.verify.child import audit, frontend, seccomp
 from tritonrl.verify.child.fidelity import DataRace, InterpreterOnly
 from tritonrl.verify.child.interpreter import (
     classify_interpreter_error,
@@ -317,11 +317,9 @@ class Child:
             return {"ok": False, "flag": problem[0], "error": problem[1], "launches": record.launches}
         judged = time.monotonic()
         outputs = self.deliver(output, message["outputs"])
-        from tritonrl.verify.child.frontend import UNCHECKED
-
         return {"ok": True, "launches": record.launches, "elapsed_s": elapsed_s, "outputs": outputs,
                 "judge_s": judged - start - elapsed_s, "deliver_s": time.monotonic() - judged,
-                "frontend_unchecked": list(UNCHECKED)}
+                "frontend_unchecked": list(frontend.UNCHECKED)}
 
     def deliver(self, output: Any, slots: list) -> list[dict]:
         """Each output described, and copied into its arena slot when it is a plain tensor of the slot's shape

@@ -43,7 +43,7 @@ GAPS_KEPT = 40              # per-call gaps kept in the report (diagnosis)
 WATCH_RATE = 0.2            # share of timed calls after which one is watched byte by byte (not timed), in secret
 RESOLUTION_MS = 0.001      # a median below this, once the timer's own cost is taken off, is not resolved (1 us)
 PREFETCH_SHARE = 0.08       # fresh input sets made before the GPU is held alone: at most this share of its memory,
-PREFETCH_FREE_FLOOR = FREE_FLOOR  # ... and only while this share of it stays free for the candidates' children
+                            # ... and only while FREE_FLOOR of it stays free for the candidates' children
 PREFETCH_CPU_BYTES = 1 << 30  # ... and on the CPU, this much
 
 
@@ -82,7 +82,7 @@ def planned_sets(policy: timing_protocol.TimingPolicy) -> int:
 class PrefetchBudget:
     """The device memory a judge's waiting timing runs may hold in fresh input sets made ahead (``prefetch``):
     each takes what is left, up to what it asks, and gives it back when its run ends. On a GPU it also leaves
-    ``PREFETCH_FREE_FLOOR`` of the device's memory free: the candidates' children share it, and a child out of
+    ``FREE_FLOOR`` of the device's memory free: the candidates' children share it, and a child out of
     memory fails its candidate (48 children and a 15% budget left one honest kernel 227 MiB short on an H100)."""
 
     def __init__(self, nbytes: int, device: str = "cpu") -> None:
@@ -102,7 +102,7 @@ class PrefetchBudget:
             room = self.left
             if self.device.startswith("cuda"):
                 free, total = torch.cuda.mem_get_info(self.device)
-                room = min(room, free - int(PREFETCH_FREE_FLOOR * total))
+                room = min(room, free - int(FREE_FLOOR * total))
             granted = max(0, min(nbytes, room))
             self.left -= granted
             return granted
