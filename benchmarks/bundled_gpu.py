@@ -11,6 +11,10 @@ times the reference again in other processes. The repeats' Verifiers stay open a
 started once); a task's repeats run one after the other, one candidate on the GPU at a time. The first repeat
 also times ``torch.compile(Model)`` (``compile_baseline``; off with ``--no-compile``).
 
+Several GPUs of one host: one process per GPU (``CUDA_VISIBLE_DEVICES=k``), each with its own ``--jsonl``, sharing
+``--claim-dir``: a process takes a task by creating ``<claim-dir>/<task>`` first, so each task runs once, on the
+first GPU free for it (concatenate the JSONLs, then ``--table-only``).
+
 Resumable: each task's row is appended to ``--jsonl`` as soon as it is done, and tasks already there are skipped
 on a rerun; ``--max-minutes`` stops starting tasks whose estimate would pass the limit, so one device call ends
 cleanly and the next one resumes. At the end ``--out`` (a JSON list, one object per task: ``task``, ``ref_ms``,
@@ -251,8 +255,12 @@ def run(tasks: list, args: argparse.Namespace) -> None:
             args, cache_dir=cache, compile_baseline=(k == 0 and not args.no_compile))))
             for k, cache in enumerate(caches)]
         for task in todo:
+            if args.claim_dir and not claim(Path(args.claim_dir), task.name):
+                continue
             need = estimates[task.name] * (spent / estimated if estimated else 1.0)  # the model, as measured so far
             if time.monotonic() + need > deadline:
+                if args.claim_dir:
+                    os.rmdir(Path(args.claim_dir) / task.name)  # left for another process, or a rerun
                 print(f"stopping before {task.name} (estimated {need:.0f} s; --max-minutes {args.max_minutes:g}): "
                       "rerun to resume", flush=True)
                 break
@@ -265,6 +273,16 @@ def run(tasks: list, args: argparse.Namespace) -> None:
             print(f"{task.name}: ref {row['ref_ms']} ms, speedup {row['speedup']} (CV {row['speedup_cv']}), "
                   f"vs compile {row['speedup_vs_compile']}, correct {row['correct']}, {row['wall_s']} s "
                   f"(estimated {estimates[task.name]:.0f} s)", flush=True)
+
+
+def claim(claims: Path, name: str) -> bool:
+    """Whether this process takes ``name`` (creating a directory is atomic: one of the racing processes wins)."""
+    claims.mkdir(parents=True, exist_ok=True)
+    try:
+        (claims / name).mkdir()
+    except FileExistsError:
+        return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -285,6 +303,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jsonl", default=str(RESULTS / "bundled_gpu.jsonl"))
     parser.add_argument("--out", default=str(RESULTS / "bundled_gpu.json"))
     parser.add_argument("--json", action="store_true", help="--dry-run: print JSON")
+    parser.add_argument("--claim-dir", help="a directory shared by one process per GPU: each task runs once, "
+                                              "on the first process to claim it")
     parser.add_argument("--commit", help="this repository's commit, recorded in every row")
     args = parser.parse_args(argv)
     COMMIT["commit"] = args.commit

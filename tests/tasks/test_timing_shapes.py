@@ -182,3 +182,10 @@ def test_bench_clears_a_cache_but_keeps_its_key(bench, tmp_path):
     (tmp_path / "sub").mkdir()
     bench.clear_cache(str(tmp_path))
     assert [p.name for p in tmp_path.iterdir()] == [".hmac-key"]
+
+
+def test_bundled_gpu_claims_give_each_task_to_one_process(bench, tmp_path):
+    """One process per GPU shares a claim directory: the first to claim a task runs it, the others skip it."""
+    assert bench.claim(tmp_path / "claims", "l1_relu") is True
+    assert bench.claim(tmp_path / "claims", "l1_relu") is False
+    assert bench.claim(tmp_path / "claims", "l1_softmax") is True
