@@ -137,7 +137,9 @@ def run_task(task, verifiers: list, device: str, shared_cache: str | None = None
             "speedup_ci95": t.get("speedup_ci95"), "speedup_vs_compile": t.get("speedup_vs_compile"),
             "ref_compile_ms": t.get("ref_compile_ms"), "peak_memory_bytes": t.get("peak_memory_bytes"),
             "trials": [(t.get("reference") or {}).get("trials"), (t.get("candidate") or {}).get("trials")],
-            "gpu": t.get("gpu"), "elapsed_s": result.elapsed_s, "clock_check": t.get("clock_check")})
+            "gpu": t.get("gpu"), "elapsed_s": result.elapsed_s, "clock_check": t.get("clock_check"),
+            "hold": (t.get("candidate") or {}).get("hold"),
+            "overhead_ms": [(t.get(side) or {}).get("overhead_ms") for side in ("reference", "candidate")]})
     row = summarize(task.name, repeats)
     row.update({"level": task.level, "sizes": {k: new for k, (_, new) in timing.meta["changes"].items()},
                 "device": next((r["gpu"] for r in repeats if r["gpu"]), device),

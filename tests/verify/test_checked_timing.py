@@ -43,6 +43,9 @@ def test_honest_kernel_is_timed_with_an_interval(timed_results):
     sets = result.timing["fresh_sets"]  # the first calls' inputs made before the GPU was held alone
     assert sets["made_before"] >= 10 and sets["made_during"] >= 0
     assert "timing_unresolved" not in result.flags and "timing_untrusted" not in result.flags
+    hold = result.timing["candidate"]["hold"]  # the child's host time per timed call against the timer's hold
+    assert hold["calls"] == result.timing["candidate"]["trials"] and hold["hold_ms"] == 0.0
+    assert hold["over_hold"] == hold["calls"] and 0 < hold["host_median_ms"] <= hold["host_max_ms"]
 
 
 @pytest.mark.parametrize("name", CHEATS)

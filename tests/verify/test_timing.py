@@ -559,3 +559,29 @@ def test_a_cuda_error_names_where_it_surfaced_in_the_verifier():
         raise ValueError("a plain error")
     except ValueError as exc:
         assert format_error(exc) == "ValueError: a plain error"
+
+
+def test_the_hold_covers_three_times_the_warm_up_host_time_and_at_least_a_floor():
+    """``CudaTimer.learn`` (no GPU needed for its arithmetic): a timed call's host time, after the judge's checks
+    left the child idle, was up to twice a warm-up call's, and host time past the hold reads as kernel time."""
+    timer = object.__new__(timing_protocol.CudaTimer)
+    timer.hold_ms, timer.host_ms = 0.0, 0.01
+    timer.learn()
+    assert timer.hold_ms == timing_protocol.HOLD_MIN_MS  # a fast host: the floor
+    timer.host_ms = 0.2
+    timer.learn()
+    assert timer.hold_ms == pytest.approx(timing_protocol.HOLD_FACTOR * 0.2) and timing_protocol.HOLD_FACTOR >= 3
+    timer.host_ms = 5.0
+    timer.learn()
+    assert timer.hold_ms == timing_protocol.HOLD_MAX_MS
+    timer.host_ms = 0.01
+    timer.learn()
+    assert timer.hold_ms == timing_protocol.HOLD_MAX_MS  # never shrinks within a run
+
+
+def test_hold_facts_count_the_calls_whose_host_time_passed_the_hold():
+    from tritonrl.verify.judge.timing_run import hold_facts
+
+    assert hold_facts([]) is None
+    facts = hold_facts([(0.1, 0.3), (0.4, 0.3), (0.2, 0.3)])
+    assert facts == {"hold_ms": 0.3, "host_median_ms": 0.2, "host_max_ms": 0.4, "over_hold": 1, "calls": 3}

@@ -381,7 +381,7 @@ class Child:
             self.say({"watched": watched})
             return None
         values = output_values(output)
-        self.say({"watched": watched,
+        self.say({"watched": watched, "host_ms": self.timer.last_host_ms, "hold_ms": self.timer.hold_ms,
                   "outputs": self.deliver(output, slots) if values is not None else
                   [{"type": f"{type(output).__module__}.{type(output).__qualname__}"}]})
         return None

@@ -122,7 +122,7 @@ def prefetch(session, trial: TrialSpec, model: torch.nn.Module, count: int) -> d
 def reference_timing(session, trial: TrialSpec, policy: timing_protocol.TimingPolicy) -> tuple[dict, bool]:
     """The reference ``Model`` timed here, as the candidate is (cached per inputs' shapes, GPU, policy)."""
     key = "|".join(map(str, (trial.cache_key(session.judge.device, session.config["randomize"]), session.judge.gpu_name,
-                             policy.key(), bool(session.timing_spec.get("compile")), "timing-v6")))
+                             policy.key(), bool(session.timing_spec.get("compile")), "timing-v7")))
     report = session.judge.timings.get(key)
     if report is not None:
         return report, True
@@ -182,6 +182,7 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, 
     must_watch = {1, rng.randrange(2, max(3, policy.min_trials + 1))}  # and more at WATCH_RATE
 
     baseline: list[tuple[float, float]] = []
+    hosts: list[tuple[float, float]] = []  # (host ms, hold ms) of each timed call, as the child says: diagnosis only
 
     fresh_sets = session.facts["timing"]["fresh_sets"] = {"made_before": len(sets), "made_during": 0}  # diagnosis
 
@@ -223,6 +224,9 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, 
             raise timing_protocol.TimedCallRejected(f"timed call {calls[0]}: {problem.message}")
         if not watch:
             gaps.append(wall - ms)
+            host, hold = reply.get("host_ms"), reply.get("hold_ms")
+            if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (host, hold)):
+                hosts.append((float(host), float(hold)))
         return ms
 
     def call(warm: bool) -> float:
@@ -247,7 +251,18 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, 
     stats["load"] = timing_protocol.gpu_load()
     stats["clock_check"] = clock_check(baseline, gaps, stats["samples_ms"])
     stats["clock_check"]["back_to_back_gap_ms"] = statistics.median(wall - ms for ms, wall in calibration)
+    stats["hold"] = hold_facts(hosts)
     return stats
+
+
+def hold_facts(hosts: list[tuple[float, float]]) -> dict[str, Any] | None:
+    """Whether the timed calls' host work outlasted the timer's hold (then the GPU waited for the launch inside the
+    region, and the call read slow): the child's own figures, for diagnosis only: no verdict reads them."""
+    if not hosts:
+        return None
+    host = [h for h, _ in hosts]
+    return {"hold_ms": round(hosts[-1][1], 4), "host_median_ms": round(statistics.median(host), 4),
+            "host_max_ms": round(max(host), 4), "over_hold": sum(h > hold for h, hold in hosts), "calls": len(hosts)}
 
 def timed_region(session, message: dict) -> tuple[float, float]:
     """(the child's milliseconds, the judge's wall-clock milliseconds) of one timed region: the wall clock stops

@@ -105,7 +105,8 @@ class Timer(Protocol):
         """After a warm-up run: size whatever the timer adapts to the calls it times (``CudaTimer``'s hold)."""
 
 
-HOLD_FACTOR = 1.5      # the GPU's hold covers this multiple of the longest host time seen in the warm-up
+HOLD_FACTOR = 3.0      # the GPU's hold covers this multiple of the longest host time seen in the warm-up
+HOLD_MIN_MS = 0.25     # ... and at least this (a timed call's host time can be twice a warm-up call's)
 HOLD_MAX_MS = 2.0      # ... and never more than this
 HOLD_CLOCK_HZ = 2.0e9  # cycles per second assumed when the device does not say (H100/H200 boost: 1.98 GHz)
 
@@ -140,6 +141,7 @@ class CudaTimer:
         self._cycles_per_ms = clock_khz if clock_khz > 0 else HOLD_CLOCK_HZ / 1000.0
         self.hold_ms = 0.0
         self.host_ms = 0.0  # the longest host time of a region so far (from the start event to fn's return)
+        self.last_host_ms = 0.0  # the last region's (diagnosis: a timed call whose host time passed the hold)
 
     def __call__(self, fn: Callable[[], Any]) -> tuple[float, Any]:
         _zero_(self._flush)  # evict the L2; no sync after it: the launch overlaps the flush
@@ -149,7 +151,8 @@ class CudaTimer:
         _event_record(start, self._stream)
         began = _perf_counter()
         result = fn()
-        self.host_ms = max(self.host_ms, (_perf_counter() - began) * 1000.0)
+        self.last_host_ms = (_perf_counter() - began) * 1000.0
+        self.host_ms = max(self.host_ms, self.last_host_ms)
         _synchronize()  # device-wide, before the end event: work left on side streams is inside the measurement
         _event_record(end, self._stream)
         _synchronize()
@@ -157,7 +160,7 @@ class CudaTimer:
 
     def learn(self) -> None:
         """After a warm-up run: hold the GPU long enough for the host time seen so far."""
-        self.hold_ms = min(HOLD_MAX_MS, max(self.hold_ms, HOLD_FACTOR * self.host_ms))
+        self.hold_ms = min(HOLD_MAX_MS, max(self.hold_ms, HOLD_MIN_MS, HOLD_FACTOR * self.host_ms))
 
     def sync(self) -> None:
         _synchronize()
@@ -172,12 +175,14 @@ class WallTimer:
     interpreter times, never reported as kernel speed by default: on a CPU timing is unavailable."""
 
     flush_bytes = 0
-    hold_ms = 0.0
+    hold_ms = 0.0  # none: every call's host time is in its region
+    last_host_ms = 0.0
 
     def __call__(self, fn: Callable[[], Any]) -> tuple[float, Any]:
         start = _perf_counter()
         result = fn()
-        return (_perf_counter() - start) * 1000.0, result
+        self.last_host_ms = (_perf_counter() - start) * 1000.0
+        return self.last_host_ms, result
 
     def learn(self) -> None:
         return None
