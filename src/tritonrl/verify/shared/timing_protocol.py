@@ -105,8 +105,7 @@ class Timer(Protocol):
         """After a warm-up run: size whatever the timer adapts to the calls it times (``CudaTimer``'s hold)."""
 
 
-HOLD_FACTOR = 3.0      # the GPU's hold covers this multiple of the longest host time seen in the warm-up
-HOLD_MIN_MS = 0.25     # ... and at least this (a timed call's host time can be twice a warm-up call's)
+HOLD_FACTOR = 1.5      # the GPU's hold covers this multiple of the longest host time seen in the warm-up
 HOLD_MAX_MS = 2.0      # ... and never more than this
 HOLD_CLOCK_HZ = 2.0e9  # cycles per second assumed when the device does not say (H100/H200 boost: 1.98 GHz)
 
@@ -160,7 +159,7 @@ class CudaTimer:
 
     def learn(self) -> None:
         """After a warm-up run: hold the GPU long enough for the host time seen so far."""
-        self.hold_ms = min(HOLD_MAX_MS, max(self.hold_ms, HOLD_MIN_MS, HOLD_FACTOR * self.host_ms))
+        self.hold_ms = min(HOLD_MAX_MS, max(self.hold_ms, HOLD_FACTOR * self.host_ms))
 
     def sync(self) -> None:
         _synchronize()
