@@ -1,5 +1,6 @@
-"""``benchmarks/own_variance.py`` without a GPU: the CV table from processes' samples, the tasks taken from a
-bundled_gpu.py JSONL, and one task's reference and solution built and run (Triton's interpreter, CPU)."""
+"""``benchmarks/own_variance.py`` and ``benchmarks/child_timing_probe.py`` without a GPU: the CV table from
+processes' samples, the tasks taken from a bundled_gpu.py JSONL, and each script's steps run on the CPU (Triton's
+interpreter, tiny shapes, nothing timed)."""
 
 from __future__ import annotations
 
@@ -44,3 +45,21 @@ def test_summary_says_whose_spread_it_is(bench):
 
 def test_a_task_builds_and_agrees_on_the_cpu(bench):
     assert bench.time_tasks(["l1_relu"], rounds=1, device="cpu") == [{"task": "l1_relu", "built": True}]
+
+
+def test_child_timing_probe_runs_its_steps_on_the_cpu(tmp_path):
+    """``benchmarks/child_timing_probe.py --device cpu``: every way's steps (the monitored forward included) run
+    under Triton's interpreter and agree with the reference; nothing is timed (a subprocess: it installs a
+    Monitor for good)."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "src")}
+    out = tmp_path / "probe.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "child_timing_probe.py"), "--device", "cpu",
+                           "--tasks", "l1_relu,l1_gelu", "--json", str(out)], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = json.loads(out.read_text())
+    assert [r["task"] for r in rows] == ["l1_relu", "l1_gelu"]
+    assert all(r["timed"] is False and r["launches"] == 1 for r in rows)
