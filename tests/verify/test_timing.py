@@ -582,3 +582,29 @@ def test_hold_facts_count_the_calls_whose_host_time_passed_the_hold():
     assert hold_facts([]) is None
     facts = hold_facts([(0.1, 0.3), (0.4, 0.3), (0.2, 0.3)])
     assert facts == {"hold_ms": 0.3, "host_median_ms": 0.2, "host_max_ms": 0.4, "over_hold": 1, "calls": 3}
+
+
+@pytest.mark.parametrize(("flush_last", "order"), [
+    (True, ["hold", "flush", "start", "forward", "sync", "end", "sync"]),
+    (False, ["flush", "hold", "start", "forward", "sync", "end", "sync"]),
+])
+def test_the_region_starts_right_after_the_flush(monkeypatch, flush_last, order):
+    """``CudaTimer``'s device work in order, its CUDA calls replaced by recorders (no GPU here): the hold first,
+    then the L2 flush, then the start event, so the forward starts on a GPU that has just been busy, as under
+    do_bench (``flush_last=False``, the order until b0817a5, is kept for probes)."""
+    seen = []
+    monkeypatch.setattr(timing_protocol, "_zero_", lambda t: seen.append("flush"))
+    monkeypatch.setattr(timing_protocol, "_sleep_cycles", lambda cycles: seen.append("hold"))
+    monkeypatch.setattr(timing_protocol, "_Event", lambda enable_timing: object())
+    monkeypatch.setattr(timing_protocol, "_event_record", lambda event, stream: seen.append(
+        "start" if "start" not in seen else "end"))
+    monkeypatch.setattr(timing_protocol, "_synchronize", lambda: seen.append("sync"))
+    monkeypatch.setattr(timing_protocol, "_event_elapsed", lambda start, end: 0.5)
+    timer = object.__new__(timing_protocol.CudaTimer)
+    timer.flush_last, timer._flush, timer._stream, timer._cycles_per_ms = flush_last, None, None, 2e6
+    timer.hold_ms, timer.host_ms, timer.last_host_ms = 1.0, 0.0, 0.0
+    assert timer(lambda: seen.append("forward")) == (0.5, None)
+    assert seen == order
+    timer.hold_ms, seen[:] = 0.0, []  # no hold yet (the first warm-up call): flush, start
+    timer(lambda: None)
+    assert seen[:2] == ["flush", "start"]

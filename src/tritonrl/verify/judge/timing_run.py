@@ -122,7 +122,7 @@ def prefetch(session, trial: TrialSpec, model: torch.nn.Module, count: int) -> d
 def reference_timing(session, trial: TrialSpec, policy: timing_protocol.TimingPolicy) -> tuple[dict, bool]:
     """The reference ``Model`` timed here, as the candidate is (cached per inputs' shapes, GPU, policy)."""
     key = "|".join(map(str, (trial.cache_key(session.judge.device, session.config["randomize"]), session.judge.gpu_name,
-                             policy.key(), bool(session.timing_spec.get("compile")), "timing-v6")))
+                             policy.key(), bool(session.timing_spec.get("compile")), "timing-v7")))
     report = session.judge.timings.get(key)
     if report is not None:
         return report, True
