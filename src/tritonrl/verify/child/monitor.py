@@ -443,6 +443,7 @@ class Monitor:
                 try:
                     if _cuda_sync is not None and any(t.device.type == "cuda" for t in tensors(inputs)):
                         _cuda_sync()
+                    record.provenance.settle_singles()  # one-element launches, taken together
                     witness.check_shadows(record)
                     witness.check_quiet(record)
                     record.unowned = record.unowned or graph_problem()

@@ -70,6 +70,10 @@ class Provenance:
         self.kinds: dict[tuple[str, int], set[int]] = {}
         self.origins, self.taints = origins, taints
         self.met: dict[tuple[str, int], Any] = {}  # weak references to the storages, for ``Origins.absorb``
+        # Launches that wrote one element each (too few to call a copy alone), by destination storage: the
+        # elements, and the laundered sources they were handed as they were then (``settle_singles``)
+        self.singles: dict[tuple[str, int], dict[str, Any]] = {}
+        self._snapshots: dict[tuple[str, int], tuple[torch.Tensor, torch.Tensor]] = {}
 
     def mask(self, t: torch.Tensor) -> torch.Tensor:
         key, nbytes = storage_key(t), _storage_nbytes(_untyped_storage(t))
@@ -142,6 +146,55 @@ class Provenance:
         element[torch.isin(source, _OWN.to(source.device)).all(dim=-1)] = KERNEL
         self.region(dst).copy_(element.unsqueeze(-1).expand(*element.shape, dst.element_size()))
         self._wrote(dst, set(torch.unique(element).tolist()))
+
+
+    def single(self, t: torch.Tensor, elems: torch.Tensor, given: list) -> None:
+        """A launch wrote one element of ``t`` (``elems``): kept with the laundered data it was handed, as it was
+        then, so that many such launches into one storage are judged together (``settle_singles``)."""
+        flat = _flat(t)
+        if flat is None:
+            return
+        key = storage_key(t)
+        entry = self.singles.setdefault(key, {"flat": flat, "written": torch.zeros(flat.shape, dtype=torch.bool,
+                                                                                    device=t.device), "sources": []})
+        torch.as_strided(entry["written"], t.shape, t.stride(), t.storage_offset())[elems] = True
+        for src in given:
+            src_key = storage_key(src)
+            if not src.untyped_storage().nbytes() or not self.storage_kinds(src) & LAUNDERED:
+                continue
+            if src_key not in self._snapshots:  # once per forward: the data as the first such launch read it
+                whole = torch.empty(0, dtype=_uint8, device=src.device).set_(src.untyped_storage())
+                size = src.element_size()
+                usable = whole.numel() - whole.numel() % size
+                self._snapshots[src_key] = (whole[:usable].clone().view(src.dtype), self.mask(src)[:usable].clone())
+            if src_key not in entry["sources"]:
+                entry["sources"].append(src_key)
+
+    def settle_singles(self) -> None:
+        """After the forward: the one-element writes into each storage, taken together, are a copy if they are
+        one (``copies.copied_from`` over the snapshots of what those launches were handed): a kernel launched once
+        per output element to move torch's values was never a copy launch by launch (``MIN_COPY_ELEMENTS``)."""
+        for key, entry in self.singles.items():
+            flat, written = entry["flat"], entry["written"]
+            if key not in self.masks:
+                continue
+            still = written & (self.region(flat) == KERNEL).all(dim=-1)  # not since rewritten by a bigger launch
+            if int(still.sum()) < MIN_COPY_ELEMENTS or not entry["sources"]:
+                continue
+            sources = [self._snapshots[k] for k in entry["sources"]]
+            source = copied_from(flat, still, sources, _LAUNDERED)
+            if source is not None:
+                self.region(flat)[still] = source
+                self.kinds[key].add(source)
+        self.singles, self._snapshots = {}, {}
+
+
+def _flat(t: torch.Tensor) -> torch.Tensor | None:
+    """The whole storage behind ``t`` as one flat tensor of ``t``'s dtype (None where its size does not divide)."""
+    size, nbytes = t.element_size(), t.untyped_storage().nbytes()
+    if nbytes % size:
+        return None
+    return torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage(), 0, (nbytes // size,), (1,))
 
 
 class CoarseProvenance:
@@ -287,6 +340,8 @@ def credit_launch(prov: Provenance, watched: list, given: list, before: dict, st
             prov.region(t)[elems] = KERNEL if taint is None else taint
             if taint is None and int(elems.sum()) >= MIN_COPY_ELEMENTS:
                 copies.append((t, elems))
+            elif taint is None:
+                prov.single(t, elems, given)
     # every storage handed, an empty view's too: the copy search reads whole storages (a kernel handed ``ans[:0]``
     # and an offset copied all of ``ans``)
     sources = [(src, prov.mask(src)) for src in given if src.untyped_storage().nbytes()]
