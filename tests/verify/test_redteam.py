@@ -64,7 +64,7 @@ def runnable(path: Path) -> str | None:
     device = header(path, "device", "any")
     if device == "cuda" and not CUDA:
         return "timing fixture: needs a CUDA GPU"
-    if device == "cpu" and CUDA:  # an open hole on a GPU, said so in docs/verifier.md and fixtures/open/README.md
+    if device == "cpu" and CUDA:  # a defence of the CPU interpreter only (none such now: docs/verifier.md)
         return "closed by the CPU interpreter's address check: a compiled kernel's addresses are not checked"
     unsupported = header(path, "interpreter", "")
     if unsupported and not CUDA:

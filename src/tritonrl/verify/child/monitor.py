@@ -7,7 +7,9 @@ each construction of ``ModelNew`` by the harness (``phase``), and every forward 
 - **launches**: counted; the bytes of every storage a launch was handed (inputs and parameters excepted) are
   compared before and after it: what changed was written by that kernel (``provenance.credit_launch``), less
   what candidate code (a grid callable, a hook) wrote with torch inside the launch; under the CPU interpreter a
-  kernel touches only the storages it was handed (``bounds.py``);
+  kernel touches only the storages it was handed (``bounds.py``), and on any device every laundered storage a
+  watched launch was not handed reads as poison until it returns (``_blind``: an address computed into one finds
+  NaN, a write there is undone);
 - **torch ops** (a ``TorchDispatchMode``): allocation, views, metadata, copies and fills are allowed; anything else
   is torch compute (in a forward: ``torch_compute`` in strict mode; while the model is built: allowed, and what it
   made is torch's). Triton's own launch path is exempt unless the op computes on this forward's data;
@@ -63,6 +65,7 @@ from tritonrl.verify.child.provenance import (
     ECHO,
     FOREIGN,
     INPUT,
+    LAUNDERED,
     PARAM,
     STALE,
     TAINTS_PERMISSIVE,
@@ -90,6 +93,10 @@ _cuda_sync = getattr(torch._C, "_cuda_synchronize", None)
 _Tensor = torch.Tensor
 _uint8 = torch.uint8
 _getframe = sys._getframe
+_fill_ = torch.Tensor.fill_
+_copy_ = torch.Tensor.copy_
+_from_weak = torch.UntypedStorage._new_with_weak_ptr
+POISON_BYTE = 0xFF  # what a blinded storage reads as during a launch not handed it (NaN as any float; -1 as ints)
 
 
 def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
@@ -264,7 +271,8 @@ class Monitor:
                 self.internal -= 1
             try:
                 with self._own_hooks(kernel), (self._memory.launch(given) if self._memory is not None
-                                                else nullcontext()):
+                                                else nullcontext()), \
+                        (self._blind(given) if not record.coarse else nullcontext()):
                     result = original(kernel, *args, **kwargs)
             finally:
                 if not record.coarse:
@@ -279,6 +287,53 @@ class Monitor:
             return result
         finally:
             self.in_launch -= 1
+
+    @contextmanager
+    def _blind(self, given: list) -> Iterator[None]:
+        """During a watched launch, every storage met in this forward or an earlier phase that may hold data a
+        kernel may not pass on as its own (torch's, foreign, earlier: ``LAUNDERED``) and that the launch was not
+        handed reads as poison, and gets its bytes back after. A kernel reaches only what it was handed: one that
+        computes an address into another storage (``x_ptr + delta``, ``delta`` from ``data_ptr()``; an address
+        passed as an integer) reads poison there, and what it writes there is undone. This holds on a GPU, where
+        no address of a compiled kernel is checked (under the CPU interpreter ``child/bounds.py`` also stops the
+        kernel at the first such address). Honest kernels never read a storage they were not handed: it changes
+        nothing for them."""
+        handed = {storage_key(t) for t in given}
+        saved: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self.internal += 1
+        try:
+            for ref in self._laundered_storages(handed):
+                storage = _from_weak(ref.cdata)
+                if storage is None or not storage.nbytes():
+                    continue
+                view = _set(_empty(0, dtype=_uint8, device=storage.device), storage)
+                saved.append((view, _clone(view)))
+                _fill_(view, POISON_BYTE)
+        finally:
+            self.internal -= 1
+        try:
+            yield
+        finally:
+            self.internal += 1
+            try:
+                for view, before in saved:
+                    _copy_(view, before)
+            finally:
+                self.internal -= 1
+
+    def _laundered_storages(self, handed: set) -> Iterator[Any]:
+        """A weak reference to each storage known to hold laundered data, this launch's own and the harness's
+        pinned memory (the arena) aside."""
+        prov = self.record.provenance
+        seen: set = set()
+        for key, (ref, _) in list(prov.met.items()):
+            seen.add(key)
+            if key not in handed and key not in self.origins.pinned and prov.kinds.get(key, set()) & LAUNDERED:
+                yield ref
+        for key, (ref, _, cls, _) in list(self.origins.entries.items()):
+            if key not in seen and key not in handed and key not in self.origins.pinned and cls in LAUNDERED \
+                    and not ref.expired():
+                yield ref
 
     @contextmanager
     def _own_hooks(self, kernel: Any) -> Iterator[None]:

@@ -78,7 +78,8 @@ class Provenance:
     def mask(self, t: torch.Tensor) -> torch.Tensor:
         key, nbytes = storage_key(t), _storage_nbytes(_untyped_storage(t))
         mask = self.masks.get(key)
-        if mask is None or mask.numel() != nbytes:  # first seen in this forward: made before it (changed since?)
+        if mask is None or mask.numel() != nbytes or _dead(self.met, key):  # first seen in this forward (an address
+            # a storage that died in it had is another storage): made before it (changed since?)
             start = self.origins.recall(t, verify=True) if self.origins is not None else STALE
             mask = self.masks[key] = torch.full((nbytes,), start, dtype=_uint8, device=t.device)
             self.kinds[key] = {start}
@@ -121,8 +122,9 @@ class Provenance:
 
     def seen(self, t: torch.Tensor) -> bool:
         """Whether ``t``'s storage (at its current size) was met before in this forward."""
-        mask = self.masks.get(storage_key(t))
-        return mask is not None and mask.numel() == _storage_nbytes(_untyped_storage(t))
+        key = storage_key(t)
+        mask = self.masks.get(key)
+        return mask is not None and mask.numel() == _storage_nbytes(_untyped_storage(t)) and not _dead(self.met, key)
 
     def copy(self, dst: torch.Tensor, src: torch.Tensor) -> None:
         """``dst`` now holds a torch copy of ``src``. An identity copy keeps the classes element for element; a
@@ -189,6 +191,13 @@ class Provenance:
         self.singles, self._snapshots = {}, {}
 
 
+def _dead(met: dict, key: tuple[str, int]) -> bool:
+    """Whether the storage first met at ``key`` (its address) is gone: a storage there now is another one (an
+    allocator hands a freed address out again, often within one forward)."""
+    handle = met.get(key)
+    return handle is not None and handle[0].expired()
+
+
 def _flat(t: torch.Tensor) -> torch.Tensor | None:
     """The whole storage behind ``t`` as one flat tensor of ``t``'s dtype (None where its size does not divide)."""
     size, nbytes = t.element_size(), t.untyped_storage().nbytes()
@@ -213,7 +222,7 @@ class CoarseProvenance:
     def _set(self, t: torch.Tensor) -> set[int]:
         key = storage_key(t)
         found = self.sets.get(key)
-        if found is None:
+        if found is None or _dead(self.met, key):  # new, or at the address of one that died in this phase
             found = self.sets[key] = {self.origins.recall(t) if self.origins is not None else STALE}
             if self.origins is not None:
                 self.met[key] = self.origins.handle(t)
@@ -249,7 +258,8 @@ class CoarseProvenance:
         return set(self._set(t)) if t.numel() else set()
 
     def seen(self, t: torch.Tensor) -> bool:
-        return storage_key(t) in self.sets
+        key = storage_key(t)
+        return key in self.sets and not _dead(self.met, key)
 
     def copy(self, dst: torch.Tensor, src: torch.Tensor) -> None:
         if not dst.numel():

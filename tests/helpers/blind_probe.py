@@ -1,0 +1,51 @@
+"""Run one integrity fixture's forward under this process's own Monitor with the CPU interpreter's address check
+off, as a GPU runs a compiled kernel (no address is checked there): ``tests/verify/test_blinding.py`` runs it in a
+subprocess (a Monitor, once installed, stays). Prints one JSON line per forward: whether the output is torch's
+answer, whether it holds NaN (what a blinded storage reads as), and whether the model's buffers hold their bytes
+again."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from contextlib import nullcontext
+
+os.environ["TRITON_INTERPRET"] = "1"
+
+import torch  # noqa: E402
+
+from tritonrl.verify.child.monitor import Monitor  # noqa: E402
+from tritonrl.verify.child.provenance import INPUT  # noqa: E402
+
+
+def main(path: str, blind: bool, answer: str) -> None:
+    monitor = Monitor(path)
+    monitor.install()
+    monitor._memory = None  # as on a GPU: no kernel address is checked
+    if not blind:
+        monitor._blind = lambda given: nullcontext()
+    spec = importlib.util.spec_from_file_location("fixture", path)
+    module = importlib.util.module_from_spec(spec)
+    with monitor.phase("import"):  # as the child: import, build, then forwards, each watched
+        spec.loader.exec_module(module)
+    with monitor.phase("build"):
+        model = module.ModelNew()
+    torch.manual_seed(0)
+    arena = torch.randn(16 * 64)  # the judge's arena: pinned, its data the task's inputs
+    monitor.origins.trust(arena, INPUT, pin=True)
+    x = arena.view(16, 64)
+    buffers = [b.clone() for b in model.buffers()]  # the init-time table: blinded during launches, then restored
+    expected = torch.softmax(x, dim=1) if answer == "softmax" else torch.nn.functional.gelu(x)
+    for _ in range(2):
+        with torch.no_grad():
+            out, _record = monitor.run_forward(model, [x])
+        print(json.dumps({"torch_answer": bool(torch.allclose(out, expected, atol=1e-3)),
+                          "nan": bool(torch.isnan(out).any()),
+                          "buffers_intact": all(torch.equal(a, b) for a, b in zip(buffers, model.buffers()))}),
+              flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2] == "on", sys.argv[3])
