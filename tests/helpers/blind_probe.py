@@ -1,5 +1,6 @@
 """Run one integrity fixture's forward under this process's own Monitor with the CPU interpreter's address check
-off, as a GPU runs a compiled kernel (no address is checked there): ``tests/verify/test_blinding.py`` runs it in a
+off, as a GPU runs a compiled kernel (no address is checked there), watched (a correctness trial: ``Monitor._blind``
+per launch) or coarse (a timed call: ``Monitor.tainted_blind`` around it, as the harness holds it): ``tests/verify/test_blinding.py`` runs it in a
 subprocess (a Monitor, once installed, stays). Prints one JSON line per forward: whether the output is torch's
 answer, whether it holds NaN (what a blinded storage reads as), and whether the model's buffers hold their bytes
 again."""
@@ -20,7 +21,7 @@ from tritonrl.verify.child.monitor import Monitor  # noqa: E402
 from tritonrl.verify.child.provenance import INPUT  # noqa: E402
 
 
-def main(path: str, blind: bool, answer: str) -> None:
+def main(path: str, blind: bool, answer: str, coarse: bool = False) -> None:
     monitor = Monitor(path)
     monitor.install()
     monitor._memory = None  # as on a GPU: no kernel address is checked
@@ -39,8 +40,10 @@ def main(path: str, blind: bool, answer: str) -> None:
     buffers = [b.clone() for b in model.buffers()]  # the init-time table: blinded during launches, then restored
     expected = torch.softmax(x, dim=1) if answer == "softmax" else torch.nn.functional.gelu(x)
     for _ in range(2):
-        with torch.no_grad():
-            out, _record = monitor.run_forward(model, [x])
+        # a coarse forward (an unwatched timed call) held in tainted_blind as the harness holds it, or a watched one
+        hold = monitor.tainted_blind(model) if coarse and blind else nullcontext()
+        with torch.no_grad(), hold:
+            out, _record = monitor.run_forward(model, [x], coarse=coarse)
         print(json.dumps({"torch_answer": bool(torch.allclose(out, expected, atol=1e-3)),
                           "nan": bool(torch.isnan(out).any()),
                           "buffers_intact": all(torch.equal(a, b) for a, b in zip(buffers, model.buffers()))}),
@@ -48,4 +51,4 @@ def main(path: str, blind: bool, answer: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2] == "on", sys.argv[3])
+    main(sys.argv[1], sys.argv[2] == "on", sys.argv[3], len(sys.argv) > 4 and sys.argv[4] == "coarse")

@@ -21,10 +21,11 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "verify" / "fixtures" / "integrity"
 
 
-def forwards(fixture: str, blind: bool, answer: str) -> list[dict]:
+def forwards(fixture: str, blind: bool, answer: str, coarse: bool = False) -> list[dict]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     done = subprocess.run([sys.executable, str(ROOT / "tests" / "helpers" / "blind_probe.py"),
-                           str(FIXTURES / fixture), "on" if blind else "off", answer],
+                           str(FIXTURES / fixture), "on" if blind else "off", answer]
+                          + (["coarse"] if coarse else []),
                           env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
@@ -39,3 +40,15 @@ def test_a_kernel_reads_poison_where_it_was_not_handed(fixture, answer):
     assert [f["torch_answer"] for f in blinded] == [False, False]
     assert all(f["nan"] for f in blinded)
     assert all(f["buffers_intact"] for f in unblinded + blinded)  # the table's bytes back after every launch
+
+
+def test_an_init_time_table_reads_as_poison_in_a_coarse_timed_call():
+    """Strict mode: a table torch computed at ``__init__`` may feed no launch; in a timed call the watch cannot
+    tell a kernel that reaches it through an address from honest work (only a share of timed calls is watched),
+    so the harness poisons every such storage around each coarse call, outside the timed region
+    (``Monitor.tainted_blind``), and puts the bytes back after."""
+    unblinded = forwards("r5_c3_table_via_pointer_offset.py", blind=False, answer="gelu", coarse=True)
+    assert [f["torch_answer"] for f in unblinded] == [True, True]  # a coarse call sees no copy and no offset
+    blinded = forwards("r5_c3_table_via_pointer_offset.py", blind=True, answer="gelu", coarse=True)
+    assert [f["torch_answer"] for f in blinded] == [False, False] and all(f["nan"] for f in blinded)
+    assert all(f["buffers_intact"] for f in unblinded + blinded)

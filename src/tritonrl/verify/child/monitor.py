@@ -289,6 +289,43 @@ class Monitor:
             self.in_launch -= 1
 
     @contextmanager
+    def tainted_blind(self, model: torch.nn.Module) -> Iterator[None]:
+        """For a whole forward: every storage an earlier phase made of data no launch may be handed (its class is
+        one of ``taints``: torch's, in strict mode, while the model was built; foreign data in every mode), the
+        model's parameters and state aside, reads as poison, and gets its bytes back after. A launch handed such
+        data writes that class (the output is refused), so no honest forward reads them; one that reaches them
+        through a computed address would read them in a timed call the watch cannot tell from honest work (a
+        product of two weights torch made at ``__init__``, used in place of computing it). The harness holds it
+        around each coarse timed call, outside the timed region (no checksum is taken in those); in a watched
+        forward ``_blind`` hides the same storages from every launch not handed them."""
+        params, buffers = module_tensors(model)
+        keep = {storage_key(t) for t in params} | {storage_key(b) for b in buffers
+                                                  if self.origins.recall(b) not in self.taints}
+        saved: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self.internal += 1
+        try:
+            for key, (ref, _, cls, _) in list(self.origins.entries.items()):
+                if cls not in self.taints or key in keep or key in self.origins.pinned or ref.expired():
+                    continue
+                storage = _from_weak(ref.cdata)
+                if storage is None or not storage.nbytes():
+                    continue
+                view = _set(_empty(0, dtype=_uint8, device=storage.device), storage)
+                saved.append((view, _clone(view)))
+                _fill_(view, POISON_BYTE)
+        finally:
+            self.internal -= 1
+        try:
+            yield
+        finally:
+            self.internal += 1
+            try:
+                for view, before in saved:
+                    _copy_(view, before)
+            finally:
+                self.internal -= 1
+
+    @contextmanager
     def _blind(self, given: list) -> Iterator[None]:
         """During a watched launch, every storage met in this forward or an earlier phase that may hold data a
         kernel may not pass on as its own (torch's, foreign, earlier: ``LAUNDERED``) and that the launch was not
