@@ -277,6 +277,9 @@ INTEGRITY_TASKS.update({
     "softmax_small": KernelTask(name="integrity_softmax_small", level=1,
                                 source=_UNARY.format(expr="torch.softmax(x, dim=1)")),
     "matvec": KernelTask(name="integrity_matvec", level=1, source=MATVEC),
+    # the same with v a column: a (16, 1) output, two dimensions (a copy's index map needs three elements to fit)
+    "matvec_col": KernelTask(name="integrity_matvec_col", level=1,
+                             source=MATVEC.replace("torch.randn(K)", "torch.randn(K, 1)")),
     "linear_relu": KernelTask(name="integrity_linear_relu", level=1, source=LINEAR_RELU),
     "conv_relu": KernelTask(name="integrity_conv_relu", level=2, source=CONV_RELU),
 })

@@ -19,6 +19,10 @@ try:
     from triton.tools.tensor_descriptor import TensorDescriptor as _Descriptors
 except ImportError:  # an older Triton: no host-side tensor descriptors
     _Descriptors = None
+try:  # what ``triton.reinterpret`` hands a launch (fp8 kernels read and write their tensors through it)
+    from triton.runtime.jit import TensorWrapper as _Wrappers
+except ImportError:  # pragma: no cover - older Triton
+    _Wrappers = None
 
 ALLOC_OPS = frozenset({  # allocate, write no values (an empty buffer is poisoned, never "written")
     "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided",
@@ -52,11 +56,14 @@ def tensors(tree: Any) -> list[torch.Tensor]:
 
 
 def launch_tensors(tree: Any) -> list[torch.Tensor]:
-    """The tensors a launch can write: its tensor arguments and the tensors under its tensor descriptors."""
+    """The tensors a launch can write: its tensor arguments and the tensors under its tensor descriptors and
+    ``triton.reinterpret`` wrappers."""
     found = []
     for value in tree_flatten(tree)[0]:
         if isinstance(value, _Tensor):
             found.append(value)
         elif _Descriptors and isinstance(value, _Descriptors) and isinstance(getattr(value, "base", None), _Tensor):
             found.append(value.base)
+        elif _Wrappers and isinstance(value, _Wrappers) and isinstance(getattr(value, "base", None), _Tensor):
+            found.append(value.base)  # ``triton.reinterpret(t, dtype)``: t's storage, read as another dtype
     return found

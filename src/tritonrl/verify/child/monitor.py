@@ -104,6 +104,13 @@ def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
     return _set(_empty(0, dtype=_uint8, device=t.device), t.untyped_storage())
 
 
+def _computes(func: Any) -> bool:
+    """Whether an aten op computes (not an allocation, view, metadata, copy, fill, read or rebinding)."""
+    name = op_name(func)
+    return not (name in LIFT_OPS or name in META_OPS or is_view(func) or name in READ_OPS or name in REBIND_OPS
+                or name in ALLOC_OPS or name in COPY_OPS or name in FILL_OPS)
+
+
 class ModelTampering(RuntimeError):
     """A module of the candidate's redefines nn.Module's machinery (``overrides.py``): not called."""
 
@@ -212,6 +219,9 @@ class Monitor:
         if not self.in_launch or self.candidate_in_launch():
             self.own_stream()
             self.account(func, args, out)
+            if self.in_launch and _computes(func):  # every mode: a grid callable or a hook is no place for torch's work
+                self.record.escape(f"torch compute inside a kernel's launch ({op_name(func)} in a grid callable or "
+                                   "a hook: it runs after the launch's watch began, where the kernel can reach it)")
             if self.in_launch and self._befores:
                 self._rebase(out)
         else:

@@ -151,8 +151,9 @@ class Provenance:
 
 
     def single(self, t: torch.Tensor, elems: torch.Tensor, given: list) -> None:
-        """A launch wrote one element of ``t`` (``elems``): kept with the laundered data it was handed, as it was
-        then, so that many such launches into one storage are judged together (``settle_singles``)."""
+        """A launch wrote too few elements of ``t`` (``elems``) to fit an index map in ``t``'s shape (one; or two
+        of a matrix: a red team copied two per launch): kept with the laundered data it was handed, as it was then,
+        so that such launches into one storage are judged together, flat (``settle_singles``)."""
         flat = _flat(t)
         if flat is None:
             return
@@ -348,9 +349,9 @@ def credit_launch(prov: Provenance, watched: list, given: list, before: dict, st
         if t.numel() and bool(changed.any()):
             elems = _elements(changed, t)
             prov.region(t)[elems] = KERNEL if taint is None else taint
-            if taint is None and int(elems.sum()) >= MIN_COPY_ELEMENTS:
+            if taint is None and int(elems.sum()) >= max(MIN_COPY_ELEMENTS, t.dim() + 1):
                 copies.append((t, elems))
-            elif taint is None:
+            elif taint is None:  # too few to fit an index map in t's shape: judged with the forward's other ones
                 prov.single(t, elems, given)
     # every storage handed, an empty view's too: the copy search reads whole storages (a kernel handed ``ans[:0]``
     # and an offset copied all of ``ans``)
