@@ -33,7 +33,7 @@ outputs itself. Memory reached through a raw address is beyond any Python watch:
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -311,29 +311,9 @@ class Monitor:
         params, buffers = module_tensors(model)
         keep = {storage_key(t) for t in params} | {storage_key(b) for b in buffers
                                                   if self.origins.recall(b) not in self.taints}
-        saved: list[tuple[torch.Tensor, torch.Tensor]] = []
-        self.internal += 1
-        try:
-            for key, (ref, _, cls, _) in list(self.origins.entries.items()):
-                if cls not in self.taints or key in keep or key in self.origins.pinned or ref.expired():
-                    continue
-                storage = _from_weak(ref.cdata)
-                if storage is None or not storage.nbytes():
-                    continue
-                view = _set(_empty(0, dtype=_uint8, device=storage.device), storage)
-                saved.append((view, _clone(view)))
-                _fill_(view, POISON_BYTE)
-        finally:
-            self.internal -= 1
-        try:
+        with self._poisoned(ref for key, (ref, _, cls, _) in list(self.origins.entries.items())
+                            if cls in self.taints and key not in keep and key not in self.origins.pinned):
             yield
-        finally:
-            self.internal += 1
-            try:
-                for view, before in saved:
-                    _copy_(view, before)
-            finally:
-                self.internal -= 1
 
     @contextmanager
     def _blind(self, given: list) -> Iterator[None]:
@@ -345,11 +325,17 @@ class Monitor:
         no address of a compiled kernel is checked (under the CPU interpreter ``child/bounds.py`` also stops the
         kernel at the first such address). Honest kernels never read a storage they were not handed: it changes
         nothing for them."""
-        handed = {storage_key(t) for t in given}
+        with self._poisoned(self._laundered_storages({storage_key(t) for t in given})):
+            yield
+
+    @contextmanager
+    def _poisoned(self, refs: Iterable[Any]) -> Iterator[None]:
+        """The storages behind ``refs`` (weak references; gone ones skipped) read as ``POISON_BYTE`` until the
+        block ends, then hold their own bytes again (the monitor's own ops: never accounted)."""
         saved: list[tuple[torch.Tensor, torch.Tensor]] = []
         self.internal += 1
         try:
-            for ref in self._laundered_storages(handed):
+            for ref in refs:
                 storage = _from_weak(ref.cdata)
                 if storage is None or not storage.nbytes():
                     continue
