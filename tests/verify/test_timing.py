@@ -580,13 +580,14 @@ def test_hold_facts_count_the_calls_whose_host_time_passed_the_hold():
     from tritonrl.verify.judge.timing_run import hold_facts
 
     assert hold_facts([]) is None
-    facts = hold_facts([(0.1, 0.3), (0.4, 0.3), (0.2, 0.3)])
-    assert facts == {"hold_ms": 0.3, "host_median_ms": 0.2, "host_max_ms": 0.4, "over_hold": 1, "calls": 3}
+    facts = hold_facts([(0.1, 0.3, 0.01), (0.4, 0.3, 0.02), (0.2, 0.3, 2.0)])
+    assert facts == {"hold_ms": 0.3, "host_median_ms": 0.2, "host_max_ms": 0.4, "over_hold": 1,
+                     "tail_median_ms": 0.02, "tail_max_ms": 2.0, "tails_over": 1, "calls": 3}
 
 
 @pytest.mark.parametrize(("flush_last", "order"), [
-    (True, ["hold", "flush", "start", "forward", "sync", "end", "sync"]),
-    (False, ["flush", "hold", "start", "forward", "sync", "end", "sync"]),
+    (True, ["hold", "flush", "start", "forward", "stop", "sync", "end", "sync"]),
+    (False, ["flush", "hold", "start", "forward", "stop", "sync", "end", "sync"]),
 ])
 def test_the_region_starts_right_after_the_flush(monkeypatch, flush_last, order):
     """``CudaTimer``'s device work in order, its CUDA calls replaced by recorders (no GPU here): the hold first,
@@ -597,14 +598,41 @@ def test_the_region_starts_right_after_the_flush(monkeypatch, flush_last, order)
     monkeypatch.setattr(timing_protocol, "_sleep_cycles", lambda cycles: seen.append("hold"))
     monkeypatch.setattr(timing_protocol, "_Event", lambda enable_timing: object())
     monkeypatch.setattr(timing_protocol, "_event_record", lambda event, stream: seen.append(
-        "start" if "start" not in seen else "end"))
+        "start" if "start" not in seen else "stop" if "stop" not in seen else "end"))
     monkeypatch.setattr(timing_protocol, "_synchronize", lambda: seen.append("sync"))
-    monkeypatch.setattr(timing_protocol, "_event_elapsed", lambda start, end: 0.5)
-    timer = object.__new__(timing_protocol.CudaTimer)
-    timer.flush_last, timer._flush, timer._stream, timer._cycles_per_ms = flush_last, None, None, 2e6
-    timer.hold_ms, timer.host_ms, timer.last_host_ms = 1.0, 0.0, 0.0
-    assert timer(lambda: seen.append("forward")) == (0.5, None)
+    monkeypatch.setattr(timing_protocol, "_event_elapsed", lambda start, end: 0.01)
+    timer = _bare_timer(flush_last)
+    assert timer(lambda: seen.append("forward")) == (0.01, None)
     assert seen == order
     timer.hold_ms, seen[:] = 0.0, []  # no hold yet (the first warm-up call): flush, start
     timer(lambda: None)
     assert seen[:2] == ["flush", "start"]
+
+
+def _bare_timer(flush_last: bool = True) -> timing_protocol.CudaTimer:
+    """A ``CudaTimer`` without a GPU: its CUDA calls are the test's to replace."""
+    timer = object.__new__(timing_protocol.CudaTimer)
+    timer.flush_last, timer._flush, timer._stream, timer._cycles_per_ms = flush_last, None, None, 2e6
+    timer.hold_ms, timer.host_ms, timer.last_host_ms, timer.last_tail_ms, timer.tails_over = 1.0, 0.0, 0.0, 0.0, 0
+    return timer
+
+
+@pytest.mark.parametrize(("tail", "counted"), [(0.02, "stop"), (0.049, "stop"),
+                                               (2.0, "end")])
+def test_the_region_ends_at_its_stream_unless_the_device_was_busy_after_it(monkeypatch, tail, counted):
+    """The region is start to ``stop`` (the call's stream done: a GPU interval, no host wake-up in it) while the
+    device-wide ``end`` trails ``stop`` by at most ``TAIL_MS``; a longer tail is work on another stream still
+    running after the call's, and then the region runs to ``end``: all of it counts."""
+    events = iter(["start", "stop", "end"])
+    monkeypatch.setattr(timing_protocol, "_zero_", lambda t: None)
+    monkeypatch.setattr(timing_protocol, "_sleep_cycles", lambda cycles: None)
+    monkeypatch.setattr(timing_protocol, "_Event", lambda enable_timing: next(events))
+    monkeypatch.setattr(timing_protocol, "_event_record", lambda event, stream: None)
+    monkeypatch.setattr(timing_protocol, "_synchronize", lambda: None)
+    at = {"start": 0.0, "stop": 0.13, "end": 0.13 + tail}
+    monkeypatch.setattr(timing_protocol, "_event_elapsed", lambda a, b: at[b] - at[a])
+    timer = _bare_timer()
+    ms, _ = timer(lambda: None)
+    assert ms == pytest.approx(at[counted])
+    assert timer.last_tail_ms == pytest.approx(tail)
+    assert timer.tails_over == (counted == "end")

@@ -385,6 +385,7 @@ class Child:
             return None
         values = output_values(output)
         self.say({"watched": watched, "host_ms": self.timer.last_host_ms, "hold_ms": self.timer.hold_ms,
+                  "tail_ms": self.timer.last_tail_ms,
                   "outputs": self.deliver(output, slots) if values is not None else
                   [{"type": f"{type(output).__module__}.{type(output).__qualname__}"}]})
         return None

@@ -122,7 +122,7 @@ def prefetch(session, trial: TrialSpec, model: torch.nn.Module, count: int) -> d
 def reference_timing(session, trial: TrialSpec, policy: timing_protocol.TimingPolicy) -> tuple[dict, bool]:
     """The reference ``Model`` timed here, as the candidate is (cached per inputs' shapes, GPU, policy)."""
     key = "|".join(map(str, (trial.cache_key(session.judge.device, session.config["randomize"]), session.judge.gpu_name,
-                             policy.key(), bool(session.timing_spec.get("compile")), "timing-v7")))
+                             policy.key(), bool(session.timing_spec.get("compile")), "timing-v8")))
     report = session.judge.timings.get(key)
     if report is not None:
         return report, True
@@ -182,7 +182,8 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, 
     must_watch = {1, rng.randrange(2, max(3, policy.min_trials + 1))}  # and more at WATCH_RATE
 
     baseline: list[tuple[float, float]] = []
-    hosts: list[tuple[float, float]] = []  # (host ms, hold ms) of each timed call, as the child says: diagnosis only
+    hosts: list[tuple[float, float, float]] = []  # (host, hold, tail ms) of each timed call, as the child says:
+                                                  # ... diagnosis only
 
     fresh_sets = session.facts["timing"]["fresh_sets"] = {"made_before": len(sets), "made_during": 0}  # diagnosis
 
@@ -224,9 +225,9 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, 
             raise timing_protocol.TimedCallRejected(f"timed call {calls[0]}: {problem.message}")
         if not watch:
             gaps.append(wall - ms)
-            host, hold = reply.get("host_ms"), reply.get("hold_ms")
-            if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (host, hold)):
-                hosts.append((float(host), float(hold)))
+            host, hold, tail = reply.get("host_ms"), reply.get("hold_ms"), reply.get("tail_ms")
+            if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (host, hold, tail)):
+                hosts.append((float(host), float(hold), float(tail)))
         return ms
 
     def call(warm: bool) -> float:
@@ -255,14 +256,18 @@ def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, 
     return stats
 
 
-def hold_facts(hosts: list[tuple[float, float]]) -> dict[str, Any] | None:
+def hold_facts(hosts: list[tuple[float, float, float]]) -> dict[str, Any] | None:
     """Whether the timed calls' host work outlasted the timer's hold (then the GPU waited for the launch inside the
-    region, and the call read slow): the child's own figures, for diagnosis only: no verdict reads them."""
+    region, and the call read slow), and how far the device-wide end trailed each call's stream (``CudaTimer``'s
+    tail; past ``TAIL_MS`` the call counted to the device-wide end): the child's own figures, for diagnosis only:
+    no verdict reads them."""
     if not hosts:
         return None
-    host = [h for h, _ in hosts]
+    host, tail = [h for h, _, _ in hosts], [t for _, _, t in hosts]
     return {"hold_ms": round(hosts[-1][1], 4), "host_median_ms": round(statistics.median(host), 4),
-            "host_max_ms": round(max(host), 4), "over_hold": sum(h > hold for h, hold in hosts), "calls": len(hosts)}
+            "host_max_ms": round(max(host), 4), "over_hold": sum(h > hold for h, hold, _ in hosts),
+            "tail_median_ms": round(statistics.median(tail), 4), "tail_max_ms": round(max(tail), 4),
+            "tails_over": sum(t > timing_protocol.TAIL_MS for t in tail), "calls": len(hosts)}
 
 def timed_region(session, message: dict) -> tuple[float, float]:
     """(the child's milliseconds, the judge's wall-clock milliseconds) of one timed region: the wall clock stops
