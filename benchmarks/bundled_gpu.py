@@ -235,7 +235,8 @@ def select(args: argparse.Namespace) -> list:
         unknown = sorted(set(wanted) - {t.name for t in tasks})
         if unknown:
             raise SystemExit(f"no bundled task with a timing shape and a solution: {', '.join(unknown)}")
-        tasks = [t for t in tasks if t.name in wanted]
+        by_name = {t.name: t for t in tasks}
+        tasks = [by_name[name] for name in dict.fromkeys(wanted)]  # in the order given (shortest first, say)
     return tasks
 
 
@@ -291,7 +292,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dry-run", action="store_true", help="no GPU: list tasks, shapes and estimates")
     parser.add_argument("--table-only", action="store_true", help="rebuild --out from --jsonl and print it")
-    parser.add_argument("--tasks", default="", help="comma-separated task names (default: every bundled task)")
+    parser.add_argument("--tasks", default="", help="comma-separated task names, run in this order (default: every bundled task)")
     parser.add_argument("--level", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile baseline")
