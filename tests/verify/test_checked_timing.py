@@ -46,6 +46,39 @@ def test_honest_kernel_is_timed_with_an_interval(timed_results):
     hold = result.timing["candidate"]["hold"]  # the child's host time per timed call against the timer's hold
     assert hold["calls"] == result.timing["candidate"]["trials"] and hold["hold_ms"] == 0.0
     assert hold["over_hold"] == hold["calls"] and 0 < hold["host_median_ms"] <= hold["host_max_ms"]
+    assert hold["tail_max_ms"] == 0.0 and hold["tails_over"] == 0  # no device: nothing trails a call
+
+
+def test_an_empty_region_is_blinded_as_a_coarse_timed_call():
+    """The judge's clock check compares the wall-clock gaps of timed calls and empty regions: the blinding held
+    around every coarse timed call (its host time outside the region, inside the wall clock) is held around the
+    empty regions too, once the timed model exists; before, an empty region has nothing to blind."""
+    from contextlib import contextmanager
+
+    from tritonrl.verify.child import harness
+    from tritonrl.verify.shared.timing_protocol import WallTimer
+
+    seen = []
+
+    class Monitor:
+        @contextmanager
+        def tainted_blind(self, model):
+            seen.append(("blind", model))
+            yield
+            seen.append("restored")
+
+    class Timer(WallTimer):
+        def __call__(self, fn):
+            seen.append("region")
+            return super().__call__(fn)
+
+    child = object.__new__(harness.Child)
+    child.monitor, child.timer, child.timed = Monitor(), Timer(), None
+    assert "ms" in child.do_null({}, [])
+    assert seen == ["region"]
+    child.timed, seen[:] = "the timed model", []
+    assert child.do_null({}, [])["ms"] >= 0
+    assert seen == [("blind", "the timed model"), "region", "restored"]
 
 
 @pytest.mark.parametrize("name", CHEATS)
