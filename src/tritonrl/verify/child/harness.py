@@ -391,10 +391,7 @@ class Child:
         return None
 
     def do_null(self, message: dict, fds: list) -> dict:
-        """An empty region, inside the same blinding as a coarse timed call: the judge's clock check compares the
-        wall-clock gaps of the two, and the blinding's host time (poisoning, then restoring) is in both."""
-        with self.monitor.tainted_blind(self.timed) if self.timed is not None else nullcontext():
-            return {"ms": self.timer(_nothing)[0]}
+        return {"ms": self.timer(_nothing)[0]}
 
     def sync(self) -> None:
         if self.device.startswith("cuda"):
