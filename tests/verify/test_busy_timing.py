@@ -81,3 +81,33 @@ def test_an_unresolved_median_says_why():
     assert unresolved_reason(busy).startswith("overhead_dominated")
     assert RESOLUTION_MS > 0.0205 - 0.0200 and unresolved_reason(short).startswith("too_short")
     assert unresolved_reason({}) == "no_figures"
+
+
+def test_the_wait_for_a_cuda_start_turn_is_not_charged_to_the_candidate():
+    """``Session.start_cuda``: the wait for the judge's CUDA-start turn (other children of a loaded batch starting)
+    is recorded but leaves the child's budget whole; the start itself (the child's answer) is charged. Charged, the
+    wait timed out three honest GEMMs of a 48-candidate batch on a loaded H200 host (20 s limit, 9-14 s waiting)."""
+    import threading
+    import time
+
+    from tritonrl.verify.judge.session import Session
+
+    turns = threading.Semaphore(1)
+    turns.acquire()  # another child starting
+    threading.Timer(0.3, turns.release).start()
+    sent = []
+    session = object.__new__(Session)
+    session.judge = type("Judge", (), {"cuda_starts": turns})()
+    session.facts, session.budget_s = {"stage_s": {}}, 20.0
+    session.send = sent.append
+
+    def recv(stage):
+        time.sleep(0.05)  # the child's own start
+        session.budget_s -= 0.05
+        return {"op": "ready"}
+
+    session.recv = recv
+    assert session.start_cuda("compile") == {"op": "ready"}
+    assert sent == [{"op": "start"}]
+    assert session.facts["stage_s"]["start_wait"] >= 0.25
+    assert session.budget_s == pytest.approx(19.95)
