@@ -38,6 +38,9 @@ WEAK_NOT_KERNELS = {COPIED, TORCH, FOREIGN}  # the same in timed calls (unpoison
 TAINTS_STRICT = (FOREIGN, TORCH)
 TAINTS_PERMISSIVE = (FOREIGN,)
 _LAUNDERED = torch.tensor(sorted(LAUNDERED), dtype=_uint8)
+# Laundered data with values of its own (not STALE, not UNSET): what an in-place launch rewrote of it stays a source
+# of this forward's later copy searches (``Provenance.ghost``)
+_GHOSTED = torch.tensor(sorted({COPIED, TORCH, FOREIGN}), dtype=_uint8)
 _OWN = torch.tensor([CONST, KERNEL], dtype=_uint8)  # what a cast or a layout copy may move and stay a kernel's
 
 
@@ -74,6 +77,9 @@ class Provenance:
         # elements, and the laundered sources they were handed as they were then (``settle_singles``)
         self.singles: dict[tuple[str, int], dict[str, Any]] = {}
         self._snapshots: dict[tuple[str, int], tuple[torch.Tensor, torch.Tensor]] = {}
+        # Storages an in-place launch rewrote while they held laundered data: that data as it was, and its classes
+        # (``ghost``), per storage, with the watch's handle of the storage then (a dead one's ghosts are not its)
+        self.ghosts: dict[tuple[str, int], list[tuple[Any, torch.Tensor, torch.Tensor]]] = {}
 
     def mask(self, t: torch.Tensor) -> torch.Tensor:
         key, nbytes = storage_key(t), _storage_nbytes(_untyped_storage(t))
@@ -150,6 +156,31 @@ class Provenance:
         self._wrote(dst, set(torch.unique(element).tolist()))
 
 
+    def ghost(self, t: torch.Tensor, old: torch.Tensor, changed: torch.Tensor) -> None:
+        """A launch rewrote the bytes ``changed`` of ``t``'s storage (``old``: all its bytes before the launch), before
+        their classes change: where it replaced laundered data with values of its own (torch's, foreign, copied),
+        the storage as it was is kept as a source of this forward's copy searches (``ghost_sources``). A copy check
+        that read only the storage as it is after the launch missed two in-place negations of torch's answer (the
+        second one's source was the first one's output: a kernel's) and a copy moved within its own storage."""
+        mask = self.mask(t)
+        if not bool(torch.isin(mask[changed], _GHOSTED.to(mask.device)).any()):
+            return
+        size = t.element_size()
+        usable = old.numel() - old.numel() % size
+        data = old[:usable].view(t.dtype)
+        self.ghosts.setdefault(storage_key(t), []).append((self.met.get(storage_key(t)), data, mask[:usable].clone()))
+
+    def ghost_sources(self, given: list) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """The kept pre-launch data (``ghost``) of the storages a launch was handed, as copy-search sources."""
+        found, seen = [], set()
+        for t in given:
+            key = storage_key(t)
+            if key in seen:
+                continue
+            seen.add(key)
+            found += [(data, mask) for handle, data, mask in self.ghosts.get(key, ()) if self.met.get(key) is handle]
+        return found
+
     def single(self, t: torch.Tensor, elems: torch.Tensor, given: list) -> None:
         """A launch wrote too few elements of ``t`` (``elems``) to fit an index map in ``t``'s shape (one; or two
         of a matrix: a red team copied two per launch): kept with the laundered data it was handed, as it was then,
@@ -186,10 +217,23 @@ class Provenance:
                 continue
             sources = [self._snapshots[k] for k in entry["sources"]]
             source = copied_from(flat, still, sources, _LAUNDERED)
+            others = [self._snapshots[k] for k in entry["sources"] if k != key]  # the destination is no part of it
+            if source is None and len(others) > 1:  # the sources, one after another, as one: a launch per element,
+                # each handed its own clone of one of torch's values, copied 1/n from each (under ``PART_SHARE``)
+                joined = _joined(others)
+                source = copied_from(flat, still, [joined], _LAUNDERED) if joined is not None else None
             if source is not None:
                 self.region(flat)[still] = source
                 self.kinds[key].add(source)
         self.singles, self._snapshots = {}, {}
+
+
+def _joined(sources: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """Snapshots (values, byte classes) of one dtype laid end to end, in the order the launches met them: a copy
+    spread over many small sources is an index map into them taken together. None for mixed dtypes."""
+    if len({values.dtype for values, _ in sources}) != 1:
+        return None
+    return torch.cat([values.reshape(-1) for values, _ in sources]), torch.cat([mask.reshape(-1) for _, mask in sources])
 
 
 def _dead(met: dict, key: tuple[str, int]) -> bool:
@@ -341,6 +385,8 @@ def credit_launch(prov: Provenance, watched: list, given: list, before: dict, st
         key = storage_key(t)
         if key not in changed_in:
             changed = changed_in[key] = before[key] != storage_bytes(t)
+            if taint is None and bool(changed.any()):
+                prov.ghost(t, before[key], changed)  # what it rewrote of torch's data, before its classes change
             prov.mask(t)[changed] = KERNEL if taint is None else taint
             prov.kinds[key].add(KERNEL if taint is None else taint)
     copies = []
@@ -355,7 +401,7 @@ def credit_launch(prov: Provenance, watched: list, given: list, before: dict, st
                 prov.single(t, elems, given)
     # every storage handed, an empty view's too: the copy search reads whole storages (a kernel handed ``ans[:0]``
     # and an offset copied all of ``ans``)
-    sources = [(src, prov.mask(src)) for src in given if src.untyped_storage().nbytes()]
+    sources = [(src, prov.mask(src)) for src in given if src.untyped_storage().nbytes()] + prov.ghost_sources(given)
     for t, elems in copies:  # after every view is credited: a copy seen through any view of a storage stays one
         source = copied_from(t, elems, sources, _LAUNDERED)
         if source is not None:
