@@ -470,6 +470,7 @@ class Monitor:
         written = outs + (inputs[:1] if func._schema.is_mutable else [])
         for t in written:
             prov.mark(t, TORCH)
+            prov.remember(t)  # permissive mode: torch's result as made, for the outputs' last copy search
         return written
 
     def _shadow(self, t: torch.Tensor) -> None:
@@ -532,6 +533,7 @@ class Monitor:
                     if _cuda_sync is not None and any(t.device.type == "cuda" for t in tensors(inputs)):
                         _cuda_sync()
                     record.provenance.settle_singles()  # one-element launches, taken together
+                    record.provenance.settle_outputs(tensors(output))  # copies of torch's data, whatever the path
                     witness.check_shadows(record)
                     witness.check_quiet(record)
                     record.unowned = record.unowned or graph_problem()

@@ -41,6 +41,7 @@ _LAUNDERED = torch.tensor(sorted(LAUNDERED), dtype=_uint8)
 # Laundered data with values of its own (not STALE, not UNSET): what an in-place launch rewrote of it stays a source
 # of this forward's later copy searches (``Provenance.ghost``)
 _GHOSTED = torch.tensor(sorted({COPIED, TORCH, FOREIGN}), dtype=_uint8)
+_REMEMBERED = {COPIED, TORCH}  # made by torch in a forward: kept for ``settle_outputs`` unless they taint launches
 _OWN = torch.tensor([CONST, KERNEL], dtype=_uint8)  # what a cast or a layout copy may move and stay a kernel's
 
 
@@ -80,6 +81,9 @@ class Provenance:
         # Storages an in-place launch rewrote while they held laundered data: that data as it was, and its classes
         # (``ghost``), per storage, with the watch's handle of the storage then (a dead one's ghosts are not its)
         self.ghosts: dict[tuple[str, int], list[tuple[Any, torch.Tensor, torch.Tensor]]] = {}
+        # Laundered data made in this forward that a launch handed it does not taint (``remember``): its values and
+        # classes as made, for the outputs' last copy search (``settle_outputs``)
+        self.made: list[tuple[torch.Tensor, torch.Tensor]] = []
 
     def mask(self, t: torch.Tensor) -> torch.Tensor:
         key, nbytes = storage_key(t), _storage_nbytes(_untyped_storage(t))
@@ -145,6 +149,7 @@ class Provenance:
             return
         if not dense:
             self.mark(dst, copy_class(self.classes(src)))
+            self.remember(dst)
             return
         source = self.region(src)
         element = torch.full(source.shape[:-1], COPIED, dtype=_uint8, device=source.device)
@@ -154,6 +159,19 @@ class Provenance:
         element[torch.isin(source, _OWN.to(source.device)).all(dim=-1)] = KERNEL
         self.region(dst).copy_(element.unsqueeze(-1).expand(*element.shape, dst.element_size()))
         self._wrote(dst, set(torch.unique(element).tolist()))
+        self.remember(dst)
+
+    def remember(self, t: torch.Tensor) -> None:
+        """A torch op just wrote ``t``: where that is laundered data a launch handed it would not be tainted by
+        (permissive mode's torch results; in either mode, torch's copies of inputs in another layout or dtype), its
+        values and classes as made are kept for the forward's end (``settle_outputs``): a kernel's output may reach
+        them through scratch buffers and arithmetic that undoes itself, handed none of them."""
+        if not t.numel():
+            return
+        region = self.region(t)
+        kept = set(torch.unique(region).tolist()) & (_REMEMBERED - set(self.taints))
+        if kept:
+            self.made.append((t.detach().clone().reshape(-1), region.clone().reshape(-1)))
 
 
     def ghost(self, t: torch.Tensor, old: torch.Tensor, changed: torch.Tensor) -> None:
@@ -226,6 +244,34 @@ class Provenance:
                 self.region(flat)[still] = source
                 self.kinds[key].add(source)
         self.singles, self._snapshots = {}, {}
+
+    def settle_outputs(self, outputs: list) -> None:
+        """After the forward (and ``settle_singles``): the elements of each output a kernel wrote are searched once
+        more, against all the laundered data made in the forward that no launch needed to be handed (``made``) and
+        what in-place launches replaced (``ghosts``). A launch's own copy search sees only what it was handed: torch's
+        answer negated into a scratch and negated back into the output, scaled and unscaled, cloned between two
+        in-place negations, or moved one element per launch in a shuffled order, came out a kernel's (the eighth red
+        team, permissive mode). Whatever the path, an output that repeats such data under an index map is a copy of
+        it. Not seen: an arbitrary permutation (``copies``)."""
+        sources = self.made + _live_ghosts(self)
+        if not sources:
+            return
+        for t in outputs:
+            if not t.numel() or storage_key(t) not in self.masks:
+                continue
+            region = self.region(t)
+            elems = (region == KERNEL).all(dim=-1)
+            if int(elems.sum()) < MIN_COPY_ELEMENTS:
+                continue
+            source = copied_from(t, elems, sources, _LAUNDERED)
+            if source is not None:
+                region[elems] = source
+                self.kinds[storage_key(t)].add(source)
+
+
+def _live_ghosts(prov: Provenance) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    return [(data, mask) for key, kept in prov.ghosts.items() for handle, data, mask in kept
+            if prov.met.get(key) is handle]
 
 
 def _joined(sources: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor, torch.Tensor] | None:
@@ -305,6 +351,9 @@ class CoarseProvenance:
     def seen(self, t: torch.Tensor) -> bool:
         key = storage_key(t)
         return key in self.sets and not _dead(self.met, key)
+
+    def remember(self, t: torch.Tensor) -> None:
+        """Nothing: a coarse watch keeps no values (``Provenance.remember``)."""
 
     def copy(self, dst: torch.Tensor, src: torch.Tensor) -> None:
         if not dst.numel():
