@@ -35,6 +35,8 @@ COPY_SHARE = 0.75  # of the written elements repeating the laundered value the m
 # of them unchanged one time in 26; a copy or an "x1" kernel keeps every one.
 ALL_BELOW = 64
 PART_SHARE = 0.25  # a source's part of a copy, counted towards COPY_SHARE with the other sources' parts
+PIECE_SHARE = 0.10  # ... made of up to MAX_PIECES affine maps, each explaining at least this share (a rotation)
+MAX_PIECES = 4
 SAMPLES = 48       # written elements an index map is fitted on
 CANDIDATES = 3     # nearest laundered values tried per sampled element
 TRIES = 48         # RANSAC draws per index system
@@ -101,10 +103,12 @@ def _close(a: torch.Tensor, b: torch.Tensor, rtol: float, floor: float) -> torch
 
 def _mapped_copy(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, values: torch.Tensor,
                  bad: torch.Tensor, rtol: float) -> tuple[torch.Tensor, torch.Tensor] | None:
-    """Which of ``written`` (at flat indices ``where`` of ``dst``) an affine index map sends to a laundered source
-    value within ``rtol``, and those source positions, if the map explains at least ``PART_SHARE`` of them (the
-    caller adds the parts of all sources up: torch's answer split over two storages, a copy from each); else
-    None."""
+    """Which of ``written`` (at flat indices ``where`` of ``dst``) affine index maps send to a laundered source
+    value within ``rtol``, and those source positions, if together they explain at least ``PART_SHARE`` of them
+    (the caller adds the parts of all sources up: torch's answer split over two storages, a copy from each); else
+    None. Up to ``MAX_PIECES`` maps per source, each found on the elements the earlier ones left and each explaining
+    at least ``PIECE_SHARE``: a rotation of torch's answer is two affine pieces of one source (a red team un-rolled
+    a third of it: the best single map explained two thirds, under ``COPY_SHARE``)."""
     pool_at = bad.nonzero().reshape(-1)
     pool = values[pool_at]
     finite = torch.isfinite(pool)
@@ -113,16 +117,55 @@ def _mapped_copy(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, 
         return None
     order = torch.argsort(pool)
     pool, pool_at = pool[order], pool_at[order]
-    floor = rtol * float(pool.abs().mean()) + 1e-30
-    picks = _samples(written)
+    floor = _floor(pool, written, rtol)
+    n = written.numel()
+    explained = torch.zeros(n, dtype=torch.bool, device=written.device)
+    position = torch.zeros(n, dtype=torch.int64, device=written.device)
+    rng = random.Random(0x5EED)
+    for piece in range(MAX_PIECES):
+        share = PART_SHARE if piece == 0 else PIECE_SHARE
+        found = _one_map(dst, where, written, values, bad, pool, pool_at, rtol, floor, ~explained, share, rng)
+        if found is None:
+            break
+        same, qi = found
+        new = same & ~explained
+        if int(new.sum()) < PIECE_SHARE * n:
+            break
+        explained |= new
+        position[new] = qi[new]
+        if bool(explained.all()):
+            break
+    if int(explained.sum()) < PART_SHARE * n:
+        return None
+    return explained, position[explained]
+
+
+def _floor(pool: torch.Tensor, written: torch.Tensor, rtol: float) -> float:
+    """The absolute tolerance under which values count as equal (a copy of near-zero values): ``rtol`` of the
+    smaller of the two sides' mean magnitudes. The source's alone was a red team's false rejection: a float64
+    storage read as float32 halves holds values up to ~1e19 (its mean made the floor ~5e14, so every written value
+    was "equal" to the halves' zeros, and an honest kernel handed ``x.double()`` was a copy)."""
+    scale = float(pool.abs().mean())
+    usable = written[torch.isfinite(written)]
+    if usable.numel():
+        scale = min(scale, float(usable.abs().mean()))
+    return rtol * scale + 1e-30
+
+
+def _one_map(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, values: torch.Tensor,
+             bad: torch.Tensor, pool: torch.Tensor, pool_at: torch.Tensor, rtol: float, floor: float,
+             among: torch.Tensor, share: float, rng: random.Random) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """One affine index map fitted on a sample of the written elements ``among`` (a mask over ``written``): which
+    written elements it sends to an equal laundered value, and where; None unless at least ``share`` of the
+    sample agree."""
+    picks = _samples(written, among)
     if picks.numel() < 2:
         return None
     candidates = _candidates(written[picks], pool, pool_at, rtol, floor)
-    if sum(1 for c in candidates if c) < PART_SHARE * len(candidates):
+    if sum(1 for c in candidates if c) < share * len(candidates):
         return None  # most written values are nowhere in this source's laundered data: no part of a copy
-    rng = random.Random(0x5EED)
     for shape in _index_shapes(dst):
-        coeffs = _fit(_index(where[picks].cpu(), shape), candidates, rng)
+        coeffs = _fit(_index(where[picks].cpu(), shape), candidates, rng, share)
         if coeffs is None:
             continue
         # the map, on every written element (a product and a sum: CUDA has no int64 matmul, "addmm_cuda" for Long)
@@ -130,15 +173,16 @@ def _mapped_copy(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, 
         inside = (q >= 0) & (q < values.numel())
         qi = q.clamp(0, values.numel() - 1)
         same = inside & bad[qi] & _close(written, values[qi], rtol, floor)
-        if int(same.sum()) >= PART_SHARE * written.numel():
-            return same, qi[same]
+        if int((same & among).sum()) >= share * int(among.sum()):
+            return same, qi
     return None
 
 
-def _samples(written: torch.Tensor) -> torch.Tensor:
-    """Up to ``SAMPLES`` written elements spread over the launch's writes, finite and nonzero (a zero is
-    everywhere)."""
-    usable = (torch.isfinite(written) & (written != 0)).nonzero().reshape(-1)
+def _samples(written: torch.Tensor, among: torch.Tensor | None = None) -> torch.Tensor:
+    """Up to ``SAMPLES`` written elements spread over the launch's writes (those ``among``), finite and nonzero (a
+    zero is everywhere)."""
+    usable = torch.isfinite(written) & (written != 0)
+    usable = (usable if among is None else usable & among).nonzero().reshape(-1)
     if usable.numel() <= SAMPLES:
         return usable
     # Integer positions: a float32 linspace rounds its end past the last index above 2**24 elements (an honest
@@ -181,11 +225,13 @@ def _divisors(n: int) -> list[int]:
     return sorted(found, key=lambda c: abs(c * c - n))
 
 
-def _fit(rows: torch.Tensor, candidates: list[list[int]], rng: random.Random) -> torch.Tensor | None:
+def _fit(rows: torch.Tensor, candidates: list[list[int]], rng: random.Random,
+         share: float = PART_SHARE) -> torch.Tensor | None:
     """Integer coefficients ``a`` with ``rows @ a`` a candidate position for the most sampled elements (RANSAC),
-    if at least ``PART_SHARE`` of them, or None. The best of all draws, not the first good enough: when a source
+    if at least ``share`` of them, or None. The best of all draws, not the first good enough: when a source
     holds part of a copy, samples of the other parts find near values in it by chance (a dense pool), and a
-    threshold on those would miss the part's map."""
+    threshold on those would miss the part's map. A constant map (every element from one position) is no copy of
+    several elements: it only ever matched near-zero values to one zero."""
     usable = [k for k, c in enumerate(candidates) if c]
     dims = rows.shape[1]
     if len(usable) < max(2, dims):
@@ -197,7 +243,7 @@ def _fit(rows: torch.Tensor, candidates: list[list[int]], rng: random.Random) ->
         target = torch.tensor([float(rng.choice(candidates[k])) for k in chosen], dtype=torch.float64)
         solution = torch.linalg.lstsq(x[chosen], target[:, None]).solution.reshape(-1)
         coeffs = solution.round()
-        if not torch.allclose(x[chosen] @ coeffs, target):
+        if not torch.allclose(x[chosen] @ coeffs, target) or not bool(coeffs[1:].any()):
             continue
         predicted = (x @ coeffs).long().tolist()
         hits = sum(1 for k in usable if predicted[k] in candidates[k])
@@ -205,7 +251,7 @@ def _fit(rows: torch.Tensor, candidates: list[list[int]], rng: random.Random) ->
             best, best_hits = coeffs.long(), hits
             if hits == len(usable):
                 break
-    return best if best_hits >= PART_SHARE * len(candidates) else None
+    return best if best_hits >= share * len(candidates) else None
 
 
 def _readings(written: torch.dtype, source: torch.dtype) -> list[tuple[torch.dtype, torch.dtype, float]]:
