@@ -36,7 +36,11 @@ COPY_SHARE = 0.75  # of the written elements repeating the laundered value the m
 ALL_BELOW = 64
 PART_SHARE = 0.25  # a source's part of a copy, counted towards COPY_SHARE with the other sources' parts
 PIECE_SHARE = 0.10  # ... made of up to MAX_PIECES affine maps, each explaining at least this share (a rotation)
-MAX_PIECES = 4
+MAX_PIECES = 16
+MIN_EXACT_PIECE = 16  # ... or an exact copy of this many elements, in runs (``_exact_run``: a block of a permutation)
+RUN_LENGTH = 8
+FIT_MIN_HITS = 4  # sampled elements a small exact piece's map must hit (three fix a map in two dimensions)
+FIT_KEPT = 3      # maps per index system tried on every written element, best first
 SAMPLES = 48       # written elements an index map is fitted on
 CANDIDATES = 3     # nearest laundered values tried per sampled element
 TRIES = 48         # RANSAC draws per index system
@@ -104,11 +108,13 @@ def _close(a: torch.Tensor, b: torch.Tensor, rtol: float, floor: float) -> torch
 def _mapped_copy(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, values: torch.Tensor,
                  bad: torch.Tensor, rtol: float) -> tuple[torch.Tensor, torch.Tensor] | None:
     """Which of ``written`` (at flat indices ``where`` of ``dst``) affine index maps send to a laundered source
-    value within ``rtol``, and those source positions, if together they explain at least ``PART_SHARE`` of them
-    (the caller adds the parts of all sources up: torch's answer split over two storages, a copy from each); else
-    None. Up to ``MAX_PIECES`` maps per source, each found on the elements the earlier ones left and each explaining
-    at least ``PIECE_SHARE``: a rotation of torch's answer is two affine pieces of one source (a red team un-rolled
-    a third of it: the best single map explained two thirds, under ``COPY_SHARE``)."""
+    value within ``rtol``, and those source positions, or None (the caller adds the parts of all sources up:
+    torch's answer split over several storages, a copy from each). Up to ``MAX_PIECES`` maps per source, each found
+    on the elements the earlier ones left (a rotation of torch's answer is two affine pieces of one source: a red
+    team un-rolled a third of it; a block permutation is one piece a block). A piece counts if it explains at
+    least ``PART_SHARE`` of the writes (``PIECE_SHARE`` after the first), or if it is an exact copy of at least
+    ``MIN_EXACT_PIECE`` elements lying in runs of the output (``_exact_run``): torch's transpose of an input cut into
+    ten storages, moved by one kernel, was ten pieces of a tenth each, under any share."""
     pool_at = bad.nonzero().reshape(-1)
     pool = values[pool_at]
     finite = torch.isfinite(pool)
@@ -129,26 +135,41 @@ def _mapped_copy(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, 
             break
         same, qi = found
         new = same & ~explained
-        if int(new.sum()) < PIECE_SHARE * n:
-            break
+        if int(new.sum()) < share * n:
+            new = _exact_run(new, written, values[qi])  # a small piece counts only as an exact run
+            if new is None:
+                break
         explained |= new
         position[new] = qi[new]
         if bool(explained.all()):
             break
-    if int(explained.sum()) < PART_SHARE * n:
+    if not bool(explained.any()):
         return None
     return explained, position[explained]
 
 
+def _exact_run(piece: torch.Tensor, written: torch.Tensor, source: torch.Tensor) -> torch.Tensor | None:
+    """The written elements of ``piece`` (a mask) that repeat their source values bit for bit, if there are at least
+    ``MIN_EXACT_PIECE`` of them lying in runs of ``RUN_LENGTH`` or more on average along the output's flat order (a
+    block of a rearrangement), else None. Not a data-dependent selection: a max-pool picks each window's position
+    by its values, as many runs as elements, which a share rule alone cannot tell from a copy."""
+    exact = piece & (written == source)
+    count = int(exact.sum())
+    if count < MIN_EXACT_PIECE:
+        return None
+    starts = int((exact[1:] & ~exact[:-1]).sum()) + int(exact[0])
+    return exact if count >= RUN_LENGTH * starts else None
+
+
 def _floor(pool: torch.Tensor, written: torch.Tensor, rtol: float) -> float:
     """The absolute tolerance under which values count as equal (a copy of near-zero values): ``rtol`` of the
-    smaller of the two sides' mean magnitudes. The source's alone was a red team's false rejection: a float64
-    storage read as float32 halves holds values up to ~1e19 (its mean made the floor ~5e14, so every written value
-    was "equal" to the halves' zeros, and an honest kernel handed ``x.double()`` was a copy)."""
-    scale = float(pool.abs().mean())
+    written values' mean magnitude (of the source's where nothing written is finite), as the comparison's absolute
+    tolerance is of the output's scale. Not the source's: a float64 storage read as float32 halves holds values up
+    to ~1e19 (a floor of ~5e14: every written value "equalled" a zero half, and an honest kernel handed
+    ``x.double()`` was a copy), and a source padded with zeros shrinks its mean at will (a red team nudged a copy's
+    zeros to 1e-5, outside such a floor, inside the comparison's tolerance)."""
     usable = written[torch.isfinite(written)]
-    if usable.numel():
-        scale = min(scale, float(usable.abs().mean()))
+    scale = float(usable.abs().mean()) if usable.numel() else float(pool.abs().mean())
     return rtol * scale + 1e-30
 
 
@@ -156,25 +177,29 @@ def _one_map(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, valu
              bad: torch.Tensor, pool: torch.Tensor, pool_at: torch.Tensor, rtol: float, floor: float,
              among: torch.Tensor, share: float, rng: random.Random) -> tuple[torch.Tensor, torch.Tensor] | None:
     """One affine index map fitted on a sample of the written elements ``among`` (a mask over ``written``): which
-    written elements it sends to an equal laundered value, and where; None unless at least ``share`` of the
-    sample agree."""
+    written elements it sends to an equal laundered value, and where; None unless at least ``share`` of them agree
+    or the agreeing ones are an exact run (``_exact_run``). Fitted on as few as ``FIT_MIN_HITS`` samples only where
+    that many repeat a laundered value bit for bit (an honest kernel's computed values hardly ever do)."""
     picks = _samples(written, among)
     if picks.numel() < 2:
         return None
-    candidates = _candidates(written[picks], pool, pool_at, rtol, floor)
-    if sum(1 for c in candidates if c) < share * len(candidates):
+    candidates, exact = _candidates(written[picks], pool, pool_at, rtol, floor)
+    small = exact >= FIT_MIN_HITS  # enough exact repeats to look for a small exact piece
+    if sum(1 for c in candidates if c) < share * len(candidates) and not small:
         return None  # most written values are nowhere in this source's laundered data: no part of a copy
+    min_hits = min(share * len(candidates), FIT_MIN_HITS) if small else share * len(candidates)
     for shape in _index_shapes(dst):
-        coeffs = _fit(_index(where[picks].cpu(), shape), candidates, rng, share)
-        if coeffs is None:
-            continue
-        # the map, on every written element (a product and a sum: CUDA has no int64 matmul, "addmm_cuda" for Long)
-        q = (_index(where, shape) * coeffs.to(where.device)).sum(dim=-1)
-        inside = (q >= 0) & (q < values.numel())
-        qi = q.clamp(0, values.numel() - 1)
-        same = inside & bad[qi] & _close(written, values[qi], rtol, floor)
-        if int((same & among).sum()) >= share * int(among.sum()):
-            return same, qi
+        for coeffs in _fit(_index(where[picks].cpu(), shape), candidates, rng, min_hits):
+            # the map on every written element (a product and a sum: CUDA has no int64 matmul, "addmm_cuda" for Long)
+            q = (_index(where, shape) * coeffs.to(where.device)).sum(dim=-1)
+            inside = (q >= 0) & (q < values.numel())
+            qi = q.clamp(0, values.numel() - 1)
+            same = inside & bad[qi] & _close(written, values[qi], rtol, floor)
+            if int((same & among).sum()) >= share * int(among.sum()):
+                return same, qi
+            run = _exact_run(same & among, written, values[qi]) if small else None
+            if run is not None:
+                return run, qi
     return None
 
 
@@ -192,16 +217,20 @@ def _samples(written: torch.Tensor, among: torch.Tensor | None = None) -> torch.
 
 
 def _candidates(sampled: torch.Tensor, pool: torch.Tensor, pool_at: torch.Tensor, rtol: float,
-                floor: float) -> list[list[int]]:
-    """Per sampled value, the source positions of up to ``CANDIDATES`` nearest laundered values within ``rtol``."""
+                floor: float) -> tuple[list[list[int]], int]:
+    """Per sampled value, the source positions of up to ``CANDIDATES`` nearest laundered values within ``rtol``
+    (and how many sampled values have an exactly equal one); only the exactly equal ones where there are any (a copy is exact: in a dense pool, near values taken as well
+    made a transpose of a large output a one-in-27 draw for the fit, missed every time at 1024 x 1024)."""
     at = torch.searchsorted(pool, sampled)
     around = (at[:, None] + torch.arange(-CANDIDATES, CANDIDATES, device=at.device)).clamp(0, pool.numel() - 1)
     near, positions = pool[around].tolist(), pool_at[around].tolist()
-    found = []
+    found, exact_count = [], 0
     for v, vals, where in zip(sampled.tolist(), near, positions):
         ranked = sorted({(abs(p - v), q) for p, q in zip(vals, where) if abs(p - v) <= rtol * abs(v) + floor})
-        found.append([q for _, q in ranked[:CANDIDATES]])
-    return found
+        exact = [q for d, q in ranked if d == 0]
+        exact_count += bool(exact)
+        found.append(exact[:CANDIDATES] if exact else [q for _, q in ranked[:CANDIDATES]])
+    return found, exact_count
 
 
 def _index_shapes(dst: torch.Tensor) -> list[tuple[int, ...]]:
@@ -226,20 +255,25 @@ def _divisors(n: int) -> list[int]:
 
 
 def _fit(rows: torch.Tensor, candidates: list[list[int]], rng: random.Random,
-         share: float = PART_SHARE) -> torch.Tensor | None:
-    """Integer coefficients ``a`` with ``rows @ a`` a candidate position for the most sampled elements (RANSAC),
-    if at least ``share`` of them, or None. The best of all draws, not the first good enough: when a source
+         min_hits: float) -> list[torch.Tensor]:
+    """Integer coefficients ``a`` with ``rows @ a`` a candidate position for the most sampled elements (RANSAC):
+    the ``FIT_KEPT`` maps that hit most, each at least ``min_hits`` of them, best first (a spurious map through
+    several pieces of a rearrangement may hit more samples than any one piece's). The best of all draws, not the first good enough: when a source
     holds part of a copy, samples of the other parts find near values in it by chance (a dense pool), and a
     threshold on those would miss the part's map. A constant map (every element from one position) is no copy of
     several elements: it only ever matched near-zero values to one zero."""
     usable = [k for k, c in enumerate(candidates) if c]
     dims = rows.shape[1]
     if len(usable) < max(2, dims):
-        return None
+        return []
     x = rows.double().cpu()
-    best, best_hits = None, 0
-    for _ in range(TRIES):
-        chosen = rng.sample(usable, min(len(usable), dims + 1))
+    found: dict[tuple[int, ...], int] = {}
+    for attempt in range(TRIES):
+        if attempt % 2 and len(usable) > dims + 1:  # every other draw: neighbours in the sample (one piece of a
+            start = rng.randrange(len(usable) - dims)  # rearrangement in several: a random triple spans pieces)
+            chosen = usable[start:start + dims + 1]
+        else:
+            chosen = rng.sample(usable, min(len(usable), dims + 1))
         target = torch.tensor([float(rng.choice(candidates[k])) for k in chosen], dtype=torch.float64)
         solution = torch.linalg.lstsq(x[chosen], target[:, None]).solution.reshape(-1)
         coeffs = solution.round()
@@ -247,11 +281,12 @@ def _fit(rows: torch.Tensor, candidates: list[list[int]], rng: random.Random,
             continue
         predicted = (x @ coeffs).long().tolist()
         hits = sum(1 for k in usable if predicted[k] in candidates[k])
-        if hits > best_hits:
-            best, best_hits = coeffs.long(), hits
+        if hits >= min_hits:
+            found[tuple(coeffs.long().tolist())] = hits
             if hits == len(usable):
                 break
-    return best if best_hits >= share * len(candidates) else None
+    ranked = sorted(found, key=found.get, reverse=True)[:FIT_KEPT]
+    return [torch.tensor(c, dtype=torch.int64) for c in ranked]
 
 
 def _readings(written: torch.dtype, source: torch.dtype) -> list[tuple[torch.dtype, torch.dtype, float]]:
