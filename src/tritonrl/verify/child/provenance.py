@@ -41,6 +41,7 @@ _LAUNDERED = torch.tensor(sorted(LAUNDERED), dtype=_uint8)
 # Laundered data with values of its own (not STALE, not UNSET): what an in-place launch rewrote of it stays a source
 # of this forward's later copy searches (``Provenance.ghost``)
 _GHOSTED = torch.tensor(sorted({COPIED, TORCH, FOREIGN}), dtype=_uint8)
+_ORIGINAL = torch.tensor([INPUT, PARAM], dtype=_uint8)
 _REMEMBERED = {COPIED, TORCH}  # made by torch in a forward: kept for ``settle_outputs`` unless they taint launches
 _OWN = torch.tensor([CONST, KERNEL], dtype=_uint8)  # what a cast or a layout copy may move and stay a kernel's
 
@@ -84,6 +85,7 @@ class Provenance:
         # Laundered data made in this forward that a launch handed it does not taint (``remember``): its values and
         # classes as made, for the outputs' last copy search (``settle_outputs``)
         self.made: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self.originals: list[torch.Tensor] = []  # the forward's inputs and parameters, as marked (``moved_input``)
 
     def mask(self, t: torch.Tensor) -> torch.Tensor:
         key, nbytes = storage_key(t), _storage_nbytes(_untyped_storage(t))
@@ -113,6 +115,20 @@ class Provenance:
         if t.numel():
             self.region(t).fill_(cls)
             self._wrote(t, {cls})
+            if cls in (INPUT, PARAM):
+                self.originals.append(t)
+
+    def moved_input(self, t: torch.Tensor) -> bool:
+        """Whether a kernel's data ``t`` is, by value, this forward's inputs or parameters moved: under an index map,
+        or their bits in another dtype (``copies.copied_from`` with them as the sources). A kernel that shifted the
+        input one place along, or stored its bits as integers, then had torch transpose that into the output, got
+        torch's transpose credited as its own (the eleventh red team, strict mode): a copy of an input at its own
+        place is an echo, and torch's re-layout of an echo was already torch's."""
+        sources = [(s, self.mask(s)) for s in self.originals if s.numel()]
+        if not sources or not t.numel():
+            return False
+        every = torch.ones(t.shape, dtype=torch.bool, device=t.device)
+        return copied_from(t, every, sources, _ORIGINAL.to(t.device)) is not None
 
     def _wrote(self, t: torch.Tensor, classes: set[int]) -> None:
         """``t``'s bytes now hold ``classes``: its storage's ``kinds`` become them if ``t`` covers it all."""
@@ -148,7 +164,10 @@ class Provenance:
             self._wrote(dst, self.classes(dst))
             return
         if not dense:
-            self.mark(dst, copy_class(self.classes(src)))
+            cls = copy_class(self.classes(src))
+            if cls == KERNEL and self.moved_input(src):
+                cls = COPIED  # a kernel's copy of an input, re-laid out by torch: torch did the layout work
+            self.mark(dst, cls)
             self.remember(dst)
             return
         source = self.region(src)
