@@ -470,7 +470,7 @@ class Monitor:
         written = outs + (inputs[:1] if func._schema.is_mutable else [])
         for t in written:
             prov.mark(t, TORCH)
-            prov.remember(t)  # permissive mode: torch's result as made, for the outputs' last copy search
+            prov.remember(t, {TORCH})  # permissive mode: torch's result as made, for the outputs' last search
         return written
 
     def _shadow(self, t: torch.Tensor) -> None:

@@ -38,9 +38,6 @@ WEAK_NOT_KERNELS = {COPIED, TORCH, FOREIGN}  # the same in timed calls (unpoison
 TAINTS_STRICT = (FOREIGN, TORCH)
 TAINTS_PERMISSIVE = (FOREIGN,)
 _LAUNDERED = torch.tensor(sorted(LAUNDERED), dtype=_uint8)
-# Laundered data with values of its own (not STALE, not UNSET): what an in-place launch rewrote of it stays a source
-# of this forward's later copy searches (``Provenance.ghost``)
-_GHOSTED = torch.tensor(sorted({COPIED, TORCH, FOREIGN}), dtype=_uint8)
 _ORIGINAL = torch.tensor([INPUT, PARAM], dtype=_uint8)
 _REMEMBERED = {COPIED, TORCH}  # made by torch in a forward: kept for ``settle_outputs`` unless they taint launches
 _OWN = torch.tensor([CONST, KERNEL], dtype=_uint8)  # what a cast or a layout copy may move and stay a kernel's
@@ -79,9 +76,6 @@ class Provenance:
         # elements, and the laundered sources they were handed as they were then (``settle_singles``)
         self.singles: dict[tuple[str, int], dict[str, Any]] = {}
         self._snapshots: dict[tuple[str, int], tuple[torch.Tensor, torch.Tensor]] = {}
-        # Storages an in-place launch rewrote while they held laundered data: that data as it was, and its classes
-        # (``ghost``), per storage, with the watch's handle of the storage then (a dead one's ghosts are not its)
-        self.ghosts: dict[tuple[str, int], list[tuple[Any, torch.Tensor, torch.Tensor]]] = {}
         # Laundered data made in this forward that a launch handed it does not taint (``remember``): its values and
         # classes as made, for the outputs' last copy search (``settle_outputs``)
         self.made: list[tuple[torch.Tensor, torch.Tensor]] = []
@@ -168,7 +162,7 @@ class Provenance:
             if cls == KERNEL and self.moved_input(src):
                 cls = COPIED  # a kernel's copy of an input, re-laid out by torch: torch did the layout work
             self.mark(dst, cls)
-            self.remember(dst)
+            self.remember(dst, {cls})
             return
         source = self.region(src)
         element = torch.full(source.shape[:-1], COPIED, dtype=_uint8, device=source.device)
@@ -177,46 +171,17 @@ class Provenance:
         element[(source == UNSET).all(dim=-1)] = UNSET
         element[torch.isin(source, _OWN.to(source.device)).all(dim=-1)] = KERNEL
         self.region(dst).copy_(element.unsqueeze(-1).expand(*element.shape, dst.element_size()))
-        self._wrote(dst, set(torch.unique(element).tolist()))
-        self.remember(dst)
+        classes = set(torch.unique(element).tolist())
+        self._wrote(dst, classes)
+        self.remember(dst, classes)
 
-    def remember(self, t: torch.Tensor) -> None:
-        """A torch op just wrote ``t``: where that is laundered data a launch handed it would not be tainted by
-        (permissive mode's torch results; in either mode, torch's copies of inputs in another layout or dtype), its
-        values and classes as made are kept for the forward's end (``settle_outputs``): a kernel's output may reach
-        them through scratch buffers and arithmetic that undoes itself, handed none of them."""
-        if not t.numel():
-            return
-        region = self.region(t)
-        kept = set(torch.unique(region).tolist()) & (_REMEMBERED - set(self.taints))
-        if kept:
-            self.made.append((t.detach().clone().reshape(-1), region.clone().reshape(-1)))
-
-
-    def ghost(self, t: torch.Tensor, old: torch.Tensor, changed: torch.Tensor) -> None:
-        """A launch rewrote the bytes ``changed`` of ``t``'s storage (``old``: all its bytes before the launch), before
-        their classes change: where it replaced laundered data with values of its own (torch's, foreign, copied),
-        the storage as it was is kept as a source of this forward's copy searches (``ghost_sources``). A copy check
-        that read only the storage as it is after the launch missed two in-place negations of torch's answer (the
-        second one's source was the first one's output: a kernel's) and a copy moved within its own storage."""
-        mask = self.mask(t)
-        if not bool(torch.isin(mask[changed], _GHOSTED.to(mask.device)).any()):
-            return
-        size = t.element_size()
-        usable = old.numel() - old.numel() % size
-        data = old[:usable].view(t.dtype)
-        self.ghosts.setdefault(storage_key(t), []).append((self.met.get(storage_key(t)), data, mask[:usable].clone()))
-
-    def ghost_sources(self, given: list) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        """The kept pre-launch data (``ghost``) of the storages a launch was handed, as copy-search sources."""
-        found, seen = [], set()
-        for t in given:
-            key = storage_key(t)
-            if key in seen:
-                continue
-            seen.add(key)
-            found += [(data, mask) for handle, data, mask in self.ghosts.get(key, ()) if self.met.get(key) is handle]
-        return found
+    def remember(self, t: torch.Tensor, classes: set[int]) -> None:
+        """A torch op just wrote ``t`` with ``classes``: where that is laundered data a launch handed it would not be
+        tainted by (permissive mode's torch results; in either mode, torch's copies of inputs in another layout or
+        dtype), its values and classes as made are kept for the forward's end (``settle_outputs``): a kernel's output
+        may reach them through scratch buffers and arithmetic that undoes itself, handed none of them."""
+        if t.numel() and classes & (_REMEMBERED - set(self.taints)):
+            self.made.append((t.detach().clone().reshape(-1), self.region(t).clone().reshape(-1)))
 
     def single(self, t: torch.Tensor, elems: torch.Tensor, given: list) -> None:
         """A launch wrote too few elements of ``t`` (``elems``) to fit an index map in ``t``'s shape (one; or two
@@ -254,11 +219,6 @@ class Provenance:
                 continue
             sources = [self._snapshots[k] for k in entry["sources"]]
             source = copied_from(flat, still, sources, _LAUNDERED)
-            others = [self._snapshots[k] for k in entry["sources"] if k != key]  # the destination is no part of it
-            if source is None and len(others) > 1:  # the sources, one after another, as one: a launch per element,
-                # each handed its own clone of one of torch's values, copied 1/n from each (under ``PART_SHARE``)
-                joined = _joined(others)
-                source = copied_from(flat, still, [joined], _LAUNDERED) if joined is not None else None
             if source is not None:
                 self.region(flat)[still] = source
                 self.kinds[key].add(source)
@@ -266,15 +226,16 @@ class Provenance:
 
     def settle_outputs(self, outputs: list) -> None:
         """After the forward (and ``settle_singles``): the elements of each output a kernel wrote are searched once
-        more, against all the laundered data made in the forward that no launch needed to be handed (``made``) and
-        what in-place launches replaced (``ghosts``). A launch's own copy search sees only what it was handed: torch's
-        answer negated into a scratch and negated back into the output, scaled and unscaled, cloned between two
-        in-place negations, or moved one element per launch in a shuffled order, came out a kernel's (the eighth red
-        team, permissive mode). Whatever the path, an output that repeats such data under an index map is a copy of
-        it. Not seen: an arbitrary permutation (``copies``)."""
-        sources = self.made + _live_ghosts(self)
-        if not sources:
+        more, against all the laundered data made in the forward, as made (``made``), whether or not a launch was
+        handed it. A launch's own copy search sees only what it was handed, as it is after the launch: torch's answer
+        negated in place twice, negated into a scratch and back, scaled and unscaled, cloned between two in-place
+        negations, moved one element per launch (each handed its own clone; in a shuffled order; through one-element
+        scratch tensors), came out a kernel's (the seventh and eighth red teams, permissive mode). Whatever the path,
+        an output that repeats such data under index maps is a copy of it. Not seen: an arbitrary permutation
+        (``copies``)."""
+        if not self.made:
             return
+        sources = self.made
         for t in outputs:
             if not t.numel() or storage_key(t) not in self.masks:
                 continue
@@ -286,19 +247,6 @@ class Provenance:
             if source is not None:
                 region[elems] = source
                 self.kinds[storage_key(t)].add(source)
-
-
-def _live_ghosts(prov: Provenance) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    return [(data, mask) for key, kept in prov.ghosts.items() for handle, data, mask in kept
-            if prov.met.get(key) is handle]
-
-
-def _joined(sources: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor, torch.Tensor] | None:
-    """Snapshots (values, byte classes) of one dtype laid end to end, in the order the launches met them: a copy
-    spread over many small sources is an index map into them taken together. None for mixed dtypes."""
-    if len({values.dtype for values, _ in sources}) != 1:
-        return None
-    return torch.cat([values.reshape(-1) for values, _ in sources]), torch.cat([mask.reshape(-1) for _, mask in sources])
 
 
 def _dead(met: dict, key: tuple[str, int]) -> bool:
@@ -371,7 +319,7 @@ class CoarseProvenance:
         key = storage_key(t)
         return key in self.sets and not _dead(self.met, key)
 
-    def remember(self, t: torch.Tensor) -> None:
+    def remember(self, t: torch.Tensor, classes: set[int]) -> None:
         """Nothing: a coarse watch keeps no values (``Provenance.remember``)."""
 
     def copy(self, dst: torch.Tensor, src: torch.Tensor) -> None:
@@ -453,8 +401,6 @@ def credit_launch(prov: Provenance, watched: list, given: list, before: dict, st
         key = storage_key(t)
         if key not in changed_in:
             changed = changed_in[key] = before[key] != storage_bytes(t)
-            if taint is None and bool(changed.any()):
-                prov.ghost(t, before[key], changed)  # what it rewrote of torch's data, before its classes change
             prov.mask(t)[changed] = KERNEL if taint is None else taint
             prov.kinds[key].add(KERNEL if taint is None else taint)
     copies = []
@@ -469,7 +415,7 @@ def credit_launch(prov: Provenance, watched: list, given: list, before: dict, st
                 prov.single(t, elems, given)
     # every storage handed, an empty view's too: the copy search reads whole storages (a kernel handed ``ans[:0]``
     # and an offset copied all of ``ans``)
-    sources = [(src, prov.mask(src)) for src in given if src.untyped_storage().nbytes()] + prov.ghost_sources(given)
+    sources = [(src, prov.mask(src)) for src in given if src.untyped_storage().nbytes()]
     for t, elems in copies:  # after every view is credited: a copy seen through any view of a storage stays one
         source = copied_from(t, elems, sources, _LAUNDERED)
         if source is not None:
