@@ -26,11 +26,11 @@ from typing import Any
 
 import torch
 
-from tritonrl.verify.judge.gpu_lock import GpuFileLock, RWLock
+from tritonrl.verify.judge.gpu_lock import CrossProcessGpuLease, GpuFileLock, GpuLease, RWLock
 from tritonrl.verify.judge.reference_timings import TimingStore
 from tritonrl.verify.judge.references import ReferenceStore
 from tritonrl.verify.judge.session import Session
-from tritonrl.verify.judge.timing_run import PrefetchBudget
+from tritonrl.verify.judge.timing_run import PrefetchBudget, ReferenceAhead
 from tritonrl.verify.shared import wire
 from tritonrl.verify.shared.stopwatch import Stopwatch
 
@@ -67,6 +67,12 @@ class Judge:
         self.file_lock = GpuFileLock(str(spec.get("gpu") or "cpu"), spec.get("lock_dir")) \
             if self.device.startswith("cuda") else None
         self._send_lock = threading.Lock()
+        self.ahead = ReferenceAhead(self)  # each task's reference timed at its first session (on a GPU)
+
+    def lease(self) -> GpuLease:
+        """A thread's hold on this judge's GPU (shared with the other sessions, or alone: ``gpu_lock``)."""
+        gpu = self.file_lock
+        return CrossProcessGpuLease(gpu.gpu, self.lock, gpu) if gpu is not None else GpuLease("cpu", self.lock)
 
     def send(self, sock: socket.socket, message: dict) -> None:
         with self._send_lock:
@@ -115,11 +121,13 @@ def serve(sock: socket.socket, spec: dict[str, Any]) -> None:
             if box is not None:
                 box.put(message)
         elif op == "stats":
-            judge.send(sock, {"stats": {**judge.store.stats, **judge.timings.stats}})
+            judge.send(sock, {"stats": {**judge.store.stats, **judge.timings.stats,
+                                        "references_ahead": list(judge.ahead.measured)}})
         elif op == "bye":
             break
     for box in plans.values():  # the parent is gone: sessions still waiting for a plan end
         box.put(None)
+    judge.ahead.close()
     judge.timings.close()
 
 

@@ -22,11 +22,10 @@ from typing import Any
 from tritonrl.errors import TaskError
 from tritonrl.verify.judge.compare import Mismatch, compare_outputs, inputs_changed
 from tritonrl.verify.judge.failures import ChildGone, ChildSilent, Failed, Unplanned, number, text
-from tritonrl.verify.judge.gpu_lock import CrossProcessGpuLease, GpuLease
 from tritonrl.verify.judge.layout import Described, Layout, compare_described
 from tritonrl.verify.judge.references import Reference
 from tritonrl.verify.judge.timing_run import run_timing
-from tritonrl.verify.shared import wire
+from tritonrl.verify.shared import timing_protocol, wire
 from tritonrl.verify.shared.arena import Arena, fingerprint
 from tritonrl.verify.shared.trial import TrialSpec
 
@@ -45,9 +44,7 @@ class Session:
                                       "tiny_correct": False, "correct": False, "timing": {}, "stage_s": {}}
         self.budget_s = float(self.config["timeout_s"])  # the child's own time: waits for its answers
         self.arena: Arena | None = None
-        gpu = judge.file_lock
-        self.lease = (CrossProcessGpuLease(gpu.gpu, judge.lock, gpu) if gpu is not None
-                      else GpuLease("cpu", judge.lock))
+        self.lease = judge.lease()
 
     # ------------------------------------------------------------ the whole session
     def run(self) -> dict[str, Any]:
@@ -106,7 +103,19 @@ class Session:
 
     def _plan_and_references(self) -> dict[str, Reference]:
         self.take_plan()
-        return self.references()
+        refs = self.references()
+        self.time_reference_ahead()
+        return refs
+
+    def time_reference_ahead(self) -> None:
+        """The reference's timing, queued now (``ReferenceAhead``) rather than measured in this task's first
+        candidate's timing run: the GPU is idle while the batch's children start."""
+        full = next((t for t in self.trials if t.stage == "full"), None)
+        if full is None or not self.timing_spec.get("enabled") or not self.judge.device.startswith("cuda"):
+            return
+        policy = timing_protocol.TimingPolicy.from_dict(self.timing_spec.get("policy"))
+        self.facts["reference_ahead"] = self.judge.ahead.submit(full, policy, self.config["randomize"],
+                                                                bool(self.timing_spec.get("compile")))
 
     def take_plan(self) -> None:
         """The trials and timing, which the parent planned while the child started (``Verifier._judge``)."""

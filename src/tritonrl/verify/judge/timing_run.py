@@ -15,12 +15,14 @@ the GPU is held alone goes to the candidate's calls, not to the reference's forw
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 import secrets
 import statistics
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
@@ -45,6 +47,8 @@ RESOLUTION_MS = 0.001      # a median below this, once the timer's own cost is t
 PREFETCH_SHARE = 0.08       # fresh input sets made before the GPU is held alone: at most this share of its memory,
                             # ... and only while FREE_FLOOR of it stays free for the candidates' children
 PREFETCH_CPU_BYTES = 1 << 30  # ... and on the CPU, this much
+
+log = logging.getLogger(__name__)
 
 
 def run_timing(session, refs: dict[str, Reference]) -> None:
@@ -120,38 +124,92 @@ def prefetch(session, trial: TrialSpec, model: torch.nn.Module, count: int) -> d
 
 
 def reference_timing(session, trial: TrialSpec, policy: timing_protocol.TimingPolicy) -> tuple[dict, bool]:
-    """The reference ``Model`` timed here, as the candidate is (cached per inputs' shapes, GPU, policy)."""
-    key = "|".join(map(str, (trial.cache_key(session.judge.device, session.config["randomize"]), session.judge.gpu_name,
-                             policy.key(), bool(session.timing_spec.get("compile")), "timing-v8")))
-    report = session.judge.timings.get(key)
+    """The reference ``Model`` timed here, as the candidate is (cached per inputs' shapes, GPU, policy): usually
+    already, by ``ReferenceAhead`` at the task's first session."""
+    return time_reference(session.judge, trial, policy, session.config["randomize"],
+                          bool(session.timing_spec.get("compile")))
+
+
+def reference_key(judge, trial: TrialSpec, policy: timing_protocol.TimingPolicy, randomize: bool,
+                  compile_baseline: bool) -> str:
+    return "|".join(map(str, (trial.cache_key(judge.device, randomize), judge.gpu_name, policy.key(),
+                              compile_baseline, "timing-v8")))
+
+
+def time_reference(judge, trial: TrialSpec, policy: timing_protocol.TimingPolicy, randomize: bool,
+                   compile_baseline: bool) -> tuple[dict, bool]:
+    """(the report, whether it was there already); the caller holds the GPU alone."""
+    key = reference_key(judge, trial, policy, randomize, compile_baseline)
+    report = judge.timings.get(key)
     if report is not None:
         return report, True
-    store = session.judge.store
+    store = judge.store
     try:
         model = store.model(trial)
         sets = [store.fresh(trial, -1 - k, model) for k in range(REFERENCE_SETS)]
-        report = {"ok": True, "reference": time_in_process(session, model, sets, policy)}
-        if session.timing_spec.get("compile"):
+        report = {"ok": True, "reference": time_in_process(judge.device, model, sets, policy)}
+        if compile_baseline:
             import torch._inductor.config as inductor_config
 
             inductor_config.compile_threads = 1
-            report["compile"] = time_in_process(session, torch.compile(model), sets, policy)
+            report["compile"] = time_in_process(judge.device, torch.compile(model), sets, policy)
         report["load"] = timing_protocol.gpu_load()  # who else was on the device while it was timed
-        report["device"] = (timing_protocol.device_info() if session.judge.device.startswith("cuda")
-                            else {"gpu": "cpu"})
+        report["device"] = (timing_protocol.device_info() if judge.device.startswith("cuda") else {"gpu": "cpu"})
     except Exception as exc:  # noqa: BLE001 - the reference's failure must not pass for the candidate's
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:500]}, False
-    session.judge.timings.put(key, report)
+    judge.timings.put(key, report)
     return report, False
 
-def time_in_process(session, model: torch.nn.Module, sets: list[Reference],
+
+def time_in_process(device: str, model: torch.nn.Module, sets: list[Reference],
                     policy: timing_protocol.TimingPolicy) -> dict[str, Any]:
     inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in sets[0].inputs]
-    timer = timing_protocol.make_timer(session.judge.device)
+    timer = timing_protocol.make_timer(device)
     stats = timing_protocol.time_with_sets(lambda: model(*inputs), inputs, [s.inputs for s in sets], timer=timer,
                                       policy=policy)
     timer.close()
     return stats
+
+
+class ReferenceAhead:
+    """Each task's reference timed as soon as its first session has its plan and references, in a thread of the
+    judge's own, with the GPU held alone: while the batch's children start CUDA and compile their kernels, when the
+    GPU is otherwise idle, instead of inside the task's first candidate's timing run, which every other timing run
+    of the GPU waits behind (docs/timing.md, "Reference timing"). What it measures is what that run would have
+    measured, under the same key; a candidate whose run comes first times the reference itself, and this one then
+    finds it there. One thread: the measurements hold the GPU alone anyway."""
+
+    def __init__(self, judge) -> None:
+        self.judge = judge
+        self.queued: set[str] = set()
+        self.measured: list[dict[str, Any]] = []  # (key, seconds waited, seconds measuring): diagnosis
+        self._guard = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference-ahead")
+
+    def submit(self, trial: TrialSpec, policy: timing_protocol.TimingPolicy, randomize: bool,
+               compile_baseline: bool) -> bool:
+        """Queue the reference's timing for ``trial`` unless it is known or queued; whether it was queued."""
+        key = reference_key(self.judge, trial, policy, randomize, compile_baseline)
+        with self._guard:
+            if key in self.queued or self.judge.timings.get(key) is not None:
+                return False
+            self.queued.add(key)
+        self._pool.submit(self._measure, key, trial, policy, randomize, compile_baseline)
+        return True
+
+    def _measure(self, key: str, trial: TrialSpec, policy, randomize: bool, compile_baseline: bool) -> None:
+        lease = self.judge.lease()
+        try:
+            with lease.exclusive() as waited:
+                start = time.monotonic()
+                report, known = time_reference(self.judge, trial, policy, randomize, compile_baseline)
+                self.measured.append({"key": key, "waited_s": round(waited, 4), "known": known, "ok": report["ok"],
+                                      "s": round(time.monotonic() - start, 4)})
+        except Exception:  # noqa: BLE001 - ahead of need only: the candidate's run measures it if this did not
+            log.exception("reference timing ahead of need failed")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, policy: timing_protocol.TimingPolicy,
