@@ -82,9 +82,14 @@ def main() -> int:
         rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:25]  # by own time
         figures[kind] = [{"function": f"{Path(f).name}:{line} {name}", "calls": cc, "own_s": round(tt, 4),
                           "cumulative_s": round(ct, 4)} for (f, line, name), (cc, _, tt, ct, _) in rows]
-        print(f"-- {kind}: functions by own time")
-        for row in figures[kind]:
-            print(f"  {row['own_s']:8.4f} {row['cumulative_s']:8.4f} {row['calls']:6d}  {row['function']}")
+        ours = sorted(((k, v) for k, v in stats.stats.items() if "tritonrl" in k[0]), key=lambda kv: -kv[1][3])[:30]
+        figures[f"{kind}_ours"] = [{"function": f"{Path(f).name}:{line} {name}", "calls": cc, "own_s": round(tt, 4),
+                                    "cumulative_s": round(ct, 4)} for (f, line, name), (cc, _, tt, ct, _) in ours]
+        for title, key in (("functions by own time", kind), ("the verifier's functions by cumulative time",
+                                                              f"{kind}_ours")):
+            print(f"-- {kind}: {title}")
+            for row in figures[key]:
+                print(f"  {row['own_s']:8.4f} {row['cumulative_s']:8.4f} {row['calls']:6d}  {row['function']}")
     if args.out:
         Path(args.out).write_text(json.dumps(figures, indent=1))
     return 0
