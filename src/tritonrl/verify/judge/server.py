@@ -122,7 +122,7 @@ def serve(sock: socket.socket, spec: dict[str, Any]) -> None:
                 box.put(message)
         elif op == "stats":
             judge.send(sock, {"stats": {**judge.store.stats, **judge.timings.stats,
-                                        "references_ahead": list(judge.ahead.measured)}})
+                                        "references_ahead": len(judge.ahead.measured)}})
         elif op == "bye":
             break
     for box in plans.values():  # the parent is gone: sessions still waiting for a plan end
@@ -131,9 +131,18 @@ def serve(sock: socket.socket, spec: dict[str, Any]) -> None:
     judge.timings.close()
 
 
+def _say_ready(judge: Judge, sock: socket.socket, key: Any) -> None:
+    """The parent is told when a session's child has started CUDA (``Verifier.start(wait=True)`` waits for the
+    children it started ahead of their candidates)."""
+    try:
+        judge.send(sock, {"id": key, "ready": True})
+    except OSError:
+        pass  # the parent is gone
+
+
 def _run_session(judge: Judge, sock: socket.socket, message: dict, child: socket.socket, box: queue.Queue) -> None:
     try:
-        facts = Session(judge, message, child, box).run()
+        facts = Session(judge, message, child, box, on_ready=lambda: _say_ready(judge, sock, message.get("id"))).run()
     except Exception as exc:  # noqa: BLE001 - the verifier's own failure: this item's verdict, with its traceback
         facts = {"verifier_error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]}
     finally:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import queue
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
@@ -34,8 +35,9 @@ class Session:
     """``message``: the seal and config. The trials and timing come later, through ``plans`` (a queue the judge's
     server fills with the parent's plan message, or None when the parent is gone)."""
 
-    def __init__(self, judge: Any, message: dict[str, Any], sock: Any, plans: queue.Queue) -> None:
-        self.judge, self.sock, self.plans = judge, sock, plans
+    def __init__(self, judge: Any, message: dict[str, Any], sock: Any, plans: queue.Queue,
+                 on_ready: Callable[[], None] | None = None) -> None:
+        self.judge, self.sock, self.plans, self.on_ready = judge, sock, plans, on_ready
         self.seal = wire.Seal(bytes.fromhex(message["seal"]))  # every message of the child's must verify
         self.trials: list[TrialSpec] = []
         self.config = message["config"]
@@ -58,12 +60,17 @@ class Session:
             planned = early.submit(self._plan_and_references)
             ready = self.start_cuda(stage)
             span[1] = time.monotonic()
+            if self.on_ready is not None:
+                self.on_ready()
             self.facts["stage_s"]["child_start"] = _seconds(ready.get("startup_s"))  # its claim: diagnosis only
             self.facts["child_started_at"] = number(ready.get("started_at"))  # also a claim, also diagnosis
             self.facts["isolation"] = ready.get("isolation") or {}
             iso = self.facts["isolation"]
             self.judge.timings.trust_disk(bool(iso.get("fs_isolated") and iso.get("readonly")))
             refs = planned.result()  # raises what stopped them (Unplanned, TaskError) here
+            # The candidate's own time starts here, its child ready and its plan come: a child started ahead of its
+            # candidate (``VerifyConfig.warm_children``) waited for it, and no candidate pays for another's start.
+            self.budget_s = float(self.config["timeout_s"])
             self.compile()
             stage = "full"
             self.correctness(refs)
@@ -93,8 +100,9 @@ class Session:
         """The child's CUDA start at its turn (``Judge.cuda_starts``: a few children of a GPU at a time). The wait for
         the turn is the batch's, not the candidate's: it is recorded (``stage_s["start_wait"]``) and not charged to
         the child's budget (charged, it timed out honest candidates of a loaded batch: 9-14 s of a 20 s limit spent
-        waiting, docs/benchmarks.md, "Four H200s again"); the start itself is. A batch still ends in a known time:
-        each start in front is bounded by its own budget."""
+        waiting, docs/benchmarks.md, "Four H200s again"); the start itself is bounded by it (the candidate's own time
+        then starts afresh with its plan, ``run``). A batch still ends in a known time: each start in front is
+        bounded by its own budget."""
         waited = time.monotonic()
         with self.judge.cuda_starts:
             self.facts["stage_s"]["start_wait"] = round(time.monotonic() - waited, 4)

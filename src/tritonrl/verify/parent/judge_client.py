@@ -39,6 +39,7 @@ class JudgeClient:
         self.gpu = gpu
         self._next = 0
         self._results: dict[int, dict] = {}
+        self._ready: set[int] = set()  # sessions whose child has started CUDA
         self._cond = threading.Condition()
         self._send_lock = threading.Lock()
         self.alive = True
@@ -58,8 +59,11 @@ class JudgeClient:
             while True:
                 message, _ = wire.recv(self.sock)
                 with self._cond:
-                    key = message.get("id") if "facts" in message else "stats"
-                    self._results[key] = message.get("facts") if "facts" in message else message.get("stats")
+                    if message.get("ready") is True:  # a session's child started CUDA
+                        self._ready.add(message.get("id"))
+                    else:
+                        key = message.get("id") if "facts" in message else "stats"
+                        self._results[key] = message.get("facts") if "facts" in message else message.get("stats")
                     self._cond.notify_all()
         except (wire.Closed, wire.BadMessage, OSError):
             pass
@@ -97,7 +101,14 @@ class JudgeClient:
                 raise JudgeDied(f"the judge did not answer within {wait_s:g} s")
             if key not in self._results:
                 raise JudgeDied("the judge process died")
+            self._ready.discard(key)
             return self._results.pop(key)
+
+    def wait_ready(self, key: int, timeout_s: float) -> bool:
+        """Whether session ``key``'s child has started CUDA (the judge says so as it happens), within ``timeout_s``."""
+        with self._cond:
+            return self._cond.wait_for(lambda: key in self._ready or key in self._results or not self.alive,
+                                       timeout=timeout_s) and key in self._ready
 
     def stats(self, wait_s: float = 30.0) -> dict[str, Any]:
         with self._send_lock:

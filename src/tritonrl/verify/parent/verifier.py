@@ -28,6 +28,7 @@ import logging
 import os
 import queue
 import secrets
+import shutil
 import socket
 import threading
 import time
@@ -42,13 +43,13 @@ from tritonrl.tasks.model import KernelTask
 from tritonrl.verify.parent.hints import add_hints
 from tritonrl.verify.parent.judge_client import JUDGE_START_S, JudgeClient, JudgeDied
 from tritonrl.verify.parent.plan import TrialPlan, build_trials, mark_cpu_size_limit
+from tritonrl.verify.parent.warm import Started, WarmPool, write_code
 from tritonrl.verify.parent.zygote_client import VerifierClosed, ZygoteClient, make_workdir
 from tritonrl.verify.shared.directories import default_cache_dir, jobs_root
 from tritonrl.verify.shared.flags import Flag
 from tritonrl.verify.shared.protections import PROTECTIONS
 from tritonrl.verify.shared.stopwatch import Stopwatch
 from tritonrl.verify.shared.verdict import MAX_ERROR_CHARS, Stage, VerifyResult, clip_words
-from tritonrl.verify.shared.wire import CODE_FILE
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,11 @@ class Verifier:
         for k in range(count):
             self._slots.put(self._judge_ids[k % len(self._judge_ids)])
         self._capacity = count
+        self._per_judge = max(1, count // len(self._judge_ids))  # places per judge: children started ahead of each
+        self._warm = WarmPool()
+        self._in_use = {gpu: 0 for gpu in self._judge_ids}  # candidates being judged, per GPU
+        self._filling = {gpu: False for gpu in self._judge_ids}  # a child being started ahead, per GPU
+        self._places_lock = threading.Lock()
         self._judges: dict[str, JudgeClient] = {}
         self._judges_lock = threading.Lock()  # the dict; each GPU's judge starts under its own lock
         self._start_locks = {gpu: threading.Lock() for gpu in self._judge_ids}
@@ -212,6 +218,8 @@ class Verifier:
         Items still in flight in other threads end as not judged (``verify``), quietly: their judge's end is the
         caller's doing, not a failure."""
         self._closed = True
+        for started in self._warm.drain():
+            started.child.finish()
         with self._judges_lock:
             judges, self._judges = list(self._judges.values()), {}
         for judge in judges:
@@ -268,31 +276,35 @@ class Verifier:
                          bool(trials.reduced))
 
     def _judge(self, gpu: str, code: str, plan: Callable[[], TrialPlan], retries: int = 1) -> dict[str, Any]:
-        """One candidate through its child and its GPU's judge: the verdict's facts. The session opens before the
-        trials are planned (``plan``, which may raise ``TaskError``): the child starts meanwhile, and on a cold
-        start the plans (the first loads torch's meta-device machinery: seconds) no longer hold back every child.
-        A judge that dies with the session in flight is restarted and the candidate judged again, once."""
-        workdir = make_workdir()
-        with open(os.path.join(workdir, CODE_FILE), "w") as fh:
-            fh.write(code)
-        judge_end, child_end = socket.socketpair()
-        seal = secrets.token_hex(16)  # the harness signs its messages with it; the judge checks them
-        # The child first: it isolates itself while the judge starts, on a cold start, then waits for the judge's
-        # word to start CUDA (its turn), which comes after its Triton seed is written below.
-        asked = time.monotonic()
-        child = self._zygote.submit("candidate", workdir, {**self._child_spec(), "seal": seal},
-                                    self._child_env(gpu), self._limits(), child_end)
-        forked = time.monotonic()
+        """One candidate through its child and its GPU's judge: the verdict's facts. The child is one started ahead
+        (``warm_children``) or started now; either way its session with the judge is open before the trials are
+        planned (``plan``, which may raise ``TaskError``): the child starts meanwhile, and on a cold start the plans
+        (the first loads torch's meta-device machinery: seconds) no longer hold back every child. A judge that dies
+        with the session in flight is restarted and the candidate judged again, once."""
+        with self._judges_lock:
+            current = self._judges.get(gpu)
+        self._use(gpu, +1)
         try:
-            judge = self._judge_for(gpu)
+            started = self._warm.take(gpu, current) or self._start_child(gpu)
+        except BaseException:
+            self._use(gpu, -1)
+            raise
+        try:
+            return self._judged(started, code, plan, retries)
+        finally:
+            self._use(gpu, -1)  # the last of a batch: the GPU's places get children started ahead again
+
+    def _judged(self, started: Started, code: str, plan: Callable[[], TrialPlan], retries: int) -> dict[str, Any]:
+        gpu, child, judge = started.gpu, started.child, started.judge
+        try:
+            write_code(started.workdir, code)
             wait_s = 2 * self.config.timeout_s + JUDGE_SLACK_S
-            key = judge.open({**self._session_config(), "seal": seal}, judge_end)
             try:
                 trials = plan()
             except BaseException:
-                judge.finish(key, None, wait_s)  # the session ends; its child is told bye
+                judge.finish(started.key, None, wait_s)  # the session ends; its child is told bye
                 raise
-            facts = judge.finish(key, self._plan_message(trials), wait_s)
+            facts = judge.finish(started.key, self._plan_message(trials), wait_s)
         except JudgeDied as exc:
             child.finish()
             if self._closed:  # close() ended the judge: nothing died, nothing is judged again
@@ -305,9 +317,8 @@ class Verifier:
         except BaseException:
             child.finish()
             raise
-        finally:
-            judge_end.close()
-        facts["fork_span"] = [asked, forked, facts.pop("child_started_at", None) or None]
+        facts["fork_span"] = [started.asked, started.forked, facts.pop("child_started_at", None) or None]
+        facts["warm_child"] = started.warm
         try:
             if "verifier_error" in facts:
                 log.error("verifier error in the judge: %s\n%s", facts["verifier_error"], facts.get("traceback", ""))
@@ -322,6 +333,64 @@ class Verifier:
         finally:
             child.finish()
         return facts
+
+    def _start_child(self, gpu: str) -> Started:
+        """A candidate child forked for ``gpu`` and its session opened with the GPU's judge (started if need be):
+        the child isolates itself while the judge starts, on a cold start, then waits for the judge's word to
+        start CUDA (its turn), then for its candidate."""
+        workdir = make_workdir()
+        judge_end, child_end = socket.socketpair()
+        seal = secrets.token_hex(16)  # the harness signs its messages with it; the judge checks them
+        asked = time.monotonic()
+        try:
+            child = self._zygote.submit("candidate", workdir, {**self._child_spec(), "seal": seal},
+                                        self._child_env(gpu), self._limits(), child_end)
+        except BaseException:
+            judge_end.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise
+        forked = time.monotonic()
+        try:
+            judge = self._judge_for(gpu)
+            key = judge.open({**self._session_config(), "seal": seal}, judge_end)
+        except BaseException:
+            judge_end.close()
+            child.finish()
+            raise
+        return Started(gpu, workdir, child, judge, key, asked, forked)
+
+    def _use(self, gpu: str, change: int) -> None:
+        with self._places_lock:
+            self._in_use[gpu] += change
+            idle = self._in_use[gpu] == 0
+        if change < 0 and idle and self._warm_wanted() and not self._closed:
+            threading.Thread(target=self._fill_warm, args=(gpu,), daemon=True, name=f"tritonrl-warm-{gpu}").start()
+
+    def _warm_wanted(self) -> bool:
+        wanted = self.config.warm_children
+        return (self.device == "cuda") if wanted is None else bool(wanted)
+
+    def _fill_warm(self, gpu: str) -> None:
+        """A child started ahead for each of ``gpu``'s places (``warm_children``), while none of them judges a
+        candidate: at ``start`` and whenever a batch ends, never while one runs (its children would contend with
+        the batch's for the host and the GPU's CUDA starts). A failure is logged: candidates start their own."""
+        while True:
+            with self._places_lock:
+                if self._closed or self._in_use[gpu] or self._filling[gpu] \
+                        or self._warm.count(gpu) >= self._per_judge:
+                    return
+                self._filling[gpu] = True
+            try:
+                self._warm.put(self._start_child(gpu))
+            except Exception as exc:  # noqa: BLE001 - an optimisation: candidates start their own children
+                log.info("a candidate child could not be started ahead for %s (%s)", _judge_name(gpu), exc)
+                return
+            finally:
+                with self._places_lock:
+                    self._filling[gpu] = False
+                if self._closed:  # close() raced it: nothing started ahead outlives the verifier
+                    for started in self._warm.drain():
+                        started.child.finish()
 
     def _judge_for(self, gpu: str) -> JudgeClient:
         with self._start_locks[gpu]:  # one start per GPU; GPUs start side by side
@@ -345,7 +414,8 @@ class Verifier:
         (``verify``, ``verify_many`` and ``verify_iter`` call it; a caller may call it early): the batch's first
         items make their plans and children meanwhile. Once per verifier; a start that fails is tried again, and
         reported, by the items themselves. ``wait``: return once the judges, the zygote's warm-ups and the plans'
-        warm-up are done (or failed): a trainer starting its verifier before its first step."""
+        warm-up are done (or failed), and the children started ahead (``warm_children``) have started CUDA: a trainer
+        starting its verifier before its first step."""
         if not self._started:
             self._started = True
             self._start_threads = self._start_in_background()
@@ -354,6 +424,7 @@ class Verifier:
                 thread.join(JUDGE_START_S)
             if self._judges:  # a judge started, so did the zygote: its warm-ups follow the judge's fork
                 self._zygote.wait_warm(JUDGE_START_S)
+            self._warm.wait_ready(JUDGE_START_S)  # the children started ahead have their CUDA contexts
 
     def _start_in_background(self) -> list[threading.Thread]:
         def start_one(gpu: str) -> None:
@@ -361,6 +432,8 @@ class Verifier:
                 self._judge_for(gpu)
             except Exception as exc:  # noqa: BLE001 - each item starting the judge again raises it as its verdict
                 log.info("background start of the judge for %s failed (%s); the items will retry", gpu, exc)
+                return
+            self._fill_warm(gpu)
 
         threads = [threading.Thread(target=start_one, args=(gpu,), daemon=True, name=f"tritonrl-judge-start-{gpu}")
                    for gpu in self._judge_ids]
@@ -428,6 +501,8 @@ class Verifier:
             result.timing["session_span"] = facts["span"]  # [start, child ready, end] (monotonic s) in the judge
         if facts.get("fork_span"):
             result.timing["fork_span"] = facts["fork_span"]  # [fork asked, forked, the child's start] (monotonic s)
+        if "warm_child" in facts:
+            result.timing["warm_child"] = facts["warm_child"]  # its child was started ahead of it
         self._apply_sandbox(result, facts.get("isolation") or {})
         if result.correct and self.config.timing and not self._timed():
             result.flags.append(Flag.TIMING_UNAVAILABLE.value)

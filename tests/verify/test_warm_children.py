@@ -1,0 +1,79 @@
+"""Children started ahead of their candidates (``VerifyConfig.warm_children``, on a GPU by default; here on the CPU):
+``start(wait=True)`` returns with one started child per place, each candidate gets one, each verdict is what a
+child started for it would give, every place gets a new one after its verdict, and ``close()`` ends them all."""
+
+import os
+import time
+from pathlib import Path
+
+from tests.verify.tasks import TASKS
+from tritonrl.config import VerifyConfig
+from tritonrl.verify import Flag, Verifier, VerifyItem
+
+RUNTIME = Path(__file__).parent / "fixtures" / "runtime"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie not yet reaped counts as gone
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_children_started_ahead_judge_their_candidates_and_end_with_the_verifier(ref_cache_dir):
+    good = (RUNTIME / "good_relu.py").read_text()
+    broken = good.replace("def forward", "def forward_missing")
+    config = VerifyConfig(static_checks=False, cache_dir=ref_cache_dir, device="cpu", workers=2, timeout_s=12.0,
+                          warm_children=True)
+    verifier = Verifier(config)
+    later: list[int] = []
+    try:
+        verifier.start(wait=True)
+        waiting = verifier._warm.drain()
+        assert len(waiting) == 2 and all(s.judge.wait_ready(s.key, 0) for s in waiting)  # CUDA (here: all) started
+        for started in waiting:
+            verifier._warm.put(started)
+        pids = [s.child.pid for s in waiting]
+        items = [VerifyItem(TASKS["relu"], code=good), VerifyItem(TASKS["relu"], code=broken),
+                 VerifyItem(TASKS["relu"], code=good)]
+        first, second, third = verifier.verify_many(items)
+        assert first.correct and third.correct, (first.error, third.error)
+        assert not second.correct and second.error
+        assert first.timing["warm_child"] and second.timing["warm_child"]  # the two started ahead
+        deadline = time.monotonic() + 10
+        while verifier._warm.count("cpu") < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert verifier._warm.count("cpu") == 2  # a place's new child once each verdict is in, at most one a place
+        assert not any(_alive(p) for p in pids)  # the ones used are gone
+        refilled = verifier._warm.drain()
+        later = [s.child.pid for s in refilled]
+        assert all(_alive(p) for p in later)
+        for started in refilled:
+            verifier._warm.put(started)
+    finally:
+        verifier.close()
+    deadline = time.monotonic() + 5
+    while any(_alive(p) for p in later) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert later and not any(_alive(p) for p in later)  # close() ended the children waiting
+
+
+def test_a_warm_child_of_a_judge_that_died_is_not_used(ref_cache_dir):
+    """A child whose session is with a judge that is gone is finished and replaced by a fresh start."""
+    config = VerifyConfig(static_checks=False, cache_dir=ref_cache_dir, device="cpu", workers=1, timeout_s=12.0,
+                          warm_children=True)
+    with Verifier(config) as verifier:
+        verifier.start(wait=True)
+        (old,) = verifier._warm.drain()
+        verifier._warm.put(old)
+        verifier._drop_judge("cpu")  # the judge ends: its sessions with it
+        result = verifier.verify(TASKS["relu"], code=(RUNTIME / "good_relu.py").read_text())
+        assert result.correct, result.error
+        assert result.timing["warm_child"] is False
+        assert Flag.VERIFIER_ERROR.value not in result.flags
+        assert not _alive(old.child.pid)
