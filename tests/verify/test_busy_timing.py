@@ -112,38 +112,3 @@ def test_the_wait_for_a_cuda_start_turn_is_not_charged_to_the_candidate():
     assert session.facts["stage_s"]["start_wait"] >= 0.25
     assert session.budget_s == pytest.approx(19.95)
 
-
-def test_the_reference_is_timed_ahead_once_per_task_with_the_gpu_held_alone(tmp_path):
-    """``ReferenceAhead``: a task's reference is timed at its first session (the GPU idle while the batch's children
-    start), once however many sessions ask, under the exclusive lease (it waits for GPU work already running); the
-    candidate's timing run then finds it measured, under the key it would have used."""
-    import time
-
-    from tests.verify.test_integrity import TASKS
-    from tritonrl.config import VerifyConfig
-    from tritonrl.verify.judge.server import Judge
-    from tritonrl.verify.judge.timing_run import reference_key, time_reference
-    from tritonrl.verify.parent.plan import build_trials
-
-    judge = Judge({"device": "cpu", "salt": "ahead-test", "cache_dir": str(tmp_path)})
-    trial = next(t for t in build_trials(TASKS["relu_small"], VerifyConfig(device="cpu"), "cpu") if t.stage == "full")
-    policy = timing_protocol.TimingPolicy(min_trials=5, max_trials=5, max_warmup=2)
-    busy = judge.lease()
-    busy.share()  # another candidate's trial on the GPU
-    try:
-        assert judge.ahead.submit(trial, policy, True, False)
-        assert not judge.ahead.submit(trial, policy, True, False)  # queued already: once per task
-        time.sleep(0.3)
-        assert judge.ahead.measured == []  # waits for the GPU to itself
-    finally:
-        busy.release()
-    deadline = time.monotonic() + 30
-    while not judge.ahead.measured and time.monotonic() < deadline:
-        time.sleep(0.05)
-    (done,) = judge.ahead.measured
-    assert done["ok"] and not done["known"] and done["waited_s"] >= 0.25
-    assert done["key"] == reference_key(judge, trial, policy, True, False)
-    report, known = time_reference(judge, trial, policy, True, False)  # the candidate's run: measured already
-    assert known and report["reference"]["median_ms"] > 0
-    assert not judge.ahead.submit(trial, policy, True, False)
-    judge.ahead.close()

@@ -9,6 +9,7 @@ from pathlib import Path
 from tests.verify.tasks import TASKS
 from tritonrl.config import VerifyConfig
 from tritonrl.verify import Flag, Verifier, VerifyItem
+from tritonrl.verify.zygote import CANDIDATE_NICE
 
 RUNTIME = Path(__file__).parent / "fixtures" / "runtime"
 
@@ -39,6 +40,7 @@ def test_children_started_ahead_judge_their_candidates_and_end_with_the_verifier
         for started in waiting:
             verifier._warm.put(started)
         pids = [s.child.pid for s in waiting]
+        assert all(os.getpriority(os.PRIO_PROCESS, p) == min(19, os.nice(0) + CANDIDATE_NICE) for p in pids)
         items = [VerifyItem(TASKS["relu"], code=good), VerifyItem(TASKS["relu"], code=broken),
                  VerifyItem(TASKS["relu"], code=good)]
         first, second, third = verifier.verify_many(items)

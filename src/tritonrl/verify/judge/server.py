@@ -30,7 +30,7 @@ from tritonrl.verify.judge.gpu_lock import CrossProcessGpuLease, GpuFileLock, Gp
 from tritonrl.verify.judge.reference_timings import TimingStore
 from tritonrl.verify.judge.references import ReferenceStore
 from tritonrl.verify.judge.session import Session
-from tritonrl.verify.judge.timing_run import PrefetchBudget, ReferenceAhead
+from tritonrl.verify.judge.timing_run import PrefetchBudget
 from tritonrl.verify.shared import wire
 from tritonrl.verify.shared.stopwatch import Stopwatch
 
@@ -67,7 +67,6 @@ class Judge:
         self.file_lock = GpuFileLock(str(spec.get("gpu") or "cpu"), spec.get("lock_dir")) \
             if self.device.startswith("cuda") else None
         self._send_lock = threading.Lock()
-        self.ahead = ReferenceAhead(self)  # each task's reference timed at its first session (on a GPU)
 
     def lease(self) -> GpuLease:
         """A thread's hold on this judge's GPU (shared with the other sessions, or alone: ``gpu_lock``)."""
@@ -121,13 +120,11 @@ def serve(sock: socket.socket, spec: dict[str, Any]) -> None:
             if box is not None:
                 box.put(message)
         elif op == "stats":
-            judge.send(sock, {"stats": {**judge.store.stats, **judge.timings.stats,
-                                        "references_ahead": len(judge.ahead.measured)}})
+            judge.send(sock, {"stats": {**judge.store.stats, **judge.timings.stats}})
         elif op == "bye":
             break
     for box in plans.values():  # the parent is gone: sessions still waiting for a plan end
         box.put(None)
-    judge.ahead.close()
     judge.timings.close()
 
 

@@ -26,7 +26,7 @@ from tritonrl.verify.judge.failures import ChildGone, ChildSilent, Failed, Unpla
 from tritonrl.verify.judge.layout import Described, Layout, compare_described
 from tritonrl.verify.judge.references import Reference
 from tritonrl.verify.judge.timing_run import run_timing
-from tritonrl.verify.shared import timing_protocol, wire
+from tritonrl.verify.shared import wire
 from tritonrl.verify.shared.arena import Arena, fingerprint
 from tritonrl.verify.shared.trial import TrialSpec
 
@@ -111,19 +111,7 @@ class Session:
 
     def _plan_and_references(self) -> dict[str, Reference]:
         self.take_plan()
-        refs = self.references()
-        self.time_reference_ahead()
-        return refs
-
-    def time_reference_ahead(self) -> None:
-        """The reference's timing, queued now (``ReferenceAhead``) rather than measured in this task's first
-        candidate's timing run: the GPU is idle while the batch's children start."""
-        full = next((t for t in self.trials if t.stage == "full"), None)
-        if full is None or not self.timing_spec.get("enabled") or not self.judge.device.startswith("cuda"):
-            return
-        policy = timing_protocol.TimingPolicy.from_dict(self.timing_spec.get("policy"))
-        self.facts["reference_ahead"] = self.judge.ahead.submit(full, policy, self.config["randomize"],
-                                                                bool(self.timing_spec.get("compile")))
+        return self.references()
 
     def take_plan(self) -> None:
         """The trials and timing, which the parent planned while the child started (``Verifier._judge``)."""

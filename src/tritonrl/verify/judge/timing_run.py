@@ -15,14 +15,12 @@ the GPU is held alone goes to the candidate's calls, not to the reference's forw
 
 from __future__ import annotations
 
-import logging
 import math
 import random
 import secrets
 import statistics
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
@@ -47,8 +45,6 @@ RESOLUTION_MS = 0.001      # a median below this, once the timer's own cost is t
 PREFETCH_SHARE = 0.08       # fresh input sets made before the GPU is held alone: at most this share of its memory,
                             # ... and only while FREE_FLOOR of it stays free for the candidates' children
 PREFETCH_CPU_BYTES = 1 << 30  # ... and on the CPU, this much
-
-log = logging.getLogger(__name__)
 
 
 def run_timing(session, refs: dict[str, Reference]) -> None:
@@ -124,8 +120,11 @@ def prefetch(session, trial: TrialSpec, model: torch.nn.Module, count: int) -> d
 
 
 def reference_timing(session, trial: TrialSpec, policy: timing_protocol.TimingPolicy) -> tuple[dict, bool]:
-    """The reference ``Model`` timed here, as the candidate is (cached per inputs' shapes, GPU, policy): usually
-    already, by ``ReferenceAhead`` at the task's first session."""
+    """The reference ``Model`` timed here, as the candidate is (cached per inputs' shapes, GPU, policy), in the
+    run of the task's first candidate to reach its timing. Not ahead of need, at the batch's start: measured while
+    the batch's children compiled (a host of 16 cores, 36 children), the judge's thread was held off the CPU for
+    longer than the hold covers, and KernelBench GEMM references read 2.7 ms as 3.4-7.5 ms (docs/benchmarks.md,
+    "Warm children")."""
     return time_reference(session.judge, trial, policy, session.config["randomize"],
                           bool(session.timing_spec.get("compile")))
 
@@ -169,47 +168,6 @@ def time_in_process(device: str, model: torch.nn.Module, sets: list[Reference],
                                       policy=policy)
     timer.close()
     return stats
-
-
-class ReferenceAhead:
-    """Each task's reference timed as soon as its first session has its plan and references, in a thread of the
-    judge's own, with the GPU held alone: while the batch's children start CUDA and compile their kernels, when the
-    GPU is otherwise idle, instead of inside the task's first candidate's timing run, which every other timing run
-    of the GPU waits behind (docs/timing.md, "Reference timing"). What it measures is what that run would have
-    measured, under the same key; a candidate whose run comes first times the reference itself, and this one then
-    finds it there. One thread: the measurements hold the GPU alone anyway."""
-
-    def __init__(self, judge) -> None:
-        self.judge = judge
-        self.queued: set[str] = set()
-        self.measured: list[dict[str, Any]] = []  # (key, seconds waited, seconds measuring): diagnosis
-        self._guard = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference-ahead")
-
-    def submit(self, trial: TrialSpec, policy: timing_protocol.TimingPolicy, randomize: bool,
-               compile_baseline: bool) -> bool:
-        """Queue the reference's timing for ``trial`` unless it is known or queued; whether it was queued."""
-        key = reference_key(self.judge, trial, policy, randomize, compile_baseline)
-        with self._guard:
-            if key in self.queued or self.judge.timings.get(key) is not None:
-                return False
-            self.queued.add(key)
-        self._pool.submit(self._measure, key, trial, policy, randomize, compile_baseline)
-        return True
-
-    def _measure(self, key: str, trial: TrialSpec, policy, randomize: bool, compile_baseline: bool) -> None:
-        lease = self.judge.lease()
-        try:
-            with lease.exclusive() as waited:
-                start = time.monotonic()
-                report, known = time_reference(self.judge, trial, policy, randomize, compile_baseline)
-                self.measured.append({"key": key, "waited_s": round(waited, 4), "known": known, "ok": report["ok"],
-                                      "s": round(time.monotonic() - start, 4)})
-        except Exception:  # noqa: BLE001 - ahead of need only: the candidate's run measures it if this did not
-            log.exception("reference timing ahead of need failed")
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 def candidate_timing(session, trial: TrialSpec, ref: Reference, layout: Layout, policy: timing_protocol.TimingPolicy,
