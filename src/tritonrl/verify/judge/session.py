@@ -68,9 +68,6 @@ class Session:
             iso = self.facts["isolation"]
             self.judge.timings.trust_disk(bool(iso.get("fs_isolated") and iso.get("readonly")))
             refs = planned.result()  # raises what stopped them (Unplanned, TaskError) here
-            # The candidate's own time starts here, its child ready and its plan come: a child started ahead of its
-            # candidate (``VerifyConfig.warm_children``) waited for it, and no candidate pays for another's start.
-            self.budget_s = float(self.config["timeout_s"])
             self.compile()
             stage = "full"
             self.correctness(refs)
@@ -100,9 +97,9 @@ class Session:
         """The child's CUDA start at its turn (``Judge.cuda_starts``: a few children of a GPU at a time). The wait for
         the turn is the batch's, not the candidate's: it is recorded (``stage_s["start_wait"]``) and not charged to
         the child's budget (charged, it timed out honest candidates of a loaded batch: 9-14 s of a 20 s limit spent
-        waiting, docs/benchmarks.md, "Four H200s again"); the start itself is bounded by it (the candidate's own time
-        then starts afresh with its plan, ``run``). A batch still ends in a known time: each start in front is
-        bounded by its own budget."""
+        waiting, docs/benchmarks.md, "Four H200s again"); the start itself is (a child started ahead of its candidate,
+        ``VerifyConfig.warm_children``, is charged the same: only its answers' waits count, not the wait for its
+        plan). A batch still ends in a known time: each start in front is bounded by its own budget."""
         waited = time.monotonic()
         with self.judge.cuda_starts:
             self.facts["stage_s"]["start_wait"] = round(time.monotonic() - waited, 4)
