@@ -33,7 +33,8 @@ import sys
 import time
 import traceback
 import warnings
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -74,6 +75,21 @@ def poison_memory(device: str) -> None:
         # Also leave NaN in the caching allocator's free blocks, for allocations that bypass the fill.
         block = torch.full((64 * 1024 * 1024,), float("nan"), device=device)
         del block
+
+
+@contextmanager
+def filled_allocations() -> Iterator[None]:
+    """Fresh allocations NaN-filled for one watched timed call (its time is no sample), as in the correctness
+    trials: the watch credits a launch with the bytes it changed, and in a recycled buffer a kernel that writes the
+    value the memory held changes none (an honest ReLU's zeros), which left a torch re-layout of its output
+    ``COPIED`` and raised the share of a ReLU's output that repeats torch's input past a copy's (honest kernels
+    refused in timed calls only: docs/benchmarks.md, "Warm children")."""
+    torch._C._set_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+    try:
+        yield
+    finally:
+        unpoison_memory()
 
 
 def unpoison_memory() -> None:
@@ -364,8 +380,9 @@ class Child:
         inputs, slots = self.timed_call
         coarse = not message.get("watch")
         try:
-            # a coarse call: what no launch may be handed reads as poison, set before the region and undone after
-            with self.monitor.tainted_blind(self.timed) if coarse else nullcontext():
+            # a coarse call: what no launch may be handed reads as poison, set before the region and undone after;
+            # a watched one (not a sample): fresh allocations NaN again, as in the correctness trials
+            with self.monitor.tainted_blind(self.timed) if coarse else filled_allocations():
                 elapsed, (output, record) = self.timer(
                     lambda: self.monitor.run_forward(self.timed, inputs, coarse=coarse))
         except BaseException as exc:  # noqa: BLE001

@@ -308,8 +308,11 @@ class CoarseProvenance:
     def launched(self, t: torch.Tensor, taint: int | None = None) -> None:
         """``t``'s storage was handed to a launch, which may have written any of it: it is the kernel's (or the
         ``taint`` the launch passes on), except torch-made or foreign data it may not have overwritten (without
-        snapshots that cannot be told, so it stays)."""
-        kept = self._set(t) & {COPIED, TORCH, FOREIGN}
+        snapshots that cannot be told, so it stays). Torch's results stay only where torch compute is refused (strict
+        mode, where a launch handed them is tainted anyway): in permissive mode torch computing and a kernel working
+        in place on its result is honest (a cuBLAS GEMM, then an epilogue kernel), which a timed call cannot tell
+        from a kernel that left it as it was; the secret share of watched calls and the correctness trials can."""
+        kept = self._set(t) & ({COPIED, FOREIGN} | ({TORCH} & set(self.taints)))
         self.sets[storage_key(t)] = {KERNEL if taint is None else taint} | kept
 
     def classes(self, t: torch.Tensor) -> set[int]:
