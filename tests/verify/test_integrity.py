@@ -23,13 +23,12 @@ xfail on purpose. Like test_redteam.py, every fixture is judged with static chec
 
 from __future__ import annotations
 
-import os
 import shutil
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.environ import environ
 from tests.verify.integrity_tasks import INTEGRITY_TASKS
 from tests.verify.redteam_tasks import REDTEAM_TASKS
 from tests.verify.tasks import TASKS as BASE_TASKS
@@ -124,21 +123,6 @@ def _leaked(result) -> list[str]:
     return []
 
 
-@contextmanager
-def _environ(**values: str):
-    """Environment for a verifier's zygote (it copies os.environ when it starts), restored afterwards."""
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def _config(mode: str, cache: str, timed: bool = False) -> VerifyConfig:
     extra = {"timed_trials": 12, "warmup": 2} if timed else {}
     return VerifyConfig(device="auto" if CUDA else "cpu", timeout_s=20 if timed else 12, workers=2,
@@ -180,7 +164,7 @@ def verdicts(tmp_path_factory, request):
             with Verifier(_config(mode, cache)) as verifier:
                 out.update({(p.name, mode): r for p, r in zip(plain, _batch(verifier, plain))})
         if timed:
-            with _environ(TRITONRL_TIMING_ON_CPU="1"), Verifier(_config(mode, cache, timed=True)) as verifier:
+            with environ(TRITONRL_TIMING_ON_CPU="1"), Verifier(_config(mode, cache, timed=True)) as verifier:
                 out.update({(p.name, mode): r for p, r in zip(timed, _batch(verifier, timed))})
         if files:
             sentinels = Sentinels()
@@ -188,7 +172,7 @@ def verdicts(tmp_path_factory, request):
             secret.write_text(f"{SECRET_TEXT}\n")
             try:
                 sentinels.reset()
-                with _environ(HOME=str(HOME_DIR), TRITONRL_INTEGRITY_SECRET=str(secret)), \
+                with environ(HOME=str(HOME_DIR), TRITONRL_INTEGRITY_SECRET=str(secret)), \
                         Verifier(_config(mode, cache)) as verifier:
                     for path in files:
                         sentinels.reset()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.environ import environ
 from tests.verify.redteam_tasks import REDTEAM_TASKS
 from tests.verify.tasks import TASKS as BASE_TASKS
 from tritonrl.common.reward import compute_reward
@@ -97,6 +98,13 @@ def _clear(cache: str) -> None:
         shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.remove(path)
 
 
+def _batch(verifier: Verifier, paths: list[Path]) -> list:
+    try:
+        return verifier.verify_many([VerifyItem(TASKS[header(p, "task")], code=p.read_text()) for p in paths])
+    except Exception as exc:  # noqa: BLE001 - the batch is lost; every item records why
+        return [exc] * len(paths)
+
+
 def _verify(verifier: Verifier, task_key: str, code: str):
     """A result, or the exception that escaped verify() (itself a finding: a per-item failure must be a verdict)."""
     try:
@@ -125,11 +133,16 @@ def verdicts(verifiers, request):
     for mode, (verifier, cache) in verifiers.items():
         cases = [(p, m) for p, m in CASES if m == mode and runnable(p) is None and (p.name, m) in chosen]
         batch = [p for p, _ in cases if header(p, "class") not in ISOLATED_CLASSES]
-        try:
-            results = verifier.verify_many([VerifyItem(TASKS[header(p, "task")], code=p.read_text()) for p in batch])
-        except Exception as exc:  # noqa: BLE001 - the batch is lost; every item records why
-            results = [exc] * len(batch)
-        out.update({(p.name, mode): r for p, r in zip(batch, results)})
+        # On a CPU the honest fixtures go through the checked timing path too (the test seam, as in
+        # test_integrity.py): a timed call's coarse watch must accept what the correctness trials accepted.
+        honest = [p for p in batch if not CUDA and header(p, "expect") == "done"]
+        batch = [p for p in batch if p not in honest]
+        out.update({(p.name, mode): r for p, r in zip(batch, _batch(verifier, batch))})
+        if honest:
+            with environ(TRITONRL_TIMING_ON_CPU="1"), Verifier(VerifyConfig(
+                    device="cpu", timeout_s=20, workers=2, cache_dir=cache, static_checks=(mode == "on"),
+                    timed_trials=12, warmup=2)) as timed:
+                out.update({(p.name, mode): r for p, r in zip(honest, _batch(timed, honest))})
         for path in [p for p, _ in cases if header(p, "class") in ISOLATED_CLASSES]:
             _clear(cache)
             task = header(path, "task")
