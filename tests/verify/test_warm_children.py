@@ -79,3 +79,24 @@ def test_a_warm_child_of_a_judge_that_died_is_not_used(ref_cache_dir):
         assert result.timing["warm_child"] is False
         assert Flag.VERIFIER_ERROR.value not in result.flags
         assert not _alive(old.child.pid)
+
+
+def test_a_warm_child_that_died_waiting_is_not_a_candidates_verdict(ref_cache_dir):
+    """A child started ahead that dies before its candidate comes (killed, out of memory) ends its session: the
+    candidate gets a child of its own, not that death as its verdict."""
+    import signal
+
+    config = VerifyConfig(static_checks=False, cache_dir=ref_cache_dir, device="cpu", workers=1, timeout_s=12.0,
+                          warm_children=True)
+    with Verifier(config) as verifier:
+        verifier.start(wait=True)
+        (old,) = verifier._warm.drain()
+        verifier._warm.put(old)
+        os.killpg(old.child.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while old.child.exit() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert old.child.exit() is not None
+        result = verifier.verify(TASKS["relu"], code=(RUNTIME / "good_relu.py").read_text())
+        assert result.correct, result.error
+        assert result.timing["warm_child"] is False

@@ -104,6 +104,17 @@ class JudgeClient:
             self._ready.discard(key)
             return self._results.pop(key)
 
+    def ended(self, key: int) -> bool:
+        """Whether session ``key`` has ended before its plan (its child failed to start, or died waiting)."""
+        with self._cond:
+            return key in self._results
+
+    def discard(self, key: int) -> None:
+        """Forget session ``key``'s facts (a child started ahead that ended before it had a candidate)."""
+        with self._cond:
+            self._results.pop(key, None)
+            self._ready.discard(key)
+
     def wait_ready(self, key: int, timeout_s: float) -> bool:
         """Whether session ``key``'s child has started CUDA (the judge says so as it happens), within ``timeout_s``."""
         with self._cond:

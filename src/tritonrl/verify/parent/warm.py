@@ -25,6 +25,8 @@ from typing import Any
 
 from tritonrl.verify.shared.wire import CODE_FILE
 
+CANCEL_WAIT_S = 30.0  # for the judge to end the session of a child that died waiting
+
 
 @dataclass
 class Started:
@@ -64,8 +66,9 @@ class WarmPool:
             return len(self._by_gpu.get(gpu, ()))
 
     def take(self, gpu: str, judge: Any) -> Started | None:
-        """The oldest started child of ``gpu`` whose session is with ``judge`` (the GPU's judge now, alive); those
-        of a judge that is gone are finished on the way."""
+        """The oldest started child of ``gpu`` whose session is with ``judge`` (the GPU's judge now, alive) and
+        still open, its child alive; those of a judge that is gone, and those whose child failed to start or died
+        waiting (that is no candidate's verdict), are finished on the way."""
         if judge is None:  # the GPU's judge is starting: what is here is its own, or soon will be
             return None
         while True:
@@ -75,7 +78,15 @@ class WarmPool:
             if started is None:
                 return None
             if started.judge is judge and judge.alive:
-                return started
+                if judge.ended(started.key):  # its child failed to start: that is no candidate's verdict
+                    judge.discard(started.key)
+                elif started.child.exit() is not None:  # it died waiting: its session ends unjudged
+                    try:
+                        judge.finish(started.key, None, CANCEL_WAIT_S)
+                    except Exception:  # noqa: BLE001 - the judge's own trouble surfaces with the next candidate
+                        pass
+                else:
+                    return started
             started.child.finish()
 
     def drain(self) -> list[Started]:
