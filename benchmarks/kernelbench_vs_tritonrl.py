@@ -390,7 +390,7 @@ def run_tritonrl(tasks: dict, cands: list[Candidate], device: str, timeout_s: fl
 
     began = time.monotonic()
     config = VerifyConfig(device=device, workers_per_gpu=workers_per_gpu, timeout_s=timeout_s, workers=workers,
-                          cache_dir=tempfile.mkdtemp(prefix="kb-vs-ours-"))
+                          cache_dir=tempfile.mkdtemp(prefix="kb-vs-ours-"), warm_children=True)  # the GPU is ours
     with Verifier(config) as verifier:
         if started:
             verifier.start(wait=True)

@@ -115,9 +115,10 @@ class VerifyConfig(Section):
         "help": "GPU ids this verifier may use, as CUDA_VISIBLE_DEVICES names them (null: every visible GPU)"})
     workers_per_gpu: int = field(default=1, metadata={
         "help": "GPU: candidates compiling/checking at once per GPU; timing stays exclusive", "ge": 1})
-    warm_children: bool | None = field(default=None, metadata={
-        "help": "start each place's candidate child ahead of its candidate (forked, isolated, CUDA started) at "
-                "start and after each verdict; null: on a GPU"})
+    warm_children: bool = field(default=False, metadata={
+        "help": "start a candidate child per place ahead of its candidates (forked, isolated, CUDA started) "
+                "whenever the places are free: for GPUs that are the verifier's own (each idle child keeps a CUDA "
+                "context on the GPU, memory a training run colocated there would miss)"})
     staged: bool = field(default=True, metadata={"help": "run the tiny-shape stage before the full trials"})
     multi_input: bool = field(default=True, metadata={
         "help": "several trials (seeds, scaled values, alternative shapes), not just one"})

@@ -1,4 +1,4 @@
-"""Children started ahead of their candidates (``VerifyConfig.warm_children``, on a GPU by default; here on the CPU):
+"""Children started ahead of their candidates (``VerifyConfig.warm_children``, off by default; here on the CPU):
 ``start(wait=True)`` returns with one started child per place, each candidate gets one, each verdict is what a
 child started for it would give, every place gets a new one after its verdict, and ``close()`` ends them all."""
 

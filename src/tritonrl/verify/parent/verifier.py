@@ -367,8 +367,7 @@ class Verifier:
             threading.Thread(target=self._fill_warm, args=(gpu,), daemon=True, name=f"tritonrl-warm-{gpu}").start()
 
     def _warm_wanted(self) -> bool:
-        wanted = self.config.warm_children
-        return (self.device == "cuda") if wanted is None else bool(wanted)
+        return bool(self.config.warm_children)
 
     def _fill_warm(self, gpu: str) -> None:
         """A child started ahead for each of ``gpu``'s places (``warm_children``), while none of them judges a

@@ -7,7 +7,8 @@
 
 A candidate's child costs seconds before its candidate runs: the fork, the sandbox, a CUDA context (1-3 s each on
 a loaded H200, a few at a time: docs/verifier.md, "A candidate's start"). Nothing of that depends on the candidate,
-so the verifier starts them ahead (``VerifyConfig.warm_children``): one per place of each GPU whenever none of
+so the verifier can start them ahead (``VerifyConfig.warm_children``, off by default: each waiting child keeps a CUDA
+context on its GPU): one per place of each GPU whenever none of
 the GPU's places judges a candidate (at ``Verifier.start``, and when a batch ends: an RL step's batch finds its
 children ready), never while a batch runs (they would contend with its children for the host and for the GPU's CUDA
 starts). A started child runs only the harness's trusted code until the parent has written the candidate's file
