@@ -12,7 +12,7 @@
 #   funnel     tests/verify/test_gpu.py without the bundled sweep (benchmarks/bundled_gpu.py does that, resumably)
 #              and without the three-children xfail
 #   redteam    tests/verify/test_redteam.py under CUDA (every fixture judged on the device)
-#   integrity  tests/verify/test_integrity.py under CUDA
+#   integrity  tests/verify/test_integrity.py under CUDA, as two parts: integrity_a (rounds 3-6), integrity_b (the rest)
 #   busy       tests/verify/test_gpu_busy_batch.py: honest memory-bound kernels alone and in a batch of 32+
 # A part that outlives PART_TIMEOUT_S (default 480) is killed; its log shows how far it got.
 set -uo pipefail
@@ -29,14 +29,22 @@ PYTEST=(python3 -m pytest -v -p no:cacheprovider --durations=10)
 status=0
 stamp() { while IFS= read -r line; do printf '%(%T)T %s\n' -1 "$line"; done; }
 
+# integrity runs as two parts (572 s whole on one H200, past a part's 8 minutes): rounds 3-6, then the rest
+INTEGRITY_A="r3_ or r4_ or r5_ or r6_"
+parts=()
 for part in "$@"; do
+  if [ "$part" = integrity ]; then parts+=(integrity_a integrity_b); else parts+=("$part"); fi
+done
+
+for part in "${parts[@]}"; do
   case "$part" in
     timing) args=(-m gpu tests/verify/test_gpu_timing.py tests/verify/test_verifier.py) ;;
     funnel) args=(-m gpu tests/verify/test_gpu.py -k "not bundled and not three_children") ;;
     redteam) args=(-m "not slow" tests/verify/test_redteam.py) ;;
-    integrity) args=(-m "not slow" tests/verify/test_integrity.py) ;;
+    integrity_a) args=(-m "not slow" tests/verify/test_integrity.py -k "$INTEGRITY_A") ;;
+    integrity_b) args=(-m "not slow" tests/verify/test_integrity.py -k "not ($INTEGRITY_A)") ;;
     busy) args=(-m gpu tests/verify/test_gpu_busy_batch.py) ;;
-    *) echo "gpu_tests.sh: unknown part '$part' (timing, funnel, redteam, integrity, busy)" >&2; exit 2 ;;
+    *) echo "gpu_tests.sh: unknown part '$part' (timing, funnel, redteam, integrity, integrity_a, integrity_b, busy)" >&2; exit 2 ;;
   esac
   echo "== part $part: ${args[*]}"
   timeout "${PART_TIMEOUT_S:-480}" "${PYTEST[@]}" "${args[@]}" --junitxml="$OUT/$part.xml" 2>&1 \
