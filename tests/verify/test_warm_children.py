@@ -4,6 +4,7 @@ child started for it would give, every place gets a new one after its verdict, a
 
 import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.verify.tasks import TASKS
@@ -65,14 +66,21 @@ def test_children_started_ahead_judge_their_candidates_and_end_with_the_verifier
     assert later and not any(_alive(p) for p in later)  # close() ended the children waiting
 
 
-def test_a_warm_child_of_a_judge_that_died_is_not_used(ref_cache_dir):
-    """A child whose session is with a judge that is gone is finished and replaced by a fresh start."""
-    config = VerifyConfig(static_checks=False, cache_dir=ref_cache_dir, device="cpu", workers=1, timeout_s=12.0,
+@contextmanager
+def _one_place(cache: str):
+    """A verifier with one place, started, and the child it started ahead (left in its pool)."""
+    config = VerifyConfig(static_checks=False, cache_dir=cache, device="cpu", workers=1, timeout_s=12.0,
                           warm_children=True)
     with Verifier(config) as verifier:
         verifier.start(wait=True)
-        (old,) = verifier._warm.drain()
-        verifier._warm.put(old)
+        (started,) = verifier._warm.drain()
+        verifier._warm.put(started)
+        yield verifier, started
+
+
+def test_a_warm_child_of_a_judge_that_died_is_not_used(ref_cache_dir):
+    """A child whose session is with a judge that is gone is finished and replaced by a fresh start."""
+    with _one_place(ref_cache_dir) as (verifier, old):
         verifier._drop_judge("cpu")  # the judge ends: its sessions with it
         result = verifier.verify(TASKS["relu"], code=(RUNTIME / "good_relu.py").read_text())
         assert result.correct, result.error
@@ -86,12 +94,7 @@ def test_a_warm_child_that_died_waiting_is_not_a_candidates_verdict(ref_cache_di
     candidate gets a child of its own, not that death as its verdict."""
     import signal
 
-    config = VerifyConfig(static_checks=False, cache_dir=ref_cache_dir, device="cpu", workers=1, timeout_s=12.0,
-                          warm_children=True)
-    with Verifier(config) as verifier:
-        verifier.start(wait=True)
-        (old,) = verifier._warm.drain()
-        verifier._warm.put(old)
+    with _one_place(ref_cache_dir) as (verifier, old):
         os.killpg(old.child.pid, signal.SIGKILL)
         deadline = time.monotonic() + 10
         while old.child.exit() is None and time.monotonic() < deadline:
