@@ -420,7 +420,9 @@ def ours_batch(tasks: dict, cands: list[Candidate], args, started: bool) -> tupl
     busy = {**sampler.summary(window=(info["began"], info["began"] + wall)),
             "sampler_span": sampler.summary(), "timeline": batch_timeline(rows, sampler, info["began"], wall),
             "startup_s": info.get("startup_s")}
+    busy["idle_by_phase"] = idle_by_phase(busy["timeline"])
     print_timeline(busy["timeline"])
+    print(f"GPU-idle seconds by phase: {busy['idle_by_phase']}")
     print(f"start (s): {info.get('startup_s')}")
     return rows, wall, busy
 
@@ -499,6 +501,31 @@ def batch_timeline(rows: list[dict], sampler: BusySampler, began: float, wall: f
                     "exclusive": share((a, b) for tl in lines for m, a, b in tl["leases"] if m == "exclusive"),
                     "gpu_util": round(sum(util) / len(util), 1) if util else None})
     return out
+
+
+PHASES = ("start", "compile", "trials", "timing", "tail")
+
+
+def idle_by_phase(timeline: list[dict]) -> dict:
+    """Where the batch's GPU-idle seconds went, from its per-second timeline (``batch_timeline``): each second is
+    ``start`` (no child has started yet: the zygote, the judge, the children's CUDA), ``timing`` (a timing run held
+    the GPU alone for at least half of it), ``trials`` (correctness work under the shared lease, at least half a
+    session's worth), ``tail`` (after the last lease of the batch: candidates left waiting out a time-out) or else
+    ``compile`` (children compiling, starting CUDA, or in their tiny stage). Per phase: its seconds, the seconds of
+    it the GPU sat idle (one minus NVML's utilization), and that utilization's mean."""
+    last = max((i for i, b in enumerate(timeline) if b["shared"] > 0 or b["exclusive"] > 0), default=-1)
+    out = {phase: {"s": 0, "idle_s": 0.0, "util": []} for phase in PHASES}
+    for i, b in enumerate(timeline):
+        if b["gpu_util"] is None:
+            continue
+        phase = ("start" if b["sessions"] == 0 and i <= last else "tail" if i > last else
+                 "timing" if b["exclusive"] >= 0.5 else "trials" if b["shared"] >= 0.5 else "compile")
+        out[phase]["s"] += 1
+        out[phase]["idle_s"] += 1 - b["gpu_util"] / 100
+        out[phase]["util"].append(b["gpu_util"])
+    return {phase: {"s": v["s"], "idle_s": round(v["idle_s"], 2),
+                    "util": round(sum(v["util"]) / len(v["util"]), 1) if v["util"] else None}
+            for phase, v in out.items()}
 
 
 # ------------------------------------------------------------------------------------------------ comparison
@@ -834,6 +861,9 @@ def merge(cands: list[Candidate], paths: list[str], out_path: Path) -> int:
                 kernelbench_stand_ins=sorted({s for run in kb_runs for s in run.get("kernelbench_stand_ins") or []}))
     if ours_run.get("tritonrl_started"):
         data["tritonrl_started"] = ours_run["tritonrl_started"]
+    for sampled in (busy["tritonrl"], (data.get("tritonrl_started") or {}).get("gpu_busy_sampling") or {}):
+        if sampled.get("timeline") and "idle_by_phase" not in sampled:  # a run from before it was reported
+            sampled["idle_by_phase"] = idle_by_phase(sampled["timeline"])
     summary = summarize(cands, ours, ours_run["tritonrl_wall_s"], kb, kb_wall, busy)
     started_ratio(data.get("tritonrl_started"), summary)
     write_json(out_path, {**data, **summary})

@@ -165,6 +165,23 @@ def test_batch_timeline_places_verdicts_leases_and_samples_per_second(bench):
     assert [s["gpu_util"] for s in steps] == [5.0, 50.0, 90.0]
 
 
+
+def test_idle_seconds_are_split_by_what_the_batch_was_doing(bench):
+    def step(t, sessions, shared, exclusive, util):
+        return {"t": t, "verifying": 1.0, "sessions": sessions, "shared": shared, "exclusive": exclusive,
+                "gpu_util": util}
+
+    timeline = [step(0, 0.0, 0.0, 0.0, 0.0), step(1, 3.0, 0.0, 0.0, 20.0), step(2, 3.0, 2.0, 0.0, 100.0),
+                step(3, 3.0, 0.0, 1.0, 60.0), step(4, 3.0, 0.0, 0.6, 80.0), step(5, 1.0, 0.0, 0.0, 0.0),
+                step(6, 1.0, 0.0, 0.0, None)]
+    phases = bench.idle_by_phase(timeline)
+    assert phases["start"] == {"s": 1, "idle_s": 1.0, "util": 0.0}
+    assert phases["compile"] == {"s": 1, "idle_s": 0.8, "util": 20.0}
+    assert phases["trials"] == {"s": 1, "idle_s": 0.0, "util": 100.0}
+    assert phases["timing"] == {"s": 2, "idle_s": 0.6, "util": 70.0}
+    assert phases["tail"] == {"s": 1, "idle_s": 1.0, "util": 0.0}  # a second with no sample is not counted
+
+
 KERNELBENCH_DIR = os.environ.get("KERNELBENCH_DIR")
 
 
