@@ -65,12 +65,8 @@ _Tensor = torch.Tensor
 
 
 def poison_memory(device: str) -> None:
-    """Make fresh allocations NaN (ints: max value) so a ``torch.empty`` output never written is caught.
-
-    Deterministic mode is set at the C level: ``torch.use_deterministic_algorithms`` also imports Inductor to
-    set its own flag (5 to 6 s per process on the GPU machine), and candidates may not use Inductor anyway."""
-    torch._C._set_deterministic_algorithms(True, warn_only=True)
-    torch.utils.deterministic.fill_uninitialized_memory = True
+    """Make fresh allocations NaN (ints: max value) so a ``torch.empty`` output never written is caught."""
+    fill_allocations(True)
     if device.startswith("cuda"):
         # Also leave NaN in the caching allocator's free blocks, for allocations that bypass the fill.
         block = torch.full((64 * 1024 * 1024,), float("nan"), device=device)
@@ -84,18 +80,23 @@ def filled_allocations() -> Iterator[None]:
     value the memory held changes none (an honest ReLU's zeros), which left a torch re-layout of its output
     ``COPIED`` and raised the share of a ReLU's output that repeats torch's input past a copy's (honest kernels
     refused in timed calls only: docs/benchmarks.md, "Warm children")."""
-    torch._C._set_deterministic_algorithms(True, warn_only=True)
-    torch.utils.deterministic.fill_uninitialized_memory = True
+    fill_allocations(True)
     try:
         yield
     finally:
-        unpoison_memory()
+        fill_allocations(False)
 
 
 def unpoison_memory() -> None:
     """Timing measures the kernel, not the NaN fill of every torch.empty."""
-    torch._C._set_deterministic_algorithms(False)
-    torch.utils.deterministic.fill_uninitialized_memory = False
+    fill_allocations(False)
+
+
+def fill_allocations(on: bool) -> None:
+    """Whether torch fills every fresh allocation (NaN; ints: their maximum). Deterministic mode is set at the C
+    level: ``torch.use_deterministic_algorithms`` also imports Inductor (5 to 6 s per process on the GPU machine)."""
+    torch._C._set_deterministic_algorithms(on, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = on
 
 
 def format_error(exc: BaseException, code_path: str = CODE_FILE, limit: int = MAX_ERROR_CHARS) -> str:

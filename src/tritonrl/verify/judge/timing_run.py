@@ -125,20 +125,9 @@ def reference_timing(session, trial: TrialSpec, policy: timing_protocol.TimingPo
     the batch's children compiled (a host of 16 cores, 36 children), the judge's thread was held off the CPU for
     longer than the hold covers, and KernelBench GEMM references read 2.7 ms as 3.4-7.5 ms (docs/benchmarks.md,
     "Warm children")."""
-    return time_reference(session.judge, trial, policy, session.config["randomize"],
-                          bool(session.timing_spec.get("compile")))
-
-
-def reference_key(judge, trial: TrialSpec, policy: timing_protocol.TimingPolicy, randomize: bool,
-                  compile_baseline: bool) -> str:
-    return "|".join(map(str, (trial.cache_key(judge.device, randomize), judge.gpu_name, policy.key(),
-                              compile_baseline, "timing-v8")))
-
-
-def time_reference(judge, trial: TrialSpec, policy: timing_protocol.TimingPolicy, randomize: bool,
-                   compile_baseline: bool) -> tuple[dict, bool]:
-    """(the report, whether it was there already); the caller holds the GPU alone."""
-    key = reference_key(judge, trial, policy, randomize, compile_baseline)
+    judge, compile_baseline = session.judge, bool(session.timing_spec.get("compile"))
+    key = "|".join(map(str, (trial.cache_key(judge.device, session.config["randomize"]), judge.gpu_name,
+                             policy.key(), compile_baseline, "timing-v8")))
     report = judge.timings.get(key)
     if report is not None:
         return report, True

@@ -285,12 +285,7 @@ class Verifier:
             current = self._judges.get(gpu)
         self._use(gpu, +1)
         try:
-            started = self._warm.take(gpu, current) or self._start_child(gpu)
-        except BaseException:
-            self._use(gpu, -1)
-            raise
-        try:
-            return self._judged(started, code, plan, retries)
+            return self._judged(self._warm.take(gpu, current) or self._start_child(gpu), code, plan, retries)
         finally:
             self._use(gpu, -1)  # the last of a batch: the GPU's places get children started ahead again
 
@@ -363,11 +358,8 @@ class Verifier:
         with self._places_lock:
             self._in_use[gpu] += change
             idle = self._in_use[gpu] == 0
-        if change < 0 and idle and self._warm_wanted() and not self._closed:
+        if change < 0 and idle and self.config.warm_children and not self._closed:
             threading.Thread(target=self._fill_warm, args=(gpu,), daemon=True, name=f"tritonrl-warm-{gpu}").start()
-
-    def _warm_wanted(self) -> bool:
-        return bool(self.config.warm_children)
 
     def _fill_warm(self, gpu: str) -> None:
         """A child started ahead for each of ``gpu``'s places (``warm_children``), while none of them judges a
@@ -375,7 +367,7 @@ class Verifier:
         the batch's for the host and the GPU's CUDA starts). A failure is logged: candidates start their own."""
         while True:
             with self._places_lock:
-                if self._closed or self._in_use[gpu] or self._filling[gpu] \
+                if not self.config.warm_children or self._closed or self._in_use[gpu] or self._filling[gpu] \
                         or self._warm.count(gpu) >= self._per_judge:
                     return
                 self._filling[gpu] = True

@@ -21,7 +21,7 @@ import os
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from tritonrl.verify.shared.wire import CODE_FILE
@@ -40,7 +40,7 @@ class Started:
     key: int            # the judge's session id
     asked: float        # monotonic s: the fork asked for, and done (diagnosis: ``fork_span``)
     forked: float
-    warm: bool = field(default=False)  # started ahead of its candidate
+    warm: bool = False  # started ahead of its candidate
 
 
 def write_code(workdir: str, code: str) -> None:
