@@ -404,6 +404,7 @@ def run_tritonrl(tasks: dict, cands: list[Candidate], device: str, timeout_s: fl
              "error": (r.error or "")[:300] or None, "runtime_ms": r.runtime_ms, "ref_runtime_ms": r.ref_runtime_ms,
              "speedup": r.speedup, "elapsed_s": r.elapsed_s, "stage_s": r.timing.get("stage_s"),
              "timed_trials": (r.timing.get("candidate") or {}).get("trials"), "parent_s": r.timing.get("parent_s"),
+             "memory_retries": r.timing.get("memory_retries"),
              "timeline": row_timeline(r, began)}
             for r in results]
     return rows, wall

@@ -55,6 +55,7 @@ from tritonrl.verify.child.streams import graph_problem
 from tritonrl.verify.child.toolchain import Toolchain, load_triton_native
 from tritonrl.verify.shared import timing_protocol, wire
 from tritonrl.verify.shared.arena import Arena, fingerprint
+from tritonrl.verify.shared.device_memory import out_of_memory
 from tritonrl.verify.shared.protections import missing_protections
 from tritonrl.verify.shared.stopwatch import Stopwatch
 from tritonrl.verify.shared.trial import build_model, exact_fp32, torch_dtype
@@ -64,13 +65,27 @@ from tritonrl.verify.shared.wire import CODE_FILE, CODE_PATH
 _Tensor = torch.Tensor
 
 
+POISON_WORDS = 64 * 1024 * 1024  # the NaN block left in the caching allocator (256 MiB of float32)
+_empty_cache = torch.cuda.empty_cache  # bound before the candidate's import, as ``timing_protocol.synchronize``
+
+
 def poison_memory(device: str) -> None:
     """Make fresh allocations NaN (ints: max value) so a ``torch.empty`` output never written is caught."""
     fill_allocations(True)
     if device.startswith("cuda"):
         # Also leave NaN in the caching allocator's free blocks, for allocations that bypass the fill.
-        block = torch.full((64 * 1024 * 1024,), float("nan"), device=device)
+        block = torch.full((POISON_WORDS,), float("nan"), device=device)
         del block
+
+
+def release_memory(device: str) -> None:
+    """After a full trial, under the judge's shared lease: the blocks this child's allocator kept (the trial's
+    outputs, the watch's snapshots and masks: gigabytes for a 256 MiB weight) go back to the device, and the
+    poison block is made again, so an idle child holds what a fresh one does. Kept, 48 children's blocks ran
+    honest candidates out of memory on an H100 (``shared.device_memory``)."""
+    if device.startswith("cuda"):
+        _empty_cache()
+        poison_memory(device)
 
 
 @contextmanager
@@ -114,7 +129,16 @@ def format_error(exc: BaseException, code_path: str = CODE_FILE, limit: int = MA
     return "\n".join([head, *lines])[:limit]
 
 
-def failure(exc: BaseException, flag: str) -> dict[str, str]:
+def failure(exc: BaseException, flag: str) -> dict[str, Any]:
+    """The step's flag and error (``explain``), and ``out_of_memory`` when the device's memory ran out (the judge
+    runs the step once more with the GPU to itself: ``shared.device_memory``)."""
+    reply: dict[str, Any] = explain(exc, flag)
+    if out_of_memory(exc):
+        reply["out_of_memory"] = True
+    return reply
+
+
+def explain(exc: BaseException, flag: str) -> dict[str, str]:
     """The step's flag and error: ``cpu_unsupported`` when the CPU interpreter, not the candidate, failed;
     ``data_race`` when its programs shared memory (``fidelity.DataRace``)."""
     refused = sandbox_refused(exc)
@@ -335,8 +359,12 @@ class Child:
             return {"ok": False, "flag": problem[0], "error": problem[1], "launches": record.launches}
         judged = time.monotonic()
         outputs = self.deliver(output, message["outputs"])
-        return {"ok": True, "launches": record.launches, "elapsed_s": elapsed_s, "outputs": outputs,
-                "judge_s": judged - start - elapsed_s, "deliver_s": time.monotonic() - judged,
+        delivered, launches = time.monotonic(), record.launches
+        if message.get("release"):
+            del output, record
+            release_memory(self.device)
+        return {"ok": True, "launches": launches, "elapsed_s": elapsed_s,
+                "outputs": outputs, "judge_s": judged - start - elapsed_s, "deliver_s": delivered - judged,
                 "frontend_unchecked": list(frontend.UNCHECKED)}
 
     def deliver(self, output: Any, slots: list) -> list[dict]:

@@ -186,6 +186,12 @@ class ReferenceStore:
         return Reference(trial, list(init_args), list(handed), list(after), outputs, nbytes, sides,
                          state_digests(model) if state else [])
 
+    def release_cache(self) -> None:
+        """This process's unused blocks back to the device (under the exclusive lease: ``empty_cache`` waits for the
+        device)."""
+        if self.device.startswith("cuda"):
+            torch.cuda.empty_cache()
+
     def yield_memory(self, floor: float = FREE_FLOOR) -> int:
         """Memory back to the device for the candidates' children: this process's unused blocks, then references,
         least recently used first, while less than ``floor`` of the device is free. Returns how many went; call it

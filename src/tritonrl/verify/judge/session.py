@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from tritonrl.errors import TaskError
@@ -28,6 +29,7 @@ from tritonrl.verify.judge.references import Reference
 from tritonrl.verify.judge.timing_run import run_timing
 from tritonrl.verify.shared import wire
 from tritonrl.verify.shared.arena import Arena, fingerprint
+from tritonrl.verify.shared.device_memory import claims_out_of_memory, out_of_memory
 from tritonrl.verify.shared.trial import TrialSpec
 
 
@@ -198,8 +200,7 @@ class Session:
         start = time.monotonic()
         refs = self.judge.store.held(self.trials)
         if refs is None:
-            with self.shared():
-                refs = self.judge.store.get(self.trials)
+            refs = self.gpu_unit("full", "references", lambda: self.judge.store.get(self.trials))
         self.facts["stage_s"]["reference"] = round(time.monotonic() - start, 4)
         return refs
 
@@ -216,27 +217,21 @@ class Session:
     def correctness(self, refs: dict[str, Reference]) -> None:
         start = time.monotonic()
         layouts = {t.name: Layout.of(refs[t.name]) for t in self.trials}
-        self.arena = Arena.create(max(layout.nbytes for layout in layouts.values()), self.judge.device)
+        nbytes = max(layout.nbytes for layout in layouts.values())
+        self.arena = self.gpu_unit("tiny", "arena", lambda: Arena.create(nbytes, self.judge.device))
         self.call_arena()
         for index, trial in enumerate(self.trials):
             stage = "tiny" if trial.stage == "tiny" else "full"
             ref, layout = refs[trial.name], layouts[trial.name]
             building = "compile" if index == 0 else stage  # the first construction is the compile stage's
-            with self.lease_for(stage):
-                steps = [time.monotonic()]
-                reply = self.call(self.build_message(trial, layout, ref), building)
-                if not reply.get("ok"):
-                    flag = text(reply.get("flag"), "init_error")
-                    raise Failed(building, flag, f"{trial.describe()}: {text(reply.get('error'), '?')}")
-                self.facts["compiled"] = True
-                steps.append(time.monotonic())
-                layout.write(self.arena, ref.inputs, self.judge.device)
-                steps.append(time.monotonic())
-                reply = self.call({"op": "run", "inputs": layout.inputs, "outputs": layout.outputs}, stage)
-                steps.append(time.monotonic())
-                problem = self.judge_call(reply, ref, layout, stage)
-                steps.append(time.monotonic())
-                self.note_unchecked(reply)
+            steps, built, reply, problem = self.gpu_unit(
+                stage, trial.name, partial(self.trial_once, trial, ref, layout, stage, building),
+                said=lambda result: claims_out_of_memory(result[1], result[2]))
+            if not built.get("ok"):
+                flag = text(built.get("flag"), "init_error")
+                raise Failed(building, flag, f"{trial.describe()}: {text(built.get('error'), '?')}")
+            self.facts["compiled"] = True
+            self.note_unchecked(reply)
             self.facts["stage_s"].setdefault("trials", []).append(
                 {"trial": trial.name, "build": round(steps[1] - steps[0], 4), "write": round(steps[2] - steps[1], 4),
                  "run": round(steps[3] - steps[2], 4), "check": round(steps[4] - steps[3], 4),
@@ -252,6 +247,46 @@ class Session:
                 self.facts["tiny_correct"] = True
         self.facts.update(correct=True, tiny_correct=True, stage="done")
         self.facts["stage_s"]["correctness"] = round(time.monotonic() - start, 4)
+
+    def trial_once(self, trial: TrialSpec, ref: Reference, layout: Layout, stage: str,
+                   building: str) -> tuple[list[float], dict, dict, Mismatch | None]:
+        """One trial: the model built, the forward run, its outputs judged. The steps' instants, both replies (the
+        run's empty when the build failed) and what was wrong. After a full trial the child gives its allocator's
+        blocks back."""
+        steps = [time.monotonic()]
+        built = self.call(self.build_message(trial, layout, ref), building)
+        steps.append(time.monotonic())
+        if not built.get("ok"):
+            return steps, built, {}, None
+        layout.write(self.arena, ref.inputs, self.judge.device)
+        steps.append(time.monotonic())
+        reply = self.call({"op": "run", "inputs": layout.inputs, "outputs": layout.outputs,
+                           "release": stage == "full"}, stage)
+        steps.append(time.monotonic())
+        problem = self.judge_call(reply, ref, layout, stage)
+        steps.append(time.monotonic())
+        return steps, built, reply, problem
+
+    def gpu_unit(self, stage: str, name: str, unit: Callable[[], Any],
+                 said: Callable[[Any], bool] = lambda result: False) -> Any:
+        """``unit()`` (GPU work: the judge's own or its child's) under the stage's lease (``lease_for``). A unit that
+        ran out of device memory beside other candidates' work (the judge's allocation raised, or ``said(result)``:
+        the child's replies say so, ``shared.device_memory``) runs once more with the GPU to itself, after the
+        judge's unused blocks went back; what it does there is the verdict's. ``timing["memory_retries"]`` names
+        each retried unit."""
+        with self.lease_for(stage):
+            try:
+                result, short = unit(), False
+            except Exception as exc:  # noqa: BLE001 - only the device running out of memory is retried
+                if not out_of_memory(exc):
+                    raise
+                result, short = None, True
+        if not short and not said(result):
+            return result
+        self.facts["timing"].setdefault("memory_retries", []).append(name)
+        with self.exclusive():
+            self.judge.store.release_cache()
+            return unit()
 
     def note_unchecked(self, reply: dict) -> None:
         """The child's word that a launch skipped the GPU front-end check (its machinery failed): informational,

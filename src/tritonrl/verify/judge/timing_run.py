@@ -29,6 +29,7 @@ from tritonrl.verify.judge.failures import Failed, number, text
 from tritonrl.verify.judge.layout import Layout
 from tritonrl.verify.judge.references import FREE_FLOOR, Reference
 from tritonrl.verify.shared import timing_protocol, wire
+from tritonrl.verify.shared.device_memory import out_of_memory
 from tritonrl.verify.shared.stopwatch import Stopwatch
 from tritonrl.verify.shared.timing_stats import RUN_TO_RUN_REL, speedup_interval
 from tritonrl.verify.shared.trial import TrialSpec
@@ -115,8 +116,17 @@ class PrefetchBudget:
 def prefetch(session, trial: TrialSpec, model: torch.nn.Module, count: int) -> dict[int, Reference]:
     """The fresh inputs (and the reference's outputs for them) of the timing run's first ``count`` calls, made
     while other candidates share the GPU: the run that holds the GPU alone then only writes them into the arena.
-    They stay in the judge until their call, as those made during the run do."""
-    return {call: session.judge.store.fresh(trial, call, model) for call in range(1, count + 1)}
+    They stay in the judge until their call, as those made during the run do. The device running out of memory
+    ends the prefetch (the rest are made during the run), not the candidate's verdict."""
+    sets: dict[int, Reference] = {}
+    for call in range(1, count + 1):
+        try:
+            sets[call] = session.judge.store.fresh(trial, call, model)
+        except Exception as exc:  # noqa: BLE001 - only the device running out of memory is forgiven here
+            if not out_of_memory(exc):
+                raise
+            break
+    return sets
 
 
 def reference_timing(session, trial: TrialSpec, policy: timing_protocol.TimingPolicy) -> tuple[dict, bool]:
