@@ -422,8 +422,10 @@ def ours_batch(tasks: dict, cands: list[Candidate], args, started: bool) -> tupl
             "sampler_span": sampler.summary(), "timeline": batch_timeline(rows, sampler, info["began"], wall),
             "startup_s": info.get("startup_s")}
     busy["idle_by_phase"] = idle_by_phase(busy["timeline"])
+    busy["ceiling"] = busy_ceiling(rows, busy.get("busy_fraction"), wall)
     print_timeline(busy["timeline"])
     print(f"GPU-idle seconds by phase: {busy['idle_by_phase']}")
+    print(f"GPU busy ceiling (the batch's GPU work over the least wall its time-outs allow): {busy['ceiling']}")
     print(f"start (s): {info.get('startup_s')}")
     return rows, wall, busy
 
@@ -505,6 +507,20 @@ def batch_timeline(rows: list[dict], sampler: BusySampler, began: float, wall: f
 
 
 PHASES = ("start", "compile", "trials", "timing", "tail")
+
+
+def busy_ceiling(rows: list[dict], busy_fraction: float | None, wall: float) -> dict | None:
+    """The most GPU busy this batch could show with its GPU work as it is: the batch cannot end before its
+    timed-out candidates do (each waits out the limit from its own start), so its busy fraction is at most its
+    GPU-busy seconds over the latest of those ends (``timeouts_end_s``, the batch's clock). A batch of 48 with six
+    hangs at 20 s and 15 s of GPU work tops out at 75% however well its idle seconds are filled."""
+    ends = [r["timeline"]["span"][1] for r in rows
+            if "timeout" in (r.get("flags") or []) and (r.get("timeline") or {}).get("span")]
+    if busy_fraction is None or not ends or not wall:
+        return None
+    busy_s = busy_fraction * wall
+    return {"busy_s": round(busy_s, 2), "timeouts_end_s": round(max(ends), 2), "wall_s": round(wall, 2),
+            "ceiling": round(min(1.0, busy_s / max(ends)), 3)}
 
 
 def idle_by_phase(timeline: list[dict]) -> dict:

@@ -110,3 +110,13 @@ def test_sample_positions_stay_inside_a_launch_of_over_2_24_written_elements():
     picks = _samples(torch.ones(16_777_220))
     assert picks.numel() == SAMPLES and int(picks[0]) == 0 and int(picks[-1]) == 16_777_219
     assert bool((picks[1:] > picks[:-1]).all())
+
+
+def test_class_membership_is_isins_without_its_temporary():
+    """``copies.member`` (one comparison a class) agrees with ``torch.isin`` on every byte class."""
+    from tritonrl.verify.child.copies import member
+
+    classes = torch.randint(0, 16, (1000, 4), dtype=torch.uint8)
+    among = torch.tensor([1, 5, 9, 15], dtype=torch.uint8)
+    assert torch.equal(member(classes, among), torch.isin(classes, among))
+    assert not member(classes, torch.tensor([], dtype=torch.uint8)).any()

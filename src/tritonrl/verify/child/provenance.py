@@ -417,10 +417,11 @@ def credit_launch(prov: Provenance, watched: list, given: list, before: dict, st
             elif taint is None:  # too few to fit an index map in t's shape: judged with the forward's other ones
                 prov.single(t, elems, given)
     # every storage handed, an empty view's too: the copy search reads whole storages (a kernel handed ``ans[:0]``
-    # and an offset copied all of ``ans``)
-    sources = [(src, prov.mask(src)) for src in given if src.untyped_storage().nbytes()]
+    # and an offset copied all of ``ans``); one that may hold no laundered byte (its ``kinds``) has nothing to copy
+    sources = [(src, prov.mask(src)) for src in given
+               if src.untyped_storage().nbytes() and prov.storage_kinds(src) & LAUNDERED]
     for t, elems in copies:  # after every view is credited: a copy seen through any view of a storage stays one
-        source = copied_from(t, elems, sources, _LAUNDERED)
+        source = copied_from(t, elems, sources, _LAUNDERED) if sources else None
         if source is not None:
             prov.region(t)[elems] = source
             prov.kinds[storage_key(t)].add(source)
