@@ -67,6 +67,7 @@ _Tensor = torch.Tensor
 
 POISON_WORDS = 64 * 1024 * 1024  # the NaN block left in the caching allocator (256 MiB of float32)
 _empty_cache = torch.cuda.empty_cache  # bound before the candidate's import, as ``timing_protocol.synchronize``
+_mem_get_info = torch.cuda.mem_get_info
 
 
 def poison_memory(device: str) -> None:
@@ -78,14 +79,24 @@ def poison_memory(device: str) -> None:
         del block
 
 
-def release_memory(device: str) -> None:
-    """After a full trial, under the judge's shared lease: the blocks this child's allocator kept (the trial's
-    outputs, the watch's snapshots and masks: gigabytes for a 256 MiB weight) go back to the device, and the
-    poison block is made again, so an idle child holds what a fresh one does. Kept, 48 children's blocks ran
-    honest candidates out of memory on an H100 (``shared.device_memory``)."""
-    if device.startswith("cuda"):
-        _empty_cache()
-        poison_memory(device)
+RELEASE_BELOW = 0.25  # a full trial that leaves less than this share of the device free gives its blocks back
+
+
+def release_memory(device: str) -> bool:
+    """After a full trial, under the judge's shared lease, when less than ``RELEASE_BELOW`` of the device is free:
+    the blocks this child's allocator kept (the trial's outputs, the watch's snapshots and masks: a gigabyte for a
+    256 MiB weight) go back to the device, and the poison block is made again, so an idle child holds what a fresh
+    one does (``shared.device_memory``). Only then: given back after every trial, the driver's work of taking the
+    blocks back and handing them out again landed in other candidates' timed regions (empty regions of 2.4 ms in a
+    busy batch on an H100, docs/benchmarks.md, "Out of memory in a busy batch"). Whether it released."""
+    if not device.startswith("cuda"):
+        return False
+    free, total = _mem_get_info(device)
+    if free >= RELEASE_BELOW * total:
+        return False
+    _empty_cache()
+    poison_memory(device)
+    return True
 
 
 @contextmanager
@@ -359,13 +370,13 @@ class Child:
             return {"ok": False, "flag": problem[0], "error": problem[1], "launches": record.launches}
         judged = time.monotonic()
         outputs = self.deliver(output, message["outputs"])
-        delivered, launches = time.monotonic(), record.launches
+        delivered, launches, released = time.monotonic(), record.launches, False
         if message.get("release"):
             del output, record
-            release_memory(self.device)
+            released = release_memory(self.device)
         return {"ok": True, "launches": launches, "elapsed_s": elapsed_s,
                 "outputs": outputs, "judge_s": judged - start - elapsed_s, "deliver_s": delivered - judged,
-                "frontend_unchecked": list(frontend.UNCHECKED)}
+                "frontend_unchecked": list(frontend.UNCHECKED), "released": released}
 
     def deliver(self, output: Any, slots: list) -> list[dict]:
         """Each output described, and copied into its arena slot when it is a plain tensor of the slot's shape

@@ -236,7 +236,7 @@ class Session:
                 {"trial": trial.name, "build": round(steps[1] - steps[0], 4), "write": round(steps[2] - steps[1], 4),
                  "run": round(steps[3] - steps[2], 4), "check": round(steps[4] - steps[3], 4),
                  "forward": round(number(reply.get("elapsed_s")), 4), "watch": round(number(reply.get("judge_s")), 4),
-                 "deliver": round(number(reply.get("deliver_s")), 4)})
+                 "deliver": round(number(reply.get("deliver_s")), 4), "released": reply.get("released") is True})
             if index == 0:
                 self.facts["stage_s"]["jit_first_trial"] = round(float(number(reply.get("elapsed_s"))), 4)
             if problem is not None:
