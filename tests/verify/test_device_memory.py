@@ -167,3 +167,18 @@ def test_a_candidate_always_short_fails_once_retried(runtime_verifier):
     assert not result.correct and result.stage is Stage.FULL
     assert "runtime_error" in result.flags and "OutOfMemoryError" in (result.error or ""), result.error
     assert result.timing.get("memory_retries") == ["full0"]
+
+
+def test_a_child_gives_its_blocks_back_only_when_the_device_is_short(monkeypatch):
+    """After a full trial a child empties its allocator's cache (and poisons again) only below a quarter free:
+    after every trial, the driver's work landed in other candidates' timed regions on an H100."""
+    from tritonrl.verify.child import harness
+
+    done: list = []
+    monkeypatch.setattr(harness, "_empty_cache", lambda: done.append("empty"))
+    monkeypatch.setattr(harness, "poison_memory", lambda device: done.append(f"poison {device}"))
+    monkeypatch.setattr(harness, "_mem_get_info", lambda device: (30, 100))
+    assert not harness.release_memory("cuda:0") and done == []
+    monkeypatch.setattr(harness, "_mem_get_info", lambda device: (20, 100))
+    assert harness.release_memory("cuda:0") and done == ["empty", "poison cuda:0"]
+    assert not harness.release_memory("cpu") and len(done) == 2

@@ -230,7 +230,6 @@ class Session:
             if not built.get("ok"):
                 flag = text(built.get("flag"), "init_error")
                 raise Failed(building, flag, f"{trial.describe()}: {text(built.get('error'), '?')}")
-            self.facts["compiled"] = True
             self.note_unchecked(reply)
             self.facts["stage_s"].setdefault("trials", []).append(
                 {"trial": trial.name, "build": round(steps[1] - steps[0], 4), "write": round(steps[2] - steps[1], 4),
@@ -258,6 +257,7 @@ class Session:
         steps.append(time.monotonic())
         if not built.get("ok"):
             return steps, built, {}, None
+        self.facts["compiled"] = True  # whatever the forward does next (a hang, a crash), the model was built
         layout.write(self.arena, ref.inputs, self.judge.device)
         steps.append(time.monotonic())
         reply = self.call({"op": "run", "inputs": layout.inputs, "outputs": layout.outputs,
