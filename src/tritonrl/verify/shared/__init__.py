@@ -8,6 +8,7 @@
     environment.py      the allow-listed environments of the zygote and the child
     directories.py      where jobs and the reference timings live on this machine
     protections.py      what each protection a verdict reports rests on
+    device_memory.py    whether a step ran out of device memory (the batch's doing: run again, alone)
     timing_protocol.py  the timing protocol (``time_calls``) and the timed region (``CudaTimer``)
     timing_stats.py     the protocol's pure statistics (medians, intervals, speedups)
     stopwatch.py        seconds per named step, for diagnosis only
