@@ -182,3 +182,44 @@ def test_a_child_gives_its_blocks_back_only_when_the_device_is_short(monkeypatch
     monkeypatch.setattr(harness, "_mem_get_info", lambda device: (20, 100))
     assert harness.release_memory("cuda:0") and done == ["empty", "poison cuda:0"]
     assert not harness.release_memory("cpu") and len(done) == 2
+
+
+MEMO_THEN_COPY = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+RUNS, MEMO = [0], []
+
+
+@triton.jit
+def relu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, tl.where(x > 0, x, 0.0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        RUNS[0] += 1
+        if RUNS[0] == 2:  # the first full trial: torch's answer kept, then a claim of running out
+            MEMO.append(torch.relu(x))
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.25 GiB.")
+        src = MEMO[0] if RUNS[0] == 3 else x  # the retry, on the same inputs: torch's answer through the kernel
+        out = torch.empty_like(x)
+        relu_kernel[(triton.cdiv(x.numel(), 1024),)](src, out, x.numel(), BLOCK=1024)
+        return out
+'''
+
+
+def test_a_claim_of_running_out_buys_no_unjudged_forward(runtime_verifier):
+    """A policy's next try against the retry: the claimed out-of-memory forward computes the answer with torch and
+    keeps it, and the retry (same inputs) passes it through a kernel. The watch remembers what torch made in the
+    failed forward: the copy is torch's answer, not the kernel's."""
+    result = runtime_verifier.verify(TASKS["relu"], code=MEMO_THEN_COPY)
+    assert not result.correct and "output_not_written" in result.flags, (result.stage, result.flags, result.error)
+    assert result.timing.get("memory_retries") == ["full0"]
+    control = runtime_verifier.verify(TASKS["relu"], code=MEMO_THEN_COPY.replace("MEMO[0] if RUNS[0] == 3 else x", "x"))
+    assert control.correct and control.timing.get("memory_retries") == ["full0"], control.error
