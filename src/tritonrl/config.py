@@ -346,6 +346,9 @@ class RunConfig(Section):
     report_to: str | list[str] = field(default="none", metadata={
         "help": "passed to transformers: none, wandb, tensorboard, ..."})
     seed: int = field(default=0, metadata={"help": "trainer seed"})
+    deterministic: bool = field(default=False, metadata={
+        "help": "deterministic kernels and seeding (transformers' full_determinism): the same run on the same "
+                "GPU and software makes the same weights, at some speed; a study re-makes a checkpoint this way"})
     logging_steps: int = field(default=1, metadata={"help": "log every N steps", "ge": 1})
     torch_threads: int | None = field(default=None, metadata={
         "help": "CPU threads torch uses for training and generation (null: torch's default, one per core); 1 keeps "

@@ -175,3 +175,15 @@ def test_a_new_split_salt_draws_a_new_partition_and_each_salt_keeps_its_splits_d
     assert seen["train"] and seen["heldout"] and not seen["train"] & seen["heldout"]
     with pytest.raises(UserError):
         generate_tasks(1, 0, "train", tmp_path / "empty", verifier=FakeVerifier(), split_salt="")
+
+
+def test_an_unverified_stream_judges_no_reference_and_says_so(tmp_path):
+    """``--no-verify``: every draft kept unjudged (an RL prompt stream), the same drafts a verified run keeps when
+    every reference passes, and the report says the references were not judged."""
+    judged = FakeVerifier()
+    report = generate_tasks(12, 5, "train", tmp_path / "stream", verifier=judged, verify_references=False)
+    assert judged.seen == 0 and report.kept == 12 and report.verified == 0
+    assert json.loads((tmp_path / "stream" / "generation_report.json").read_text())["references_verified"] is False
+    generate_tasks(12, 5, "train", tmp_path / "verified", verifier=FakeVerifier())
+    names = [{t.name for t in load_tasks(tmp_path / d)} for d in ("stream", "verified")]
+    assert names[0] == names[1]

@@ -61,6 +61,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                           help="multiply every shape by this (1: small, for the CPU interpreter; 8+ on a GPU)")
     generate.add_argument("--device", default="auto", help="where references are verified: auto, cpu, cuda")
     generate.add_argument("--workers", type=int, default=0, help="verifier processes (0: one per core or GPU)")
+    generate.add_argument("--no-verify", action="store_true",
+                          help="keep every draft without judging its reference (an RL prompt stream: the reward "
+                               "reads only the PyTorch Model); the report says references_verified: false")
     generate.add_argument("--json", action="store_true", help="print the generation report as JSON")
     generate.set_defaults(func=cmd_generate)
 
@@ -96,7 +99,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     verify = dataclasses.replace(default_verify_config(), device=args.device, workers=args.workers)
     report = generate_tasks(args.n, args.seed, args.split, args.out, kernelbench_dir=decontamination_dir(args.kernelbench),
-                            shape_scale=args.shape_scale, verify_config=verify, split_salt=args.split_salt or SPLIT_SALT)
+                            shape_scale=args.shape_scale, verify_config=verify, split_salt=args.split_salt or SPLIT_SALT,
+                            verify_references=not args.no_verify)
     if args.json:
         print(json.dumps(dataclasses.asdict(report), indent=1))
     else:

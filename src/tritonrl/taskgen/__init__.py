@@ -16,6 +16,10 @@ Layout written (what ``tritonrl.tasks.load_tasks`` reads, references included): 
 ``OUT/solutions/NAME.py``, ``OUT/tasks.jsonl`` (name, family, signature, split) and ``OUT/generation_report.json``.
 The same arguments give the same bytes (nothing time-dependent is written).
 
+``verify_references=False`` (``--no-verify``) keeps every draft without judging its reference: a prompt stream for RL,
+whose reward compares against the PyTorch ``Model`` and never reads the reference. The report says
+``references_verified: false``; a reference taken from such a directory (to fine-tune on, say) must be judged first.
+
 Resumable: while it runs, ``OUT/generation_progress.jsonl`` holds the arguments (first line), then each judged
 reference's verdict, appended as it arrives; an accepted task's files are written at once. SIGTERM or SIGINT
 (``tritonrl.common.signals``) stops it after the verdict under way (running references are stopped) with
@@ -72,6 +76,7 @@ class GenerationReport:
     signatures: int = 0
     failures: list[dict] = field(default_factory=list)
     kernelbench: str | None = None  # the clone drafts were checked against; None: overlap not checked
+    references_verified: bool = True  # False: drafts kept unjudged (an RL prompt stream; module docstring)
 
     def table(self) -> str:
         from tritonrl.tasks.kernelbook import overlap_cell
@@ -100,7 +105,7 @@ def task_name(draft: Draft) -> str:
 
 def generate_tasks(n: int, seed: int, split: str, out: str | Path, kernelbench_dir: str | Path | None = None,
                    shape_scale: int = 1, heldout_share: float = HELDOUT_SHARE, verify_config=None,
-                   verifier=None, split_salt: str = SPLIT_SALT) -> GenerationReport:
+                   verifier=None, split_salt: str = SPLIT_SALT, verify_references: bool = True) -> GenerationReport:
     """Write ``n`` verified tasks of ``split`` to ``out`` (replacing what a previous run with other arguments wrote
     there; resuming one with the same arguments that was stopped: module docstring)."""
     from tritonrl.common.signals import SignalHandlers, StopRequest
@@ -111,12 +116,13 @@ def generate_tasks(n: int, seed: int, split: str, out: str | Path, kernelbench_d
         raise UserError("--n must be at least 1")
     split_of("", heldout_share, split_salt)  # an empty salt fails here, before anything is written
     report = GenerationReport(n=n, seed=seed, split=split, shape_scale=shape_scale, split_salt=split_salt,
-                              kernelbench=str(kernelbench_dir) if kernelbench_dir is not None else None)
+                              kernelbench=str(kernelbench_dir) if kernelbench_dir is not None else None,
+                              references_verified=verify_references)
     index = _kernelbench_index(kernelbench_dir)
     verify = verify_config or default_verify_config()
     progress = _Progress(Path(out), {"n": n, "seed": seed, "split": split, "shape_scale": shape_scale,
                                      "heldout_share": heldout_share, "split_salt": split_salt, "kernelbench": report.kernelbench,
-                                     "verify": dataclasses.asdict(verify)})
+                                     "verify": dataclasses.asdict(verify) if verify_references else None})
     rng = random.Random(f"tritonrl-generate:{seed}")
     seen: set[str] = set()
     kept: list[tuple[Draft, KernelTask]] = []
@@ -125,7 +131,8 @@ def generate_tasks(n: int, seed: int, split: str, out: str | Path, kernelbench_d
         while len(kept) < n and report.drawn < n * MAX_DRAWS_PER_TASK:
             batch = _draw_batch(rng, n - len(kept), (split, heldout_share, split_salt), shape_scale, seen, index,
                                 report)
-            accepted = _verified(batch, report, verify, verifier, progress, stop)
+            accepted = (_verified(batch, report, verify, verifier, progress, stop) if verify_references
+                        else batch)
             if accepted is None:
                 raise Stopped(f"tasks generate: stopped by {stop.reason} after {progress.accepted}/{n} {split} "
                               f"tasks accepted ({len(progress.verdicts)} references judged, in {progress.path})",

@@ -149,6 +149,7 @@ class StageSession:
             "logging_steps": run.logging_steps,
             "report_to": run.report_to,
             "seed": run.seed,
+            "full_determinism": run.deterministic,
         }
 
     def callbacks(self, stateful: dict[str, Stateful] | None = None) -> list:
