@@ -269,7 +269,7 @@ def test_case_with_shims(shimmed, name):
 
 def test_every_shim_installed(shimmed):
     report, _ = shimmed
-    for shim in ("driver", "autotune", "libdevice", "torch_cuda"):
+    for shim in ("driver", "autotune", "libdevice", "torch_cuda", "scalar_index"):
         assert report.get(shim, "").startswith("ok"), report
 
 
@@ -369,3 +369,34 @@ def test_classifier_recognises(make):
         "forged_driver", "forged_cuda", "forged_shim", "forged_in_kernel"])
 def test_classifier_ignores_candidate_faults(make):
     assert classify_interpreter_error(make(), "x = 1\n") is None
+
+
+def test_a_runtime_scalar_indexes_as_triton_3_9_does_on_triton_3_6(monkeypatch):
+    """Triton 3.6's interpreter made ``range(0, K, BLOCK)`` call ``int()`` on K's one-element array, which numpy
+    2.4+ refuses: every GEMM reference failed on the GPU hosts' stack. The shim squeezes first, inside the same
+    patch scope (undone with it)."""
+    import numpy as np
+    from triton.runtime import interpreter as interp
+
+    from tritonrl.verify.child.interpreter import _install_scalar_index
+
+    def triton_3_6(tensor, scope):  # what triton 3.6 installs for a kernel's run
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data))
+
+    monkeypatch.setattr(interp, "_patch_lang_tensor", triton_3_6)
+    scalar = triton.language.core.tensor(interp.TensorHandle(np.array([70], dtype=np.int32), triton.language.int32),
+                                         triton.language.int32)
+    before = getattr(triton.language.core.tensor, "__index__", None)
+    scope = interp._LangPatchScope()
+    interp._patch_lang_tensor(triton.language.core.tensor, scope)
+    with pytest.raises(TypeError, match="0-dimensional"):
+        range(0, scalar, 32)
+    scope.restore()
+    report = {}
+    _install_scalar_index(report)
+    assert report["scalar_index"] == "ok"
+    scope = interp._LangPatchScope()
+    interp._patch_lang_tensor(triton.language.core.tensor, scope)
+    assert list(range(0, scalar, 32)) == [0, 32, 64]
+    scope.restore()
+    assert getattr(triton.language.core.tensor, "__index__", None) is before

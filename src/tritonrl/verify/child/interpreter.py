@@ -29,6 +29,10 @@ Shims (each feature-detected; a missing hook on another triton version is skippe
   ``get_device_properties``/``get_device_capability``/``get_device_name`` describe the judging GPU.
   ``torch.cuda.is_available()`` stays False: a candidate's own CPU branch is its own business. Moving data to
   CUDA (``x.cuda()``, ``device="cuda"``) still fails and is classified ``cpu_unsupported``.
+* **scalar index**: triton 3.6's interpreter turns a runtime scalar (a one-element array) into a Python int with
+  ``int(array)``, which numpy 2.4 and later refuse for arrays of one dimension, so ``for k in range(0, K, BLOCK)``
+  over a kernel argument ``K`` raised ``TypeError`` (every GEMM reference on the GPU hosts' stack, triton 3.6 with
+  numpy 2.5, was rejected: study two's calibration found it). Triton 3.9 squeezes first; so do we, on any version.
 """
 
 from __future__ import annotations
@@ -402,6 +406,28 @@ def _install_torch_cuda(report: dict) -> None:
     report["torch_cuda"] = "ok: " + ", ".join(sorted(replacements))
 
 
+def _install_scalar_index(report: dict) -> None:
+    """A runtime scalar's ``__index__`` squeezes its one-element array first (module docstring)."""
+    from triton.runtime import interpreter as interp
+
+    original = getattr(interp, "_patch_lang_tensor", None)
+    if original is None:
+        report["scalar_index"] = "skipped: no _patch_lang_tensor in this triton"
+        return
+    if getattr(original, "_tritonrl_scalar_index", False):
+        report["scalar_index"] = "ok (already installed)"
+        return
+
+    def patch_lang_tensor(tensor, scope):
+        original(tensor, scope)
+        # the scope restores in reverse order, so this patch is undone before triton's own
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
+
+    patch_lang_tensor._tritonrl_scalar_index = True
+    interp._patch_lang_tensor = patch_lang_tensor
+    report["scalar_index"] = "ok"
+
+
 # ------------------------------------------------------------------------------------------- entry points
 def is_interpreter() -> bool:
     import os
@@ -421,7 +447,7 @@ def install_interpreter_compat() -> dict[str, str]:
 
     for name, install in (("driver", _install_driver), ("autotune", _install_autotune),
                           ("libdevice", _install_libdevice), ("torch_cuda", _install_torch_cuda),
-                          ("fidelity", fidelity.install)):
+                          ("scalar_index", _install_scalar_index), ("fidelity", fidelity.install)):
         try:
             install(report)
         except Exception as exc:  # noqa: BLE001 - a shim that cannot install leaves the construct unsupported
