@@ -144,6 +144,9 @@ def run_job(config, args, name: str) -> None:
     import torch
 
     torch.set_num_threads(args.torch_threads)
+    # the calibration never reads the held-out split (it is not even on the machine): the pipeline's data stage
+    # checks eval.tasks, so it names the validation split here
+    config = dataclasses.replace(config, eval=dataclasses.replace(config.eval, tasks=str(paths(config)["validation"])))
     kind, _, arg = name.partition(":")
     {"sftcheck": lambda c, a, _: check_sft_set(c), "sft": job_sft, "val": job_val, "edge": job_edge, "entropy": job_entropy, "valtemp": job_valtemp,
      "lrscreen": job_lrscreen, "lr": job_lr, "lrval": job_lrval}[kind](config, args, arg)
@@ -326,6 +329,22 @@ def choose_start(config, args) -> dict:
     return write_calibration(config, {"checkpoints": scores, **choice, "sizes": {k: getattr(args, k) for k in SIZE_KEYS}})
 
 
+def check_digests(config) -> None:
+    """Every checkpoint's weights digest: written at the first SFT, compared when a later hold re-makes SFT (the
+    deterministic recipe on the same stack must give the same bytes, else the run stops)."""
+    path = calib_dir(config, "digests.json")
+    now = {str(step): weights_digest(ckpt) for step, ckpt in demo.sft_checkpoints(paths(config)["run"])}
+    if path.exists():
+        before = json.loads(path.read_text())
+        differ = sorted((s for s in before if now.get(s) != before[s]), key=int)
+        if differ:
+            raise SystemExit(f"study2: the re-made SFT checkpoints differ from the first ones at steps {differ}")
+        demo._log(f"re-made SFT: every checkpoint's weights equal the first run's ({len(before)} compared)")
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(now, indent=1) + "\n")
+
+
 def weights_digest(model_dir: Path) -> str:
     """sha256 of a checkpoint's weight files: the main run re-makes S* and compares."""
     h = hashlib.sha256()
@@ -394,8 +413,11 @@ def calibrate(config, args, q: Queue, status: gpu.Status) -> None:
     def checkpoint_jobs() -> list[str]:
         return [f"{kind}:{s}" for s in validated_steps(config, args) for kind in ("val", "edge")]
 
+    if q.done("sft") and not demo.sft_checkpoints(run):  # a later hold: the weights are gone, SFT is re-made
+        (paths(config)["jobs"] / "sft.json").unlink()
     # the SFT set's references are judged beside SFT (a failure stops the run before any decision reads SFT)
     q.run(["sftcheck", "sft"], more=checkpoint_jobs)
+    check_digests(config)
     q.run(checkpoint_jobs())
     q.run([f"entropy:{s}" for s in validated_steps(config, args)])
     if not (run / "sft_check.json").exists():
