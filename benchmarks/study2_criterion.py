@@ -67,7 +67,8 @@ def checkpoint_scores(validation: dict[int, dict[str, tuple[int, int]]]) -> list
     """Per SFT step: validation pass@1, pass@16 and the headroom H = pass@16 - pass@1."""
     rows = []
     for step in sorted(validation):
-        p1, p16 = pass_at(validation[step], 1), pass_at(validation[step], VALIDATION_K)
+        k = min(VALIDATION_K, min(n for _, n in validation[step].values()))  # 16 as registered; less in a rehearsal
+        p1, p16 = pass_at(validation[step], 1), pass_at(validation[step], k)
         rows.append({"step": step, "pass_at_1": p1, "pass_at_16": p16, "headroom": p16 - p1})
     return rows
 
