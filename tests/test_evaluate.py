@@ -418,3 +418,25 @@ def test_empty_solution_file_is_its_samples_error_saying_so(tmp_path, monkeypatc
     assert (error["category"], error["error"]) == ("extract", f"{sols / 'l1_relu.py'} is empty: no code to judge")
     assert main(["verify", "--task", "l1_relu", "--solution", str(sols / "l1_relu.py"), "--device", "cpu"]) == 1
     assert f"{sols / 'l1_relu.py'} is empty: no code to judge" in capsys.readouterr().out
+
+
+def test_shared_verdicts_judge_each_distinct_code_of_a_task_once(tmp_path):
+    """``verify.share_verdicts``: repeated code of one task is judged once and every copy gets its verdict (rows
+    say so); the same code for another task, and other code, are judged on their own; off, every sample is."""
+    from tritonrl.config import VerifyConfig
+
+    same = "```python\nclass ModelNew: GOOD\n```"
+    rows_in = [{"task": "l1_relu", "completion": same}, {"task": "l1_relu", "completion": "no code here"},
+               {"task": "l1_relu", "completion": same}, {"task": "l2_swiglu", "completion": same},
+               {"task": "l1_relu", "completion": "class ModelNew: bad"}, {"task": "l1_relu", "completion": same}]
+    path = write_jsonl(tmp_path / "c.jsonl", rows_in)
+    for share, judged in ((True, 4), (False, 6)):
+        fake = FakeVerifier()
+        out = tmp_path / f"out-{share}"
+        report = evaluate.verify_and_report(evaluate.read_completions(path), VerifyConfig(share_verdicts=share), out,
+                                            verifier=fake)
+        assert sum(fake.calls) == judged
+        rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+        assert [r["sample"] for r in rows] == [0, 1, 2, 0, 3, 4]  # every sample has its row, in order
+        assert [bool(r.get("shared_verdict")) for r in rows] == [False, False, share, False, False, share]
+        assert report["correct_rate"] == pytest.approx(4 / 6)

@@ -119,6 +119,10 @@ class VerifyConfig(Section):
         "help": "start a candidate child per place ahead of its candidates (forked, isolated, CUDA started) "
                 "whenever the places are free: for GPUs that are the verifier's own (each idle child keeps a CUDA "
                 "context on the GPU, memory a training run colocated there would miss)"})
+    share_verdicts: bool = field(default=False, metadata={
+        "help": "an evaluation judges each distinct (task, extracted code) once and gives its duplicates the same "
+                "verdict (rows say shared_verdict); low-temperature samples repeat often, and the CPU verdict is "
+                "an evaluation's main cost. Off: every sample is judged on its own inputs"})
     staged: bool = field(default=True, metadata={"help": "run the tiny-shape stage before the full trials"})
     multi_input: bool = field(default=True, metadata={
         "help": "several trials (seeds, scaled values, alternative shapes), not just one"})

@@ -5,13 +5,15 @@
 
 A row: ``task``, ``level``, ``sample``, ``task_path``, ``completion``, ``code`` (extracted), ``result`` (the full
 ``VerifyResult``, its reward computed by ``tritonrl.common.reward`` when the verdict has none), ``file`` for a solution
-file's sample, and in refinement runs ``turn`` and ``prompt_context``. On ``--resume`` a row whose verdict is a
+file's sample, in refinement runs ``turn`` and ``prompt_context``, and ``shared_verdict`` when
+``verify.share_verdicts`` gave it an identical earlier sample's verdict. On ``--resume`` a row whose verdict is a
 verifier error is dropped (``judged_rows``), so its sample is judged again. Used by ``tritonrl.evaluation.evaluate`` and
 ``tritonrl.evaluation.refinement``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +35,7 @@ class Pending:
     turn: int | None = None  # refinement runs: 1, 2, ...; None: a single-turn run (rows carry no turn)
     context: dict[str, Any] | None = None  # refinement runs: what the prompt kept (RefinementPrompt.context)
     file: str | None = None  # ``--solutions``: the file the code came from (rows and reports name it)
+    shared: bool = False  # ``verify.share_verdicts``: this sample's verdict is an identical earlier sample's
 
     @property
     def key(self) -> tuple:
@@ -67,6 +70,8 @@ def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, land: Any, 
         if p.error is not None:
             land(p, VerifyResult(Stage.EXTRACT, error=p.error, reward=0.0, elapsed_s=0.0))
     todo = [p for p in todo if p.error is None]
+    copies = _duplicates(todo) if verify.share_verdicts else {}
+    todo = [p for i, p in enumerate(todo) if i not in copies.get("of", {})]
     items = [VerifyItem(p.task, completion=p.completion, code=p.code) for p in todo]
     owned = None
     if verifier is None:
@@ -76,11 +81,33 @@ def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, land: Any, 
     try:
         device = getattr(verifier, "device", None) or verify.device
         for index, result in stream_verdicts(verifier, items, stop):
-            land(todo[index], _size_limited(result, todo[index].task, verify, device))
+            result = _size_limited(result, todo[index].task, verify, device)
+            land(todo[index], result)
+            for copy in copies.get("by", {}).get(id(todo[index]), ()):
+                land(dataclasses.replace(copy, shared=True), dataclasses.replace(result))
     finally:
         if owned is not None:
             owned.close()  # on Ctrl-C or a stop too: kills the running candidates' process groups
     return device
+
+
+def _duplicates(todo: list[Pending]) -> dict[str, dict]:
+    """``verify.share_verdicts``: the samples whose (task, extracted code) an earlier sample of ``todo`` has
+    (``of``: their positions) and, by the first sample's id, the copies that take its verdict (``by``)."""
+    from tritonrl.extract import extract_code
+
+    first: dict[tuple, Pending] = {}
+    of: dict[int, Pending] = {}
+    by: dict[int, list[Pending]] = {}
+    for i, p in enumerate(todo):
+        code = p.code if p.code is not None else extract_code(p.completion or "")
+        key = (p.task.name, p.task.path, code)
+        if code is None or key not in first:
+            first.setdefault(key, p)
+            continue
+        of[i] = first[key]
+        by.setdefault(id(first[key]), []).append(p)
+    return {"of": of, "by": by}
 
 
 def stream_verdicts(verifier: Any, items: list, stop: Any = None) -> Any:
@@ -180,4 +207,6 @@ def _row(p: Pending, result) -> dict[str, Any]:
         row["turn"] = p.turn
     if p.context is not None:
         row["prompt_context"] = p.context
+    if p.shared:
+        row["shared_verdict"] = True
     return row
