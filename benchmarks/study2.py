@@ -148,13 +148,38 @@ def run_job(config, args, name: str) -> None:
     # checks eval.tasks, so it names the validation split here
     config = dataclasses.replace(config, eval=dataclasses.replace(config.eval, tasks=str(paths(config)["validation"])))
     kind, _, arg = name.partition(":")
-    {"sftcheck": lambda c, a, _: check_sft_set(c), "sft": job_sft, "val": job_val, "edge": job_edge, "entropy": job_entropy, "valtemp": job_valtemp,
+    {"sftcheck": lambda c, a, _: check_sft_set(c), "sft": job_sft, "remake": job_remake, "val": job_val, "edge": job_edge, "entropy": job_entropy, "valtemp": job_valtemp,
      "lrscreen": job_lrscreen, "lr": job_lr, "lrval": job_lrval}[kind](config, args, arg)
 
 
 def job_sft(config, args, _arg) -> None:
     build_model(config, args)
     gpu.job_sft(config, args, _arg)
+    check_digests(config)
+
+
+def job_remake(config, args, step: str) -> None:
+    """A re-made checkpoint samples exactly what the first one sampled: the first generate call of its validation
+    (the same prompts and seed) is made again and compared with the recorded completions, sample by sample."""
+    from tritonrl.common.generation import load_generator, prompts_per_call
+    from tritonrl.common.prompts import build_messages, load_template
+    from tritonrl.tasks import load_tasks
+
+    recorded_dir = calib_dir(config, "val", f"step-{step}")
+    recorded = {}
+    for line in (recorded_dir / "completions.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        recorded[(row["task"], row["sample"])] = row["completion"]
+    gen = dataclasses.replace(config.eval, temperature=gpu.TEMPERATURES["1.0"], k=args.validation_k)
+    model = str(checkpoint(config, step))
+    tasks = load_tasks(str(paths(config)["validation"]))[:prompts_per_call(model, gen)]
+    texts = load_generator(model, gen).generate([build_messages(t, load_template(gen.prompt_template))
+                                                 for t in tasks], gen.k)
+    pairs = [(recorded.get((t.name, i)), text) for t, samples in zip(tasks, texts) for i, text in enumerate(samples)]
+    result = {"step": int(step), "compared": len(pairs), "equal": sum(a == b for a, b in pairs)}
+    out = calib_dir(config, "remake", f"step-{step}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result) + "\n")
 
 
 def checkpoint(config, step: int | str) -> Path:
@@ -329,6 +354,21 @@ def choose_start(config, args) -> dict:
     return write_calibration(config, {"checkpoints": scores, **choice, "sizes": {k: getattr(args, k) for k in SIZE_KEYS}})
 
 
+def check_remade(config, q: Queue) -> None:
+    """Before anything reads a re-made SFT: each checkpoint validated in an earlier hold samples again exactly what
+    it sampled then (``job_remake``), or the run stops. (The weights digests make the same check from the first
+    hold that recorded them on.)"""
+    steps = [d.name.split("-")[1] for d in sorted(calib_dir(config, "val").glob("step-*"))
+             if (d / "completions.jsonl").exists() and q.done(f"val:{d.name.split('-')[1]}")]
+    q.run([f"remake:{s}" for s in steps])
+    checks = [json.loads(calib_dir(config, "remake", f"step-{s}.json").read_text()) for s in steps]
+    differ = [c for c in checks if c["equal"] != c["compared"] or not c["compared"]]
+    write_calibration(config, {"remade": {"checks": checks, "all_equal": not differ}})
+    if differ:
+        raise SystemExit(f"study2: the re-made SFT samples differently from the first at {differ}")
+    demo._log(f"re-made SFT samples as the first did at steps {steps}")
+
+
 def check_digests(config) -> None:
     """Every checkpoint's weights digest: written at the first SFT, compared when a later hold re-makes SFT (the
     deterministic recipe on the same stack must give the same bytes, else the run stops)."""
@@ -413,11 +453,13 @@ def calibrate(config, args, q: Queue, status: gpu.Status) -> None:
     def checkpoint_jobs() -> list[str]:
         return [f"{kind}:{s}" for s in validated_steps(config, args) for kind in ("val", "edge")]
 
-    if q.done("sft") and not demo.sft_checkpoints(run):  # a later hold: the weights are gone, SFT is re-made
+    remade = q.done("sft") and not demo.sft_checkpoints(run)  # a later hold: the weights are gone
+    if remade:
         (paths(config)["jobs"] / "sft.json").unlink()
     # the SFT set's references are judged beside SFT (a failure stops the run before any decision reads SFT)
-    q.run(["sftcheck", "sft"], more=checkpoint_jobs)
-    check_digests(config)
+    q.run(["sftcheck", "sft"], more=None if remade else checkpoint_jobs)
+    if remade:
+        check_remade(config, q)
     q.run(checkpoint_jobs())
     q.run([f"entropy:{s}" for s in validated_steps(config, args)])
     if not (run / "sft_check.json").exists():
