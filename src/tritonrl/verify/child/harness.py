@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from tritonrl.verify.child import audit, frontend, seccomp
+from tritonrl.verify.child import audit, seccomp
 from tritonrl.verify.child.fidelity import DataRace, InterpreterOnly
 from tritonrl.verify.child.interpreter import (
     classify_interpreter_error,
@@ -376,7 +376,7 @@ class Child:
             released = release_memory(self.device)
         return {"ok": True, "launches": launches, "elapsed_s": elapsed_s,
                 "outputs": outputs, "judge_s": judged - start - elapsed_s, "deliver_s": delivered - judged,
-                "frontend_unchecked": list(frontend.UNCHECKED), "released": released}
+                "released": released}
 
     def deliver(self, output: Any, slots: list) -> list[dict]:
         """Each output described, and copied into its arena slot when it is a plain tensor of the slot's shape

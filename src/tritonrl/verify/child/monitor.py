@@ -4,11 +4,12 @@ Static checks read the code; this watches it run, so what the code's spelling hi
 (``hooks.py``) are installed before the candidate's import and checked after each forward. Watched: the import and
 each construction of ``ModelNew`` by the harness (``phase``), and every forward (``run_forward``):
 
-- **launches**: counted; the bytes of every storage a launch was handed (inputs and parameters excepted) are
-  compared before and after it: what changed was written by that kernel (``provenance.credit_launch``), less
-  what candidate code (a grid callable, a hook) wrote with torch inside the launch; under the CPU interpreter a
-  kernel touches only the storages it was handed (``bounds.py``), and on any device every laundered storage a
-  watched launch was not handed reads as poison until it returns (``_blind``: an address computed into one finds
+- **launches** (``JITFunction.run`` on a GPU, ``GridExecutor.__call__`` under the CPU interpreter): counted; the
+  bytes of every storage a launch was handed (inputs and parameters excepted) are compared before and after it:
+  what changed was written by that kernel (``provenance.credit_launch``), less what candidate code (a grid
+  callable, a hook) wrote with torch inside the launch; under the CPU interpreter a kernel touches only the
+  storages it was handed (``bounds.py``), and on any device every laundered storage a watched launch was not
+  handed reads as poison until it returns (``_blind``: an address computed into one finds
   NaN, a write there is undone);
 - **torch ops** (a ``TorchDispatchMode``): allocation, views, metadata, copies and fills are allowed; anything else
   is torch compute (in a forward: ``torch_compute`` in strict mode; while the model is built: allowed, and what it
@@ -57,6 +58,7 @@ from tritonrl.verify.child.aten_ops import (
 )
 from tritonrl.verify.child.bounds import BoundedMemory
 from tritonrl.verify.child.hooks import without_dynamo_import  # noqa: F401 - the zygote's import
+from tritonrl.verify.child.interpreter import is_interpreter
 from tritonrl.verify.child.origins import Origins
 from tritonrl.verify.child.overrides import module_overrides, module_tensors
 from tritonrl.verify.child.provenance import (
@@ -179,10 +181,11 @@ class Monitor:
     def _make_wrappers(self) -> list[tuple[Any, str, Any]]:
         from triton.runtime.jit import JITFunction
 
-        launchers: list[type] = [JITFunction]
-        try:
-            from triton.runtime.interpreter import InterpretedFunction
-            launchers.append(InterpretedFunction)
+        made: list[tuple[Any, str, Any]] = [(JITFunction, "run", hooks.launch_wrapper(JITFunction.run, self))]
+        try:  # the interpreter's lowest launch point: ``InterpretedFunction.run`` and a bare executor both end here
+            from triton.runtime.interpreter import GridExecutor
+            made.append((GridExecutor, "__call__", hooks.executor_wrapper(GridExecutor.__call__, self,
+                                                                          is_interpreter())))
         except ImportError:
             pass
         quiet: list[type] = []  # autotuning and heuristics benchmark and restore with torch ops of their own
@@ -191,7 +194,6 @@ class Monitor:
             quiet += [Autotuner, Heuristics]
         except ImportError:
             pass
-        made: list[tuple[Any, str, Any]] = [(cls, "run", hooks.launch_wrapper(cls.run, self)) for cls in launchers]
         made += [(cls, "run", hooks.quiet_wrapper(cls.run, self)) for cls in quiet]
         self._launch_codes.update(fn.__code__ for _, _, fn in made)
         made += hooks.export_hooks(self)
