@@ -69,6 +69,7 @@ from tritonrl.verify.child.provenance import (
     ECHO,
     FOREIGN,
     INPUT,
+    KERNEL,
     LAUNDERED,
     PARAM,
     STALE,
@@ -497,8 +498,11 @@ class Monitor:
         if name in FILL_OPS:
             written = outs + (inputs[:1] if name.endswith("_") else [])
             value = inputs[1:2] if name == "fill_" else []  # ``fill_(t, v)`` with a tensor ``v``: a copy of it
-            cls = copy_class(prov.classes(value[0])) if value else \
-                CONST if self.entered(n for n in args if _number(n)) else FOREIGN
+            if value:  # a constant still, unless ``v`` holds what a kernel may not pass on (torch's, foreign ...)
+                held = prov.classes(value[0])
+                cls = CONST if held <= {CONST, KERNEL} else copy_class(held)
+            else:
+                cls = CONST if self.entered(n for n in args if _number(n)) else FOREIGN
             for t in written:
                 prov.mark(t, cls)
             return written
