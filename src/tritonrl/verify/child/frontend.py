@@ -17,8 +17,8 @@ an attribute (``tl.max``) the same way.
 The check is called at the interpreter's lowest launch point (``GridExecutor.__call__``, ``fidelity.py``), with the
 function the interpreter is about to run, so a launch through ``GridExecutor`` itself is checked like any other.
 Its verdict is kept per kernel, specialization *and reach* (``reach``: every global, closure cell, default and
-module attribute the kernel's code names, and the same of the jit helpers it reaches), so a helper rebound after
-the first launch is checked again. It fails closed: a kernel the machinery cannot put through the front end (a
+module attribute the kernel's code names, and the same of the jit helpers it reaches or is handed as a
+``constexpr`` argument), so a helper rebound after the first launch, or another one passed, is checked again. It fails closed: a kernel the machinery cannot put through the front end (a
 Python function as an argument, which Triton's own binder refuses on a GPU too; a function without source; an API
 of another Triton) is refused with the reason: a CPU verdict may not accept what no GPU compiler was shown.
 """
@@ -44,8 +44,9 @@ def frontend_problem(fn: Any, args: tuple, kwargs: dict) -> str | None:
     try:
         from triton.compiler.errors import CompilationError
 
-        reach = kernel_reach(fn)
+        reach = kernel_reach(fn) + tuple(kernel_reach(v.fn) for v in (*args, *kwargs.values()) if _helper(v))
         jit, device, binder, backend, target = _binder(fn, reach)
+        args, kwargs = tuple(_as_jit(a) for a in args), {k: _as_jit(v) for k, v in kwargs.items()}
         bound, specialization, options = binder(*args, **_options(kwargs))
         key = (fn, reach, str(specialization), str(options))
         if key in _CHECKED:
@@ -62,6 +63,18 @@ def frontend_problem(fn: Any, args: tuple, kwargs: dict) -> str | None:
     except Exception as exc:  # noqa: BLE001 - whatever the front end cannot be shown is not judged on the CPU
         return (f"the GPU front end could not be shown this launch ({type(exc).__name__}: {str(exc)[:200]}); "
                 "a kernel no GPU compiler accepted is not judged on the CPU")
+
+
+def _helper(value: Any) -> bool:
+    """A jit function handed to a kernel (a ``constexpr`` argument, as Triton allows): its reach is the kernel's."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    return isinstance(value, InterpretedFunction) and isinstance(getattr(value, "fn", None), types.FunctionType)
+
+
+def _as_jit(value: Any) -> Any:
+    """A jit function argument as the GPU front end sees it."""
+    return _jit_function(value.fn) if _helper(value) else value
 
 
 def kernel_reach(fn: Any) -> tuple:
@@ -210,5 +223,9 @@ def _message(exc: Exception) -> str:
     """The compiler's error, short: its last line (the error itself) and the source line it points at."""
     lines = [line for line in str(exc).splitlines() if line.strip()]
     pointer = next((lines[i - 1].strip() for i, line in enumerate(lines) if line.strip() == "^" and i), "")
-    last = lines[-1].strip() if lines else type(exc).__name__
+    said = [line for line in lines if line.strip() != "^"]
+    inner = exc  # an error inside a jit helper is the cause of the kernel's: its own message says what
+    while inner.__cause__ is not None and getattr(inner.__cause__, "error_message", None) is not None:
+        inner = inner.__cause__
+    last = str(inner.error_message) if inner is not exc else said[-1].strip() if said else type(exc).__name__
     return f"{last[:300]}" + (f" (at `{pointer[:120]}`)" if pointer else "")
