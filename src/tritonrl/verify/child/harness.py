@@ -230,7 +230,7 @@ class Child:
                  helper: Toolchain | None = None) -> None:
         self.sock, self.spec, self.report, self.helper = sock, spec, report, helper
         self.refusal: str | None = None  # why this child may not run the candidate (a protection is missing)
-        self.candidate_started: Any = None  # from ``audit.install``: file events are judged by path from then on
+        self.candidate_started: Any = lambda: None  # from ``audit.install``: file events judged by path from then
         self.refused_files: Any = lambda: []  # the paths the audit hook refused since (``files_problem``)
         self.seal = wire.Seal(bytes.fromhex(spec.pop("seal")))  # only here: the candidate cannot sign a message
         self.device = spec["device"]
