@@ -22,6 +22,13 @@ candidate's own calls:
 Triton and torch raise some of these events on the candidate's behalf (Triton's JIT reads a kernel's
 ``__code__`` and compiles its launcher): their frames are not the candidate's, so they pass.
 
+Files are decided by their path, not by the caller (``FilePolicy``): once the candidate's import has begun
+(``candidate_started``), every file event of the process, torch's, Triton's or this package's frames included
+(torch's datapipes listing ``/etc`` for a model's ``__init__``), may reach only the job's own directory (read and
+write) and, to read, the libraries (``sys.path``, the interpreter's prefixes, ``/usr``, ``/lib*``) and a few
+devices. Anything else is refused (the event raises) and remembered: ``install`` returns the reader of those
+refusals, which the harness turns into the step's ``file_access`` failure (library code may swallow the error).
+
 Limits: attribute reads CPython does not audit (``__closure__``/``cell_contents``, ``__globals__``, ``__self__``,
 ``f_back``) reach whatever a reachable function holds: the harness's launch wrappers live on Triton's classes, so
 their closures are reachable this way (the static checks refuse these names; the monitor's findings that matter
@@ -34,8 +41,10 @@ this package raised them.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
+from collections.abc import Callable
 
 REFUSED = frozenset({
     "sys._getframe", "sys._getframemodulename", "sys._current_frames", "sys._current_exceptions",
@@ -77,6 +86,67 @@ class AuditRefusal(RuntimeError):
     """Candidate code did something the verifier's child refuses (the message names the event)."""
 
 
+# File events and the arguments that are paths; ``open`` writes when its mode or flags say so.
+FILE_READS = {"os.listdir": (0,), "os.scandir": (0,)}
+FILE_WRITES = {"os.remove": (0,), "os.rename": (0, 1), "os.mkdir": (0,), "os.rmdir": (0,), "os.chmod": (0,),
+               "os.chown": (0,), "os.truncate": (0,), "os.symlink": (0, 1), "os.link": (0, 1), "os.utime": (0,),
+               "shutil.rmtree": (0,), "shutil.copyfile": (0, 1)}
+DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
+
+class FilePolicy:
+    """Which paths the child's process may reach once candidate code has started: its own directory (``own``),
+    and to read, the libraries (``readable``) and ``DEVICES``. Paths are resolved (``..``, links, the
+    ``/proc/self/cwd`` the candidate is imported through) before they are judged."""
+
+    def __init__(self, own: str, readable: tuple[str, ...]) -> None:
+        self.own = os.path.realpath(own)
+        self.readable = tuple(sorted({os.path.realpath(r) for r in readable if r}, key=len))
+
+    @classmethod
+    def for_child(cls, *extra: str | None) -> FilePolicy:
+        """The child's: its working directory (the job's), and to read, where its modules come from and
+        ``extra`` (the judge's Triton driver build on a GPU)."""
+        roots = [sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/lib", "/lib64", "/lib32"]
+        roots += [p for p in (*sys.path, *extra) if p and os.path.isabs(p)]
+        return cls(os.getcwd(), tuple(roots))
+
+    def refuses(self, event: str, args: tuple) -> str | None:
+        """The path of ``event`` that lies outside what the process may reach, or None."""
+        if event == "open":
+            write = _opens_for_writing(args)
+            where = (0,)
+        elif event in FILE_READS:
+            write, where = False, FILE_READS[event]
+        elif event in FILE_WRITES:
+            write, where = True, FILE_WRITES[event]
+        else:
+            return None
+        for i in where:
+            path = args[i] if i < len(args) else None
+            if path is None or isinstance(path, int):  # the working directory, or a descriptor opened before
+                continue
+            if not self.allows(os.fsdecode(path), write):
+                return os.fsdecode(path)
+        return None
+
+    def allows(self, path: str, write: bool) -> bool:
+        real = os.path.realpath(path)
+        if _under(real, self.own) or real == "/dev/null":
+            return True
+        return not write and (real in DEVICES or any(_under(real, root) for root in self.readable))
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _opens_for_writing(args: tuple) -> bool:
+    mode = args[1] if len(args) > 1 else None
+    flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+    written = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    return bool(isinstance(mode, str) and set(mode) & set("wax+")) or bool(flags & written)
+
+
 def _trusted_roots() -> tuple[str, ...]:
     """Directories of the code whose events are its own business: torch, Triton, this package, and the two
     stdlib modules that build code for their callers from checked names (``collections.namedtuple``,
@@ -99,15 +169,22 @@ def _own_root() -> str:
     return os.path.dirname(os.path.dirname(__file__)) + os.sep
 
 
-def install(candidate_file: str, allowed_imports: frozenset[str] | None = None) -> None:
+def install(candidate_file: str, allowed_imports: frozenset[str] | None = None,
+            files: FilePolicy | None = None) -> tuple[Callable[[], None], Callable[[], list[str]]]:
     """Add the hook. ``allowed_imports``: top-level module names candidate code may import (others are refused).
 
     An event is judged by the *nearest caller that is not a bystander*: walking out from the code that raised it,
     the first frame that is either the candidate's (refused) or trusted code's (allowed: torch, Triton, this
     package). Frames of other code (the stdlib, numpy, code made by ``exec``) are bystanders: ``logging`` walking
     frames, ``typing`` evaluating a string, ``os.fdopen`` opening a file, all for the candidate, are the
-    candidate's doing."""
+    candidate's doing.
+
+    Returns ``(candidate_started, refused_files)``: the harness calls the first as the candidate's import begins;
+    from then on every file event is judged by ``files`` (``FilePolicy``), whoever raised it, and the second lists
+    the paths refused so far."""
     busy = threading.local()
+    started: list[bool] = []
+    refused: list[str] = []
     getframe = sys._getframe
     trusted, own = _trusted_roots(), _own_root()
     verdicts: dict[str, bool | None] = {candidate_file: True}  # filename -> candidate (True), trusted (False)
@@ -146,6 +223,13 @@ def install(candidate_file: str, allowed_imports: frozenset[str] | None = None) 
             if event.startswith("object.") and args and id(args[0]) in _PROTECTED:
                 name = args[1] if len(args) > 1 else "?"
                 raise AuditRefusal(f"{event} ({name!r}) of the verifier's hooks is not allowed: it can reach the harness")
+            if started and files is not None:
+                outside = files.refuses(event, args)
+                if outside is not None:
+                    if len(refused) < 8:
+                        refused.append(f"{event} {outside!r}")
+                    raise AuditRefusal(f"{event} of {outside!r} is not allowed: once the candidate has started, the "
+                                       "process may reach only its own directory and, to read, its libraries")
             stack_wide = event in STACK_WIDE or (event == "object.__getattr__" and len(args) > 1
                                                  and args[1] in FRAME_ATTRS)
             if not candidate_caused(stack_wide):
@@ -161,3 +245,4 @@ def install(candidate_file: str, allowed_imports: frozenset[str] | None = None) 
             busy.on = False
 
     sys.addaudithook(hook)
+    return (lambda: started.append(True)), (lambda: list(refused))

@@ -9,7 +9,9 @@ reaches a storage the launch was never handed. The provenance watch credits and 
 handed, so a red team read a torch-made GELU table that way, and in permissive mode copied torch's answer (the
 copy search looks only at the launch's arguments). Here each such operation is checked first, on the lanes its
 mask lets through: an address outside every handed storage stops the kernel (``OutsideLaunch``, a runtime error
-naming the address) before a byte is read or written.
+naming the address) before a byte is read or written. And a memory operation with no watched launch under way is
+refused outright: every way into the interpreter's programs (``kernel[grid]``, a bare ``GridExecutor``, a jit
+function called from host code, a copy of the executor's loop) ends in these functions, so none runs unwatched.
 
 Limits: on a GPU the kernel runs compiled, with no such check (the same kernel is judged on a GPU as on the CPU
 only where the CPU verifier judges it first); launches given tensors off the CPU (the interpreter works on host
@@ -68,7 +70,10 @@ class BoundedMemory:
             self._ranges.pop()
 
     def _check(self, ptrs: Any, mask: Any, size: int, what: str) -> None:
-        ranges = self._ranges[-1] if self._ranges else None
+        if not self._ranges:
+            raise OutsideLaunch(f"a kernel's memory operation ({what} an address) outside any watched launch: "
+                                "kernels run only through a launch (`kernel[grid](...)`)")
+        ranges = self._ranges[-1]
         if ranges is None:
             return
         p = np.asarray(ptrs, dtype=np.uint64).reshape(-1)

@@ -209,19 +209,22 @@ def install(report: dict) -> None:
 
 
 def _install_gpu_frontend(interp: Any) -> None:
-    """Every launch's kernel through the GPU front end first (``frontend.frontend_problem``); a jit helper's call
-    undoes its own patches of ``triton.language`` when it returns (Triton's leaves them in place)."""
+    """Every launch's kernel through the GPU front end first (``frontend.frontend_problem``), at the interpreter's
+    lowest launch point: ``GridExecutor.__call__`` runs the programs, whoever made the executor (a launch through
+    ``kernel[grid]``, the autotuner, or candidate code building a ``GridExecutor`` itself); the function checked is
+    the one it runs. A jit helper's call undoes its own patches of ``triton.language`` when it returns (Triton's
+    leaves them in place)."""
     from tritonrl.verify.child.frontend import frontend_problem
 
-    functions = interp.InterpretedFunction
-    original_run = functions.run
+    executor, functions = interp.GridExecutor, interp.InterpretedFunction
+    original_call = executor.__call__
 
-    def run(self, *args, grid, warmup, **kwargs):
-        if not warmup:
-            problem = frontend_problem(self.fn, args, kwargs)
-            if problem is not None:
-                raise InterpreterOnly(f"kernel `{self.fn.__name__}` is rejected by the GPU compiler: {problem}")
-        return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+    def __call__(self, *args, **kwargs):  # noqa: N807 - Triton's name
+        problem = frontend_problem(self.fn, args, kwargs)
+        if problem is not None:
+            raise InterpreterOnly(f"kernel `{getattr(self.fn, '__name__', '?')}` is rejected by the GPU compiler: "
+                                  f"{problem}")
+        return original_call(self, *args, **kwargs)
 
     def device_call(self, *args, **kwargs):
         scope = interp._patch_lang(self.fn)
@@ -232,7 +235,7 @@ def _install_gpu_frontend(interp: Any) -> None:
         finally:
             scope.restore()
 
-    functions.run = run
+    executor.__call__ = __call__
     if hasattr(interp, "_LangPatchScope"):  # a Triton whose patches can be undone
         functions.__call__ = device_call
 

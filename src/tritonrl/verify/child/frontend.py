@@ -12,9 +12,15 @@ a device.
 Jit functions are ``InterpretedFunction``s under the interpreter (the candidate's helpers, and Triton's own
 ``tl.max``, ``tl.sum``, ``tl.cdiv`` ...); the front end reads the kernel through a copy of its globals in which
 each is the ``JITFunction`` of the same Python function, and its code generator is taught to read one reached as
-an attribute (``tl.max``) the same way. A failure of this machinery itself (not the compiler's verdict on the
-kernel) lets the launch go on unchecked: the check may only ever reject what a GPU would. It is not silent: the
-verdict is flagged ``frontend_unchecked`` with the reason (``UNCHECKED``).
+an attribute (``tl.max``) the same way.
+
+The check is called at the interpreter's lowest launch point (``GridExecutor.__call__``, ``fidelity.py``), with the
+function the interpreter is about to run, so a launch through ``GridExecutor`` itself is checked like any other.
+Its verdict is kept per kernel, specialization *and reach* (``reach``: every global, closure cell, default and
+module attribute the kernel's code names, and the same of the jit helpers it reaches or is handed as a
+``constexpr`` argument), so a helper rebound after the first launch, or another one passed, is checked again. It fails closed: a kernel the machinery cannot put through the front end (a
+Python function as an argument, which Triton's own binder refuses on a GPU too; a function without source; an API
+of another Triton) is refused with the reason: a CPU verdict may not accept what no GPU compiler was shown.
 """
 
 from __future__ import annotations
@@ -23,9 +29,9 @@ import types
 from typing import Any
 
 _CHECKED: dict[Any, str | None] = {}
-# Why the machinery failed, for launches that went on unchecked (the verdict says so: ``frontend_unchecked``)
-UNCHECKED: list[str] = []
-_JIT: dict[Any, Any] = {}
+_JIT: dict[Any, tuple[tuple, Any]] = {}  # Python function -> (its reach when made, its JITFunction)
+_NAMES: dict[Any, tuple[str, ...]] = {}  # code object -> every name it and its nested code read
+_MISSING = object()
 
 
 class FrontendUnavailable(RuntimeError):
@@ -33,13 +39,16 @@ class FrontendUnavailable(RuntimeError):
 
 
 def frontend_problem(fn: Any, args: tuple, kwargs: dict) -> str | None:
-    """The GPU compiler's message if it rejects the Python kernel ``fn`` for this launch's arguments, else None."""
+    """The reason the Python kernel ``fn`` may not run for this launch's arguments (the GPU compiler's message, or
+    why the front end could not be shown it), else None."""
     try:
         from triton.compiler.errors import CompilationError
 
-        jit, device, binder, backend, target = _binder(fn)
+        reach = kernel_reach(fn) + tuple(kernel_reach(v.fn) for v in (*args, *kwargs.values()) if _helper(v))
+        jit, device, binder, backend, target = _binder(fn, reach)
+        args, kwargs = tuple(_as_jit(a) for a in args), {k: _as_jit(v) for k, v in kwargs.items()}
         bound, specialization, options = binder(*args, **_options(kwargs))
-        key = (fn, str(specialization), str(options))
+        key = (fn, reach, str(specialization), str(options))
         if key in _CHECKED:
             return _CHECKED[key]
         options, signature, constexprs, attrs = jit._pack_args(backend, _options(kwargs), bound, specialization,
@@ -51,39 +60,126 @@ def frontend_problem(fn: Any, args: tuple, kwargs: dict) -> str | None:
             problem = _message(exc)
         _CHECKED[key] = problem
         return problem
-    except Exception as exc:  # noqa: BLE001 - our machinery, not the kernel: never a reason to reject, but said
-        if len(UNCHECKED) < 4:
-            UNCHECKED.append(f"{getattr(fn, '__name__', '?')}: {type(exc).__name__}: {exc}"[:300])
-        return None
+    except Exception as exc:  # noqa: BLE001 - whatever the front end cannot be shown is not judged on the CPU
+        return (f"the GPU front end could not be shown this launch ({type(exc).__name__}: {str(exc)[:200]}); "
+                "a kernel no GPU compiler accepted is not judged on the CPU")
+
+
+def _helper(value: Any) -> bool:
+    """A jit function handed to a kernel (a ``constexpr`` argument, as Triton allows): its reach is the kernel's."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    return isinstance(value, InterpretedFunction) and isinstance(getattr(value, "fn", None), types.FunctionType)
+
+
+def _as_jit(value: Any) -> Any:
+    """A jit function argument as the GPU front end sees it."""
+    return _jit_function(value.fn) if _helper(value) else value
+
+
+def kernel_reach(fn: Any) -> tuple:
+    """What ``fn`` can read besides its arguments, as identities: each global, builtin and closure cell its code
+    names, its defaults, the attributes its code names of the modules among them (and of modules reached so), a
+    ``constexpr``'s value, and the same for the Python function behind each jit helper (Triton's own aside: only
+    their identity). Two launches with equal reaches run the same kernel."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    found: list = []
+    todo, done = [fn], set()
+    while todo:
+        f = todo.pop()
+        if id(f) in done:
+            continue
+        done.add(id(f))
+        code = f.__code__
+        names = _names(code)
+        scope, builtins = f.__globals__, f.__globals__.get("__builtins__", {})
+        builtins = getattr(builtins, "__dict__", builtins)
+        values = [(n, scope.get(n, builtins.get(n, _MISSING))) for n in names]
+        values += [(n, _cell(c)) for n, c in zip(code.co_freevars, f.__closure__ or ())]
+        found += [id(code), id(f.__defaults__), id(f.__kwdefaults__)]
+        modules: list = []
+        for name, value in values:
+            found.append((name, id(value)))
+            if isinstance(value, types.ModuleType):
+                modules.append(value)
+            elif isinstance(value, (InterpretedFunction, JITFunction)):
+                inner = getattr(value, "fn", None)
+                found.append(id(inner))
+                if isinstance(inner, types.FunctionType) and not inner.__module__.startswith("triton."):
+                    todo.append(inner)
+            elif hasattr(value, "value") and type(value).__name__ == "constexpr":
+                found.append(repr(value.value))
+        seen_modules: set = set()
+        while modules:
+            module = modules.pop()
+            if id(module) in seen_modules:
+                continue
+            seen_modules.add(id(module))
+            for name in names:
+                value = module.__dict__.get(name, _MISSING)
+                found.append((id(module), name, id(value)))
+                if isinstance(value, types.ModuleType):
+                    modules.append(value)
+                elif isinstance(value, (InterpretedFunction, JITFunction)):
+                    inner = getattr(value, "fn", None)
+                    found.append(id(inner))
+                    if isinstance(inner, types.FunctionType) and not inner.__module__.startswith("triton."):
+                        todo.append(inner)
+    return tuple(found)
+
+
+def _names(code: Any) -> tuple[str, ...]:
+    names = _NAMES.get(code)
+    if names is None:
+        found, todo = set(), [code]
+        while todo:
+            c = todo.pop()
+            found.update(c.co_names)
+            found.update(c.co_freevars)
+            todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+        names = _NAMES[code] = tuple(sorted(found))
+    return names
+
+
+def _cell(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return _MISSING
 
 
 def _options(kwargs: dict) -> dict:
     return {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
 
 
-def _binder(fn: Any) -> tuple[Any, int, Any, Any, Any]:
+def _binder(fn: Any, reach: tuple) -> tuple[Any, int, Any, Any, Any]:
     from triton.runtime import driver
 
     _teach_codegen()
-    jit = _jit_function(fn)
+    jit = _jit_function(fn, reach)
     device = driver.active.get_current_device()
     _, _, target, backend, binder = jit.device_caches[device]
     return jit, device, binder, backend, target
 
 
-def _jit_function(fn: Any) -> Any:
-    """The ``JITFunction`` of the Python function ``fn``, its jit helpers made ``JITFunction``s too."""
+def _jit_function(fn: Any, reach: tuple | None = None) -> Any:
+    """The ``JITFunction`` of the Python function ``fn`` as its globals are now (made again when its reach
+    changed), its jit helpers made ``JITFunction``s too."""
     from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
 
+    reach = kernel_reach(fn) if reach is None else reach
     found = _JIT.get(fn)
-    if found is not None:
-        return found
+    if found is not None and found[0] == reach:
+        return found[1]
     scope = dict(fn.__globals__)
     clone = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
     clone.__kwdefaults__, clone.__qualname__, clone.__module__ = fn.__kwdefaults__, fn.__qualname__, fn.__module__
     clone.__annotations__ = dict(fn.__annotations__)
-    jit = _JIT[fn] = JITFunction(clone)
+    jit = JITFunction(clone)
+    _JIT[fn] = (reach, jit)
     for name, value in fn.__globals__.items():
         if isinstance(value, InterpretedFunction) and isinstance(getattr(value, "fn", None), types.FunctionType):
             scope[name] = _jit_function(value.fn)
@@ -127,5 +223,9 @@ def _message(exc: Exception) -> str:
     """The compiler's error, short: its last line (the error itself) and the source line it points at."""
     lines = [line for line in str(exc).splitlines() if line.strip()]
     pointer = next((lines[i - 1].strip() for i, line in enumerate(lines) if line.strip() == "^" and i), "")
-    last = lines[-1].strip() if lines else type(exc).__name__
+    said = [line for line in lines if line.strip() != "^"]
+    inner = exc  # an error inside a jit helper is the cause of the kernel's: its own message says what
+    while inner.__cause__ is not None and getattr(inner.__cause__, "error_message", None) is not None:
+        inner = inner.__cause__
+    last = str(inner.error_message) if inner is not exc else said[-1].strip() if said else type(exc).__name__
     return f"{last[:300]}" + (f" (at `{pointer[:120]}`)" if pointer else "")

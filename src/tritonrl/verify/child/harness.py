@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from tritonrl.verify.child import audit, frontend, seccomp
+from tritonrl.verify.child import audit, seccomp
 from tritonrl.verify.child.fidelity import DataRace, InterpreterOnly
 from tritonrl.verify.child.interpreter import (
     classify_interpreter_error,
@@ -230,6 +230,8 @@ class Child:
                  helper: Toolchain | None = None) -> None:
         self.sock, self.spec, self.report, self.helper = sock, spec, report, helper
         self.refusal: str | None = None  # why this child may not run the candidate (a protection is missing)
+        self.candidate_started: Any = lambda: None  # from ``audit.install``: file events judged by path from then
+        self.refused_files: Any = lambda: []  # the paths the audit hook refused since (``files_problem``)
         self.seal = wire.Seal(bytes.fromhex(spec.pop("seal")))  # only here: the candidate cannot sign a message
         self.device = spec["device"]
         self.strict = bool(spec.get("strict", True))  # read once, before the candidate: its code cannot change it
@@ -267,7 +269,9 @@ class Child:
                 poison_memory(self.device)
             if self.device.startswith("cuda"):
                 torch.cuda.reset_peak_memory_stats()  # the peak reported is the candidate's, not the poison block's
-            audit.install(CODE_PATH, frozenset(self.spec.get("allowed_imports") or ()) or None)
+            self.candidate_started, self.refused_files = audit.install(
+                CODE_PATH, frozenset(self.spec.get("allowed_imports") or ()) or None,
+                audit.FilePolicy.for_child(self.spec.get("triton_seed")))
         with startup("seccomp"):
             self.report.seccomp = seccomp.install() and seccomp.active()
         missing = missing_protections(self.report.to_dict(), list(self.spec.get("sandbox_required") or ()))
@@ -293,6 +297,15 @@ class Child:
     def say(self, message: dict) -> None:
         wire.send(self.sock, message, seal=self.seal)
 
+    def files_problem(self) -> str | None:
+        """The files the process was refused since the candidate started (whoever asked: library code may have
+        swallowed the error), as a step's error; sticky, so every later step fails too."""
+        refused = self.refused_files()
+        if not refused:
+            return None
+        return (f"file access outside the job's directory and its libraries: {'; '.join(refused[:3])} (refused "
+                "whatever code asked for it, torch's and Triton's included)")
+
     def do_import(self, message: dict, fds: list) -> dict:
         if self.refusal is not None:
             return {"ok": False, "flag": "sandbox_unavailable", "error": self.refusal}
@@ -300,14 +313,19 @@ class Child:
             spec = importlib.util.spec_from_file_location("candidate", CODE_PATH)
             module = importlib.util.module_from_spec(spec)
             sys.modules["candidate"] = module
+            self.candidate_started()
             with self.monitor.phase("import") as record:
                 spec.loader.exec_module(module)
+            if self.files_problem():
+                return {"ok": False, "flag": "file_access", "error": f"at import: {self.files_problem()}"}
             if record.unowned or record.escapes:
                 return {"ok": False, "flag": "threads" if record.unowned else "torch_compute",
                         "error": f"at import: {record.unowned or record.escapes[0]}"}
             if not isinstance(getattr(module, "ModelNew", None), type):
                 raise ImportError("the module defines no class ModelNew")  # noqa: TRY004 - reported as import_error
         except BaseException as exc:  # noqa: BLE001 - any failure of the candidate is reported, not raised
+            if self.files_problem():
+                return {"ok": False, "flag": "file_access", "error": f"at import: {self.files_problem()}"}
             return {"ok": False, **failure(exc, "import_error")}
         self.module = module
         return {"ok": True}
@@ -337,6 +355,8 @@ class Child:
         with self.monitor.phase("build") as record:
             model = build_model(self.module.ModelNew, init, int(message["seed"]), bool(message["randomize"]),
                                 self.device, message.get("dtype"), check=_refuse_overrides)
+        if self.files_problem():
+            raise BuildRefused(self.files_problem(), "file_access")
         if record.unowned or record.escapes:
             raise BuildRefused(record.unowned or record.escapes[0], "threads" if record.unowned else "torch_compute")
         self.monitor.origins.vouch_state(model, set(message.get("state") or ()))
@@ -351,6 +371,9 @@ class Child:
         except BuildRefused as exc:
             return {"ok": False, "flag": exc.flag, "error": f"while the model was built: {exc}"}
         except BaseException as exc:  # noqa: BLE001
+            refused = self.files_problem()
+            if refused:
+                return {"ok": False, "flag": "file_access", "error": f"while the model was built: {refused}"}
             return {"ok": False, **failure(exc, "init_error")}
         return {"ok": True, "build_s": time.monotonic() - start}
 
@@ -363,8 +386,12 @@ class Child:
         except ModelTampering as exc:
             return {"ok": False, "flag": "tampering", "error": str(exc)}
         except BaseException as exc:  # noqa: BLE001
+            if self.files_problem():
+                return {"ok": False, "flag": "file_access", "error": self.files_problem()}
             return {"ok": False, **failure(exc, "runtime_error")}
         elapsed_s = time.monotonic() - start  # the first trial's includes Triton's JIT compilation
+        if self.files_problem():
+            return {"ok": False, "flag": "file_access", "error": self.files_problem(), "launches": record.launches}
         problem = judge_record(record, output, self.monitor.intact(), strict=self.strict)
         if problem is not None:
             return {"ok": False, "flag": problem[0], "error": problem[1], "launches": record.launches}
@@ -376,7 +403,7 @@ class Child:
             released = release_memory(self.device)
         return {"ok": True, "launches": launches, "elapsed_s": elapsed_s,
                 "outputs": outputs, "judge_s": judged - start - elapsed_s, "deliver_s": delivered - judged,
-                "frontend_unchecked": list(frontend.UNCHECKED), "released": released}
+                "released": released}
 
     def deliver(self, output: Any, slots: list) -> list[dict]:
         """Each output described, and copied into its arena slot when it is a plain tensor of the slot's shape
@@ -433,6 +460,8 @@ class Child:
             if message.get("watch"):  # a graph's pool stays: the secret share of watched calls finds one in time
                 record.unowned = record.unowned or graph_problem()  # after the region: no host time in it
             problem = judge_record(record, output, self.monitor.intact(), weak=True, strict=self.strict)
+            if self.files_problem():
+                problem = ("file_access", self.files_problem())
             watched = None if problem is None else f"{problem[0]}: {problem[1]}"
         except BaseException as exc:  # noqa: BLE001
             watched = f"runtime_error: {format_error(exc)}"

@@ -7,7 +7,8 @@ monitor only as a *keyword-only default* (``__kwdefaults__``, whose read is an a
 refuses to candidate code), and the dispatch mode's class is made per monitor the same way (the current mode is
 reachable through torch; its instance holds nothing).
 
-- ``launch_wrapper``: ``JITFunction.run`` / ``InterpretedFunction.run``: every launch goes through the monitor;
+- ``launch_wrapper``: ``JITFunction.run`` (a GPU's launch) and ``GridExecutor.__call__`` (the CPU interpreter's, its
+  lowest launch point, whoever built the executor): every launch goes through the monitor;
 - ``quiet_wrapper``: the autotuner's and heuristics' ``run``: their own torch ops are Triton's, not the candidate's;
 - ``export_wrapper``: every way a tensor's values leave torch for Python or numpy (``tolist``; the live views
   ``numpy``, ``__array__``, ``__dlpack__``, ``__cuda_array_interface__``, ``torch.utils.dlpack.to_dlpack``);
@@ -64,6 +65,19 @@ def launch_wrapper(original: Callable, monitor: Any) -> Callable:
             return original(self, *args, **kwargs)
         return monitor.launch(original, self, args, kwargs)
     return run
+
+
+def executor_wrapper(original: Callable, monitor: Any, interpreted: bool) -> Callable:
+    """``GridExecutor.__call__``: under the CPU interpreter, a launch like any other (``launch_wrapper``); on a GPU
+    no honest launch runs the interpreter, so none may (its programs are Python the GPU never compiled)."""
+    def __call__(self, *args, _tritonrl_watch=(original, monitor, interpreted), **kwargs):  # noqa: N807
+        original, monitor, interpreted = _tritonrl_watch
+        if not interpreted:
+            raise RuntimeError("a launch through Triton's interpreter on a GPU: only compiled kernels run here")
+        if monitor.record is None:
+            return original(self, *args, **kwargs)
+        return monitor.launch(original, self, args, kwargs)
+    return __call__
 
 
 def quiet_wrapper(original: Callable, monitor: Any) -> Callable:

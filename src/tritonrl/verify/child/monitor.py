@@ -4,11 +4,12 @@ Static checks read the code; this watches it run, so what the code's spelling hi
 (``hooks.py``) are installed before the candidate's import and checked after each forward. Watched: the import and
 each construction of ``ModelNew`` by the harness (``phase``), and every forward (``run_forward``):
 
-- **launches**: counted; the bytes of every storage a launch was handed (inputs and parameters excepted) are
-  compared before and after it: what changed was written by that kernel (``provenance.credit_launch``), less
-  what candidate code (a grid callable, a hook) wrote with torch inside the launch; under the CPU interpreter a
-  kernel touches only the storages it was handed (``bounds.py``), and on any device every laundered storage a
-  watched launch was not handed reads as poison until it returns (``_blind``: an address computed into one finds
+- **launches** (``JITFunction.run`` on a GPU, ``GridExecutor.__call__`` under the CPU interpreter): counted; the
+  bytes of every storage a launch was handed (inputs and parameters excepted) are compared before and after it:
+  what changed was written by that kernel (``provenance.credit_launch``), less what candidate code (a grid
+  callable, a hook) wrote with torch inside the launch; under the CPU interpreter a kernel touches only the
+  storages it was handed (``bounds.py``), and on any device every laundered storage a watched launch was not
+  handed reads as poison until it returns (``_blind``: an address computed into one finds
   NaN, a write there is undone);
 - **torch ops** (a ``TorchDispatchMode``): allocation, views, metadata, copies and fills are allowed; anything else
   is torch compute (in a forward: ``torch_compute`` in strict mode; while the model is built: allowed, and what it
@@ -17,8 +18,9 @@ each construction of ``ModelNew`` by the harness (``phase``), and every forward 
   ``to_dlpack``, the CUDA array interface): in a forward never of data no kernel computed, at most
   ``MAX_SCALAR_READS`` values in all; while the model is built or imported, no live view of more than that;
 - **provenance** (``provenance.py``, ``origins.py``, ``copies.py``): every byte's class; memory the watch never saw
-  made is ``FOREIGN``; a launch handed foreign (or, in strict mode, torch-made) data writes that class; a launch
-  that only re-arranges laundered data is a copy. Outputs are judged by ``rules.judge_record``;
+  made is ``FOREIGN``, and so are numbers from Python past ``HOST_VALUES`` a phase (fills, a launch's scalars);
+  a launch handed foreign (or, in strict mode, torch-made) data writes that class; a launch that only
+  re-arranges laundered data is a copy. Outputs are judged by ``rules.judge_record``;
 - **shadows**: after every op and launch that writes a storage, a copy of its bytes; what the forward reads but the
   watch never saw written, a keyed checksum (``quiet.py``); before each launch and at the end both must still
   match (else ``tampering``: a thread, numpy through a raw address, a silenced watch);
@@ -32,6 +34,7 @@ outputs itself. Memory reached through a raw address is beyond any Python watch:
 
 from __future__ import annotations
 
+import numbers as numbers_
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -57,6 +60,7 @@ from tritonrl.verify.child.aten_ops import (
 )
 from tritonrl.verify.child.bounds import BoundedMemory
 from tritonrl.verify.child.hooks import without_dynamo_import  # noqa: F401 - the zygote's import
+from tritonrl.verify.child.interpreter import is_interpreter
 from tritonrl.verify.child.origins import Origins
 from tritonrl.verify.child.overrides import module_overrides, module_tensors
 from tritonrl.verify.child.provenance import (
@@ -65,6 +69,7 @@ from tritonrl.verify.child.provenance import (
     ECHO,
     FOREIGN,
     INPUT,
+    KERNEL,
     LAUNDERED,
     PARAM,
     STALE,
@@ -74,6 +79,7 @@ from tritonrl.verify.child.provenance import (
     UNSET,
     CoarseProvenance,
     Provenance,
+    copy_class,
     copy_ends,
     credit_launch,
     launch_taint,
@@ -85,6 +91,7 @@ from tritonrl.verify.shared.wire import CODE_PATH
 
 UNCOMPUTED = frozenset({INPUT, ECHO, COPIED, FOREIGN})  # data no kernel computed: never read into Python
 MAX_SCALAR_READS = 8  # values one forward may read into Python (not enough to compute there)
+HOST_VALUES = 16  # distinct numbers one phase may bring from Python into tensors (``Monitor.entered``)
 # Bound when this module is imported, before any candidate code: patching torch afterwards changes nothing here.
 _empty = torch.empty
 _set = torch.Tensor.set_
@@ -102,6 +109,18 @@ POISON_BYTE = 0xFF  # what a blinded storage reads as during a launch not handed
 def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
     """The whole storage behind ``t`` as a flat uint8 tensor (a view, no copy)."""
     return _set(_empty(0, dtype=_uint8, device=t.device), t.untyped_storage())
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, numbers_.Real) and not isinstance(value, bool)
+
+
+def scalar_arguments(kernel: Any, args: tuple, kwargs: dict, ints: bool) -> list:
+    """The numbers a launch hands its kernel's parameters (launch options aside): floats always; integers only
+    where ``ints`` (the import and the constructions: a forward passes sizes, strides and a row index per launch)."""
+    names = set(getattr(kernel, "arg_names", ()) or ())
+    values = list(args) + [v for k, v in kwargs.items() if k in names]
+    return [v for v in values if _number(v) and (ints or not isinstance(v, numbers_.Integral))]
 
 
 def _computes(func: Any) -> bool:
@@ -130,6 +149,7 @@ class ForwardRecord:
     unowned: str | None = None  # work the timer could not own: another stream, a CUDA graph
     protected: list[tuple[str, int, int]] = field(default_factory=list)
     provenance: Provenance | CoarseProvenance = field(default_factory=Provenance)
+    host_values: set = field(default_factory=set)  # numbers brought from Python into tensors (``entered``)
     coarse: bool = False
     phase: str = "forward"  # or "import", "build": torch compute allowed, its results are torch's
 
@@ -179,10 +199,11 @@ class Monitor:
     def _make_wrappers(self) -> list[tuple[Any, str, Any]]:
         from triton.runtime.jit import JITFunction
 
-        launchers: list[type] = [JITFunction]
-        try:
-            from triton.runtime.interpreter import InterpretedFunction
-            launchers.append(InterpretedFunction)
+        made: list[tuple[Any, str, Any]] = [(JITFunction, "run", hooks.launch_wrapper(JITFunction.run, self))]
+        try:  # the interpreter's lowest launch point: ``InterpretedFunction.run`` and a bare executor both end here
+            from triton.runtime.interpreter import GridExecutor
+            made.append((GridExecutor, "__call__", hooks.executor_wrapper(GridExecutor.__call__, self,
+                                                                          is_interpreter())))
         except ImportError:
             pass
         quiet: list[type] = []  # autotuning and heuristics benchmark and restore with torch ops of their own
@@ -191,7 +212,6 @@ class Monitor:
             quiet += [Autotuner, Heuristics]
         except ImportError:
             pass
-        made: list[tuple[Any, str, Any]] = [(cls, "run", hooks.launch_wrapper(cls.run, self)) for cls in launchers]
         made += [(cls, "run", hooks.quiet_wrapper(cls.run, self)) for cls in quiet]
         self._launch_codes.update(fn.__code__ for _, _, fn in made)
         made += hooks.export_hooks(self)
@@ -247,6 +267,18 @@ class Monitor:
             return
         self.read(t, name, t.numel())
 
+    def entered(self, numbers: Iterable[Any]) -> bool:
+        """``numbers`` (Python's) are written into tensors, by a fill or as a launch's scalar arguments: whether the
+        phase is still within ``HOST_VALUES`` distinct ones. Data has an owner: a table of the op computed in
+        Python (``math.erf`` at import, torch's table read back through ``repr``) and written element by element is
+        Python's, not a kernel's, whatever wrote it; an honest phase brings a handful (eps, a slope, a scale, the
+        zeros of a fill), as an approximation's coefficients may be written in a kernel as literals."""
+        seen = self.record.host_values
+        for n in numbers:
+            seen.add(int(n) if isinstance(n, numbers_.Integral) else float(n).hex() if isinstance(n, numbers_.Real)
+                     else repr(n))  # a 0-d tensor's value may be complex
+        return len(seen) <= HOST_VALUES
+
     def read(self, t: torch.Tensor, name: str, count: int) -> None:
         """``count`` values of ``t`` go to Python: refused for data no kernel computed, counted otherwise."""
         record = self.record
@@ -270,6 +302,8 @@ class Monitor:
             self.internal += 1
             try:
                 taint = launch_taint(record.provenance, given)
+                if not self.entered(scalar_arguments(kernel, args, kwargs, ints=record.phase != "forward")):
+                    taint = FOREIGN  # a table's worth of Python numbers: what the kernel writes is theirs
                 if not record.coarse:
                     if given and given[0].device.type == "cuda" and _cuda_sync is not None:
                         _cuda_sync()  # the bytes before the launch: nothing still in flight on any stream
@@ -433,7 +467,7 @@ class Monitor:
         if name in LIFT_OPS:  # Python's or numpy's data (a view by its schema): foreign, unless one number
             for t in outs:
                 if not prov.seen(t):
-                    prov.mark(t, CONST if t.dim() == 0 else FOREIGN)
+                    prov.mark(t, CONST if t.dim() == 0 and self.entered([t.item()]) else FOREIGN)
             return outs
         if name in META_OPS or is_view(func):
             return []
@@ -449,9 +483,9 @@ class Monitor:
         if not func._schema.is_mutable:  # a new result (views are handled above): torch allocated it here
             for t in outs:
                 prov.fresh(t)
-        return self._write(name, func, prov, inputs, outs)
+        return self._write(name, func, prov, args, inputs, outs)
 
-    def _write(self, name: str, func: Any, prov: Any, inputs: list, outs: list) -> list[torch.Tensor]:
+    def _write(self, name: str, func: Any, prov: Any, args: tuple, inputs: list, outs: list) -> list[torch.Tensor]:
         if name in ALLOC_OPS:
             for t in outs:
                 prov.mark(t, UNSET)
@@ -463,8 +497,14 @@ class Monitor:
             return [dst] if dst is not None else []
         if name in FILL_OPS:
             written = outs + (inputs[:1] if name.endswith("_") else [])
+            value = inputs[1:2] if name == "fill_" else []  # ``fill_(t, v)`` with a tensor ``v``: a copy of it
+            if value:  # a constant still, unless ``v`` holds what a kernel may not pass on (torch's, foreign ...)
+                held = prov.classes(value[0])
+                cls = CONST if held <= {CONST, KERNEL} else copy_class(held)
+            else:
+                cls = CONST if self.entered(n for n in args if _number(n)) else FOREIGN
             for t in written:
-                prov.mark(t, CONST)
+                prov.mark(t, cls)
             return written
         self.record.compute(name)
         written = outs + (inputs[:1] if func._schema.is_mutable else [])

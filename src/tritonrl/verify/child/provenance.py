@@ -361,7 +361,8 @@ def provenance_problem(i: int, classes: set[int], weak: bool = False) -> str | N
     refused = classes & (WEAK_NOT_KERNELS if weak else NOT_KERNELS)
     if refused:
         return (f"output {i} holds values torch computed or copied, values from outside torch (numpy, Python "
-                f"lists, memory the verifier never saw written) or values made before this forward pass "
+                f"lists, a table of Python numbers filled in or passed to kernels, memory the verifier never saw "
+                f"written) or values made before this forward pass "
                 f"({_names(refused)}), not values a Triton kernel computed in it")
     if weak:
         return None

@@ -230,7 +230,6 @@ class Session:
             if not built.get("ok"):
                 flag = text(built.get("flag"), "init_error")
                 raise Failed(building, flag, f"{trial.describe()}: {text(built.get('error'), '?')}")
-            self.note_unchecked(reply)
             self.facts["stage_s"].setdefault("trials", []).append(
                 {"trial": trial.name, "build": round(steps[1] - steps[0], 4), "write": round(steps[2] - steps[1], 4),
                  "run": round(steps[3] - steps[2], 4), "check": round(steps[4] - steps[3], 4),
@@ -287,14 +286,6 @@ class Session:
         with self.exclusive():
             self.judge.store.release_cache()
             return unit()
-
-    def note_unchecked(self, reply: dict) -> None:
-        """The child's word that a launch skipped the GPU front-end check (its machinery failed): informational,
-        never credit (a child that hides it gains nothing)."""
-        unchecked = reply.get("frontend_unchecked")
-        if isinstance(unchecked, list) and unchecked and "frontend_unchecked" not in self.facts["flags"]:
-            self.facts["flags"].append("frontend_unchecked")
-            self.facts["timing"]["frontend_unchecked"] = [text(u, "?")[:300] for u in unchecked[:4]]
 
     def call_arena(self) -> None:
         self.send({"op": "arena", "nbytes": self.arena.nbytes}, [self.arena.fd])

@@ -55,7 +55,6 @@ class Flag(str, Enum):
     CPU_SIZE_LIMIT = "cpu_size_limit"
     SANDBOX_UNAVAILABLE = "sandbox_unavailable"
     SANDBOX_INCOMPLETE = "sandbox_incomplete"
-    FRONTEND_UNCHECKED = "frontend_unchecked"
     # timing
     SUSPICIOUS_SPEEDUP = "suspicious_speedup"
     TIMING_UNAVAILABLE = "timing_unavailable"
@@ -100,7 +99,6 @@ RATIONALE: dict[Flag, str] = {
     Flag.SANDBOX_VIOLATION: "The candidate tried what its sandbox forbids (starting a process, loading native code, reading its own memory); the operating system refused.",
     Flag.SANDBOX_UNAVAILABLE: "Not judged: a protection of the candidate's sandbox could not be applied on this machine (strict mode); also verifier_error.",
     Flag.SANDBOX_INCOMPLETE: "Judged without every protection of the sandbox (best-effort mode); timing['sandbox'] says which were missing (informational).",
-    Flag.FRONTEND_UNCHECKED: "On the CPU, a launch went on without the GPU compiler's front-end check, whose own machinery failed; timing['frontend_unchecked'] says why (informational).",
     Flag.REFERENCE_ERROR: "The task's reference Model failed (the task's fault, not the candidate's).",
     Flag.VERIFIER_ERROR: "The verifier itself failed on this item (a bug, or the machine: disk, memory); logged with its traceback.",
     Flag.CPU_UNSUPPORTED: "Triton's CPU interpreter cannot run this construct; judge it on a GPU (not counted as wrong).",
