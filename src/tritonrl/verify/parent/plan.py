@@ -7,7 +7,8 @@
     trials.oversize     # True: over the CPU budget and no reduction fits (a timeout is then cpu_size_limit)
 
 Trials: the tiny variant (when staged), then full trials (base seed, other seeds, values scaled and spread over
-magnitudes, alternative shapes: the first at edge sizes ``2^j + 1``), then an extra-dtype trial if asked for. On a GPU, full trials (and so the timing, which runs on the
+magnitudes, alternative shapes: the first at edge sizes ``2^j + 1``, once with plain and once with spread values),
+then an extra-dtype trial if asked for. On a GPU, full trials (and so the timing, which runs on the
 first) use a bundled task's timing shape (``tritonrl.tasks.variants.timing_variant``: KernelBench scale, from
 ``tasks/bundled/timing_shapes.json``; the bundled sizes are made for the CPU interpreter and a GPU would time
 kernel launches at them) and any other task as written; the tiny trial keeps the task's own tiny variant.
@@ -68,6 +69,8 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
         extra = [(base, seed + 1, config.scaled_input_factor, config.input_spread)]
         for k, alt in enumerate(alts):
             extra.insert(2 * k, (alt, seed + 3 + k, 1.0, 1.0))
+        if alts:  # the edge shape with large mixed values too: a dropped last block that a ReLU hid on randn
+            extra.append((alts[0], seed + 5, config.scaled_input_factor, config.input_spread))
         plan += extra
         while len(plan) < config.num_trials:
             plan.append((base, seed + 10 + len(plan), 1.0, 1.0))
