@@ -32,11 +32,9 @@ os.environ.setdefault("TRITON_INTERPRET", "1")  # the oracle runs kernels in thi
 
 import argparse
 import ast
-import contextlib
 import copy
 import importlib.util
 import json
-import math
 import platform
 import random
 import sys
