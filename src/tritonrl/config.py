@@ -187,6 +187,10 @@ class VerifyConfig(Section):
         "help": "the signed reference cache on disk is pruned to this size (least recently used first)", "ge": 0})
     scaled_input_factor: Float = field(default=3.0, metadata={
         "help": "one multi-input trial multiplies the float inputs by this", "gt": 0})
+    input_spread: Float = field(default=100.0, metadata={
+        "help": "the same trial then multiplies each float input element by its own factor, log-uniform in "
+                "[1/spread, spread]: large magnitudes of mixed scale, where an unstable kernel (exp without the "
+                "max subtracted) fails (1: off; kept off where the reference itself is not finite)", "ge": 1})
     # where candidates run (tritonrl.verify.parent.backends; docs/scaling.md)
     backend: Literal["local", "ray"] = field(default="local", metadata={
         "help": "local: this machine's processes; ray: actors on a Ray cluster"})

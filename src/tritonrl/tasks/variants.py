@@ -2,7 +2,7 @@
 
     from tritonrl.tasks.variants import tiny_variant, alt_variants
     tiny = tiny_variant(task)            # variant "tiny": runs on CPU in well under a second
-    alts = alt_variants(task, n=2)       # variants "alt1", "alt2": similar size, other (non power-of-two) shapes
+    alts = alt_variants(task, n=2)       # "alt1": every size 2^j + 1 (an edge); "alt2": other nearby sizes
     small = reduced_variant(task, fits)  # variant "reduced": the mildest uniform shrink whose source ``fits``
     timing = timing_variant(task)        # variant "timing": a bundled task at KernelBench scale (GPU), or None
     task_cost(task.source)               # TaskCost(max_numel, flops), measured on the meta device
@@ -480,6 +480,7 @@ def _round_up(value: int, multiple: int) -> int:
 
 # ---------------------------------------------------------------- alternative shapes
 def _make_alts(task: KernelTask, n: int, seed: int) -> list[KernelTask]:
+    """The edge variant first (``_edge_sizes``), then sizes moved by up to 25% (``_perturbed``), ``n`` in all."""
     try:
         constants = find_constants(task.source)
     except SyntaxError:
@@ -489,6 +490,14 @@ def _make_alts(task: KernelTask, n: int, seed: int) -> list[KernelTask]:
     multiple = math.lcm(1, *[c.value for c in constants if c.kind == "divisor"])
     variants: list[KernelTask] = []
     tried: list[dict] = []
+    for kinds in [ALT_KINDS] + [(kind,) for kind in ALT_KINDS]:  # all sizes at once, else one kind of size
+        new_values = _edge_sizes(constants, multiple, kinds)
+        if n and new_values and new_values not in tried:
+            tried.append(new_values)
+            source = rewrite_constants(task.source, constants, new_values)
+            if _alt_runs(source):
+                variants.append(_variant(task, "alt1", source, constants, new_values))
+                break
     # All sizes at once first; if the task ties sizes together (e.g. a LayerNorm over a conv's output width),
     # fall back to moving one kind of size at a time.
     for attempt, kinds in enumerate([ALT_KINDS] * (2 * n) + [(kind,) for kind in ALT_KINDS for _ in range(n)]):
@@ -510,6 +519,34 @@ def _alt_runs(source: str) -> bool:
         return True
     numel = _input_numel(source)  # an op without a meta kernel: run for real, but only if that is cheap
     return numel is not None and numel <= MAX_REAL_ALT_NUMEL and run_source(source).ok
+
+
+def _edge_sizes(constants: list[Constant], multiple: int, kinds: tuple) -> dict[int, object]:
+    """Every size of ``kinds`` set to an edge: 2^j + 1 for the largest 2^j below it (so never larger than it was, and
+    one more than a multiple of every power-of-two block up to 2^j), where a kernel's last block holds one element:
+    a loop that drops its last block, a mask off by one, a reduction that reads past its end is wrong there and
+    nowhere else (issue 51: such mutants of the bundled solutions passed every other shape). A feature size tied to
+    a divisor (groups, heads) keeps it: ``multiple`` times an edge."""
+    feature_values = {v for c in constants if c.kind == "feature" for v in _as_tuple(c.value)}
+    mapping: dict[int, int] = {}
+    new_values: dict[int, object] = {}
+    for i, c in enumerate(constants):
+        if c.kind not in kinds:
+            continue
+        for v in _as_tuple(c.value):
+            if v not in mapping:
+                mapping[v] = _edge(v, multiple if v in feature_values else 1)
+        new = tuple(mapping[v] for v in c.value) if isinstance(c.value, tuple) else mapping[c.value]
+        if new != c.value:
+            new_values[i] = new
+    return new_values
+
+
+def _edge(value: int, step: int) -> int:
+    if value <= 4 or value < 2 * step:
+        return value
+    per_step = value // step
+    return step * ((1 << (per_step.bit_length() - 1)) + 1) if per_step > 2 else value
 
 
 def _perturbed(constants: list[Constant], rng: random.Random, multiple: int, kinds: tuple) -> dict[int, object]:

@@ -1,17 +1,23 @@
-"""Under the CPU interpreter, every address a kernel touches lies in a storage handed to its launch.
+"""Under the CPU interpreter, every address a kernel touches lies in a tensor handed to its launch.
 
     owner, name, memory = BoundedMemory.hook()   # the monitor sets it with its other hooks (and checks it stays)
-    with memory.launch(tensors): ...        # the monitor's launch: the storages this kernel may touch
+    with memory.launch(tensors): ...        # the monitor's launch: the tensors whose memory this kernel may touch
 
 Triton's interpreter runs a kernel's loads, stores and atomics on raw addresses (``_interpreter.load`` ...), and
 a kernel may compute any address from what it is given: ``x_ptr + delta``, with ``delta`` from ``data_ptr()``,
 reaches a storage the launch was never handed. The provenance watch credits and taints only what a launch was
 handed, so a red team read a torch-made GELU table that way, and in permissive mode copied torch's answer (the
 copy search looks only at the launch's arguments). Here each such operation is checked first, on the lanes its
-mask lets through: an address outside every handed storage stops the kernel (``OutsideLaunch``, a runtime error
+mask lets through: an address outside every handed tensor stops the kernel (``OutsideLaunch``, a runtime error
 naming the address) before a byte is read or written. And a memory operation with no watched launch under way is
 refused outright: every way into the interpreter's programs (``kernel[grid]``, a bare ``GridExecutor``, a jit
 function called from host code, a copy of the executor's loop) ends in these functions, so none runs unwatched.
+
+A tensor's memory is its own extent (from its first element to its last, through its strides), not its whole
+storage: the judge's inputs are views of one arena, end to end, so a kernel reading one element past an input (an
+unmasked last block, a mask of ``<=``) read its neighbour and, its stray values dropped, passed (issue 51: five
+such mutants of the bundled solutions were accepted). A kernel handed a view may still reach any element between
+the view's first and last, as its strides can.
 
 Limits: on a GPU the kernel runs compiled, with no such check (the same kernel is judged on a GPU as on the CPU
 only where the CPU verifier judges it first); launches given tensors off the CPU (the interpreter works on host
@@ -30,6 +36,13 @@ import torch
 
 class OutsideLaunch(RuntimeError):
     """A kernel's memory operation reached outside the tensors handed to its launch."""
+
+
+def extent(t: torch.Tensor) -> tuple[int, int]:
+    """[first byte, one past the last byte) of a non-empty tensor's elements (torch's strides are never negative)."""
+    span = sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+    start = t.data_ptr()
+    return start, start + (span + 1) * t.element_size()
 
 
 class BoundedMemory:
@@ -59,10 +72,7 @@ class BoundedMemory:
     def launch(self, tensors: list[torch.Tensor]) -> Iterator[None]:
         ranges = None
         if all(t.device.type == "cpu" for t in tensors):
-            ranges = []
-            for t in tensors:
-                storage = t.untyped_storage()
-                ranges.append((storage.data_ptr(), storage.data_ptr() + storage.nbytes()))
+            ranges = [extent(t) for t in tensors if t.numel()]
         self._ranges.append(ranges)
         try:
             yield
@@ -87,7 +97,8 @@ class BoundedMemory:
         if not inside.all():
             address = int(p[~inside][0])
             raise OutsideLaunch(f"a kernel {what} address {address:#x}, outside every tensor handed to its launch: "
-                                "a kernel may touch only the memory of its tensor arguments")
+                                "a kernel may touch only the elements of its tensor arguments (a mask missing or "
+                                "one element too wide reads past the end of a tensor)")
 
     def load(self, ptrs, mask, other, dtype):
         self._check(ptrs, mask, np.dtype(dtype).itemsize, "loaded from")

@@ -198,6 +198,7 @@ def _one_map(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, valu
     if sum(1 for c in candidates if c) < share * len(candidates) and not small:
         return None  # most written values are nowhere in this source's laundered data: no part of a copy
     min_hits = min(share * len(candidates), FIT_MIN_HITS) if small else share * len(candidates)
+    nonzero = among & (written.abs() > floor)  # not zero within the tolerance
     for shape in _index_shapes(dst):
         for coeffs in _fit(_index(where[picks].cpu(), shape), candidates, rng, min_hits):
             # the map on every written element (a product and a sum: CUDA has no int64 matmul, "addmm_cuda" for Long)
@@ -205,6 +206,11 @@ def _one_map(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, valu
             inside = (q >= 0) & (q < values.numel())
             qi = q.clamp(0, values.numel() - 1)
             same = inside & bad[qi] & _close(written, values[qi], rtol, floor)
+            if not bool((same & nonzero).any()):
+                # Zeros alone are no evidence (a zero is everywhere): a map that sends each row of a softmax of
+                # large logits, nearly all zeros (or under the tolerance), to the one zero of torch's shifted row
+                # (its max minus itself) "explained" an honest kernel's output as a copy (issue 51's large values).
+                continue
             if int((same & among).sum()) >= share * int(among.sum()):
                 return same, qi
             run = _exact_run(same & among, written, values[qi]) if small else None

@@ -23,7 +23,11 @@ that is right on a GPU:
   a counter, a ticket), but a *read* of a location another program updates (a plain load, an atomic load, or an
   atomic that changes nothing, ``atomic_add(p, 0)``) sees whatever that program has done by then on a GPU, while
   the interpreter has always finished it (and an atomic ticket that hands out blocks in start order undoes the
-  shuffle): that is a race too.
+  shuffle): that is a race too. A lock orders what it guards: between a program's ``atomic_cas`` that takes a
+  one-word lock (it found the expected value and changed it) and its ``atomic_xchg`` that gives it back, its loads,
+  stores and atomics count as those of one program, the lock's, as mutual exclusion makes them on a GPU (the
+  tutorial's layer-norm backward sums its partial weight gradients so); their order between programs is the
+  shuffle's, as atomics' is.
 
 Limits: the race check sees plain ``tl.load``/``tl.store`` and atomics through pointers (block pointers and tensor
 descriptors are not recorded); a race between programs that happens to produce the same bytes is not reported; a
@@ -60,6 +64,7 @@ class _Accesses:
         self.loads: list[tuple[int, Any]] = []
         self.stores: list[tuple[int, Any, Any]] = []
         self.updates: list[tuple[int, Any]] = []  # addresses changed by atomics, by program
+        self.locks: set[int] = set()  # addresses of the locks the running program holds
 
     def start(self, grid: tuple[int, int, int], seed: int) -> None:
         self.grid = grid
@@ -72,7 +77,12 @@ class _Accesses:
         step = (x * self.grid[1] + y) * self.grid[2] + z
         chosen = self.order[step] if step < len(self.order) else (x, y, z)
         self.program = (chosen[0] * self.grid[1] + chosen[1]) * self.grid[2] + chosen[2]
+        self.locks = set()
         return chosen
+
+    def actor(self) -> int:
+        """Who an access belongs to: the running program, or while it holds a lock, the lock (a negative id)."""
+        return -1 - min(self.locks) if self.locks else self.program
 
 
 _ACCESSES = _Accesses()
@@ -328,13 +338,13 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     # The leading parameters are taken by position and the rest passed on as they came: triton's builder methods
     # differ in their trailing ones between versions (3.6: cache_modifier, eviction_policy; 3.9: cache_policy).
     def create_masked_load(self, ptrs, mask, *rest, **kwargs):
-        _ACCESSES.loads.append((_ACCESSES.program, np.asarray(ptrs.data)[np.asarray(mask.data, dtype=bool)]))
+        _ACCESSES.loads.append((_ACCESSES.actor(), np.asarray(ptrs.data)[np.asarray(mask.data, dtype=bool)]))
         return original_load(self, ptrs, mask, *rest, **kwargs)
 
     def create_masked_store(self, ptrs, value, mask, *rest, **kwargs):
         where = np.asarray(mask.data, dtype=bool)
         data = np.broadcast_to(np.asarray(value.data), where.shape)[where]
-        _ACCESSES.stores.append((_ACCESSES.program, np.asarray(ptrs.data)[where], _bits(data, np)))
+        _ACCESSES.stores.append((_ACCESSES.actor(), np.asarray(ptrs.data)[where], _bits(data, np)))
         return original_store(self, ptrs, value, mask, *rest, **kwargs)
 
     def create_atomic_rmw(self, rmwOp, ptr, val, mask, *rest, **kwargs):
@@ -342,17 +352,25 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         addresses = np.asarray(ptr.data)
         op = str(rmwOp).rsplit(".", 1)[-1]
         read = np.broadcast_to(_identity(op, val.data, np), where.shape)
+        actor = _ACCESSES.actor()
         if not result_discarded():  # an atomic whose result the kernel drops reads nothing
-            _ACCESSES.loads.append((_ACCESSES.program, addresses[where & read]))
-        _ACCESSES.updates.append((_ACCESSES.program, addresses[where & ~read]))
+            _ACCESSES.loads.append((actor, addresses[where & read]))
+        _ACCESSES.updates.append((actor, addresses[where & ~read]))
         if op == "XCHG":  # an exchange is a store: programs exchanging different values race like stores do
             data = np.broadcast_to(np.asarray(val.data), where.shape)[where]
-            _ACCESSES.stores.append((_ACCESSES.program, addresses[where], _bits(data, np)))
+            _ACCESSES.stores.append((actor, addresses[where], _bits(data, np)))
+            if addresses.size == 1 and where.all():  # giving a lock back
+                _ACCESSES.locks.discard(int(addresses.reshape(-1)[0]))
         return original_rmw(self, rmwOp, ptr, val, mask, *rest, **kwargs)
 
-    def create_atomic_cas(self, ptr, *rest, **kwargs):
-        _ACCESSES.updates.append((_ACCESSES.program, np.asarray(ptr.data).reshape(-1)))
-        return original_cas(self, ptr, *rest, **kwargs)
+    def create_atomic_cas(self, ptr, cmp, val, *rest, **kwargs):
+        addresses = np.asarray(ptr.data).reshape(-1)
+        _ACCESSES.updates.append((_ACCESSES.actor(), addresses))
+        result = original_cas(self, ptr, cmp, val, *rest, **kwargs)
+        expected, new, found = (np.asarray(h.data).reshape(-1) for h in (cmp, val, result))
+        if addresses.size == 1 and found[0] == expected[0] and new[0] != expected[0]:  # a lock taken
+            _ACCESSES.locks.add(int(addresses[0]))
+        return result
 
     def restore_args_dev(self, *args, **kwargs):
         race = find_race(_ACCESSES.loads, _ACCESSES.stores, _ACCESSES.updates)

@@ -148,6 +148,7 @@ class ForwardRecord:
     quiet: dict = field(default_factory=dict)  # storages read, not seen written: key -> (tensor, checksum)
     unowned: str | None = None  # work the timer could not own: another stream, a CUDA graph
     protected: list[tuple[str, int, int]] = field(default_factory=list)
+    sources: list = field(default_factory=list)  # the inputs, parameters and buffers (``layout_problem``)
     provenance: Provenance | CoarseProvenance = field(default_factory=Provenance)
     host_values: set = field(default_factory=set)  # numbers brought from Python into tensors (``entered``)
     coarse: bool = False
@@ -590,6 +591,7 @@ class Monitor:
         what it saw, or equal to the reference's own) marked and protected; other memory as ``origins`` knows it."""
         params, buffers = module_tensors(model)
         record = ForwardRecord(protected=[storage_range(t) for t in tensors(inputs) + params + buffers],
+                               sources=tensors(inputs) + params + buffers,
                                coarse=coarse, stream=stream_now(),
                                provenance=(CoarseProvenance if coarse else Provenance)(self.origins, self.taints))
         for t in tensors(inputs):

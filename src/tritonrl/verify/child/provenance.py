@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from tritonrl.verify.child.copies import copied_from, echoes
+from tritonrl.verify.child.copies import COPY_RTOL, copied_from, echoes
 
 _uint8 = torch.uint8
 _untyped_storage = torch.Tensor.untyped_storage
@@ -343,15 +343,49 @@ def copy_ends(name: str, inputs: list, outs: list) -> tuple[Any, Any]:
     return (outs[0] if outs else None), (inputs[0] if inputs else None)
 
 
-def layout_problem(i: int, value: torch.Tensor) -> str | None:
-    """A transposed or broadcast view as an output: the layout the task asks for was made by a view, not written
-    by a kernel (slices and reshapes of a kernel's output are fine)."""
+def layout_problem(i: int, value: torch.Tensor, sources: list[torch.Tensor] = ()) -> str | None:
+    """A broadcast view, or a transposed layout that did the task's work, as an output (slices and reshapes of a
+    kernel's output are fine).
+
+    A permuted layout is the kernel's to choose when it is a whole block of memory (``torch.empty_strided``, a
+    column-major tile, ``c.t()`` of a kernel's own C^T) holding values the kernel computed. It is refused when the
+    block, read in memory order, repeats an input's or parameter's (``sources``) values in theirs: then the layout,
+    not a kernel, moved the data (a transpose task answered by copying x, or x plus an ulp, and viewing it as
+    ``.t()``: within ``copies.COPY_RTOL``); and when it is no whole block (a strided view, e.g. a column slice)."""
     dims = [(stride, size) for stride, size in zip(value.stride(), value.shape) if size > 1]
     if any(stride == 0 for stride, _ in dims):
         return f"output {i} is a broadcast view (a stride of 0): write the values, not a view of fewer"
-    if any(a < b for (a, _), (b, _) in zip(dims, dims[1:])):
-        return f"output {i} is a transposed view (strides {tuple(value.stride())}): a kernel must write it in order"
+    if not any(a < b for (a, _), (b, _) in zip(dims, dims[1:])):
+        return None
+    transposed = f"output {i} is a transposed view (strides {tuple(value.stride())})"
+    if not _dense(value):
+        return f"{transposed}: a kernel must write it in order"
+    if value.is_floating_point() and any(_same_in_memory(value, s) for s in sources):
+        return (f"{transposed} whose memory holds an input's values in the input's own order: the layout moved the "
+                "data, not a kernel")
     return None
+
+
+def _dense(t: torch.Tensor) -> bool:
+    """Whether ``t``'s elements fill one block of memory, in some order of its dimensions."""
+    expected = 1
+    for stride, size in sorted((st, sz) for st, sz in zip(t.stride(), t.shape) if sz > 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _same_in_memory(out: torch.Tensor, src: torch.Tensor) -> bool:
+    """Whether ``out``'s block of memory, read in order, holds ``src``'s values in its memory order (``src`` one
+    block too), within the copy search's tolerance."""
+    if src.numel() != out.numel() or src.dtype != out.dtype or not _dense(src) or not src.numel():
+        return False
+    a = torch.as_strided(out, (out.numel(),), (1,)).double()
+    b = torch.as_strided(src, (src.numel(),), (1,)).double()
+    rtol = COPY_RTOL.get(out.dtype, 2e-4)
+    floor = rtol * float(a[torch.isfinite(a)].abs().mean()) if torch.isfinite(a).any() else 0.0
+    return bool((((a - b).abs() <= rtol * b.abs() + floor) | (a == b)).all())
 
 
 def provenance_problem(i: int, classes: set[int], weak: bool = False) -> str | None:

@@ -75,7 +75,8 @@ def outputs_problem(record: Any, values: list, weak: bool) -> tuple[str, str] | 
         if any(d == dev and lo < end and start < hi for d, start, end in record.protected):
             return ("output_aliases_input",
                     f"output {i} shares memory with an input or parameter: it must be computed by a kernel")
-        problem = provenance_problem(i, record.provenance.classes(value), weak) or layout_problem(i, value)
+        problem = (provenance_problem(i, record.provenance.classes(value), weak)
+                   or layout_problem(i, value, record.sources))
         if problem:
             return "output_not_written", problem
     return None

@@ -14,6 +14,7 @@ than it is read back (docs/verifier.md). A task whose reference fails raises ``T
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import threading
 import types
@@ -163,14 +164,21 @@ class ReferenceStore:
 
     def _compute(self, trial: TrialSpec, seed: int, model: torch.nn.Module | None, state: bool) -> Reference:
         module = self.module(trial)
-        spec = TrialSpec(trial.name, trial.stage, trial.task_key, trial.source, trial.seed, trial.scale, trial.dtype,
-                         input_seed=seed)
+        spec = dataclasses.replace(trial, input_seed=seed)
         init_args, inputs = make_inputs(module, spec, self.device)
         if model is None:
             model = build_model(module.Model, init_args, trial.seed, self.randomize, self.device, trial.dtype)
         kept = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         with torch.no_grad():
             outputs = as_tuple(model(*inputs))
+        if spec.spread != 1.0 and not _finite(outputs):
+            # Outside the task's domain (exp of large values, log of tiny ones): the reference itself fails there,
+            # so the trial keeps its scale without the spread (an honest kernel must match a finite reference).
+            spec = dataclasses.replace(spec, spread=1.0)
+            init_args, inputs = make_inputs(module, spec, self.device)
+            kept = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+            with torch.no_grad():
+                outputs = as_tuple(model(*inputs))
         for i, out in enumerate(outputs):
             if type(out) is not torch.Tensor:
                 raise TaskError(f"task {trial.task_key}: the reference's output {i} is a {type(out).__name__}, "
@@ -230,6 +238,10 @@ class ReferenceStore:
                 _, old = self._memory.popitem(last=False)
                 self._bytes -= old.nbytes
                 self.stats["evicted"] += 1
+
+
+def _finite(outputs: tuple) -> bool:
+    return all(torch.isfinite(o).all() for o in outputs if isinstance(o, torch.Tensor) and o.is_floating_point())
 
 
 def _nbytes(value: Any) -> int:

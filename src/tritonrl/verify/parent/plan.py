@@ -6,8 +6,9 @@
     trials.flags        # ["reduced_shapes"] when reduced: informational, the verdict is still a verdict
     trials.oversize     # True: over the CPU budget and no reduction fits (a timeout is then cpu_size_limit)
 
-Trials: the tiny variant (when staged), then full trials (base seed, other seeds, values scaled, alternative
-shapes), then an extra-dtype trial if asked for. On a GPU, full trials (and so the timing, which runs on the
+Trials: the tiny variant (when staged), then full trials (base seed, other seeds, values scaled and spread over
+magnitudes, alternative shapes: the first at edge sizes ``2^j + 1``, once with plain and once with spread values),
+then an extra-dtype trial if asked for. On a GPU, full trials (and so the timing, which runs on the
 first) use a bundled task's timing shape (``tritonrl.tasks.variants.timing_variant``: KernelBench scale, from
 ``tasks/bundled/timing_shapes.json``; the bundled sizes are made for the CPU interpreter and a GPU would time
 kernel launches at them) and any other task as written; the tiny trial keeps the task's own tiny variant.
@@ -62,20 +63,22 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
             trials.append(TrialSpec("tiny", "tiny", tiny.key, tiny.source, seed))
         except TaskError:
             pass  # no smaller version of this task runs: the full trials still judge it
-    plan = [(base, seed, 1.0)]
+    plan = [(base, seed, 1.0, 1.0)]
     if config.multi_input:
         alts = alt_variants(base, n=2, seed=seed) if config.alt_shapes else []
-        extra = [(base, seed + 1, config.scaled_input_factor)]
+        extra = [(base, seed + 1, config.scaled_input_factor, config.input_spread)]
         for k, alt in enumerate(alts):
-            extra.insert(2 * k, (alt, seed + 3 + k, 1.0))
+            extra.insert(2 * k, (alt, seed + 3 + k, 1.0, 1.0))
+        if alts:  # the edge shape with large mixed values too: a dropped last block that a ReLU hid on randn
+            extra.append((alts[0], seed + 5, config.scaled_input_factor, config.input_spread))
         plan += extra
         while len(plan) < config.num_trials:
-            plan.append((base, seed + 10 + len(plan), 1.0))
+            plan.append((base, seed + 10 + len(plan), 1.0, 1.0))
         plan = plan[: max(1, config.num_trials)]
     if config.staged and not _on_cpu(config, device):
         trials += _tiny_alternatives(trials, plan)
-    for k, (variant, trial_seed, scale) in enumerate(plan):
-        trials.append(TrialSpec(f"full{k}", "full", variant.key, variant.source, trial_seed, scale))
+    for k, (variant, trial_seed, scale, spread) in enumerate(plan):
+        trials.append(TrialSpec(f"full{k}", "full", variant.key, variant.source, trial_seed, scale, spread=spread))
     if config.extra_dtype:
         trials.append(TrialSpec(f"full_{config.extra_dtype}", "full", base.key, base.source, seed + 100, 1.0,
                                 config.extra_dtype))
@@ -93,7 +96,7 @@ def _tiny_alternatives(tiny: list[TrialSpec], plan: list[tuple]) -> list[TrialSp
 
     seen = {t.task_key for t in tiny}
     extra = []
-    for variant, trial_seed, _ in plan:
+    for variant, trial_seed, *_ in plan:
         if not variant.variant.startswith("alt"):
             continue
         try:

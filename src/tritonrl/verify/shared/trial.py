@@ -24,7 +24,9 @@ class TrialSpec:
     """name: "tiny", "full0", "time0", ...; stage: "tiny", "full" or "timing"; source: the task (variant) text.
 
     ``seed`` seeds the models (and the inputs, unless ``input_seed`` is given: timing sets share the timed
-    trial's weights but not its input values).
+    trial's weights but not its input values). ``scale`` multiplies every float input; ``spread`` > 1 then
+    multiplies each element by its own factor in [1/spread, spread] (log-uniform): values of mixed scale, the
+    largest far beyond ``randn``'s (``make_inputs``).
     """
 
     name: str
@@ -35,11 +37,14 @@ class TrialSpec:
     scale: float = 1.0
     dtype: str | None = None
     input_seed: int | None = None
+    spread: float = 1.0
 
     def describe(self) -> str:
         parts = [f"trial {self.name}", f"seed {self.seed}"]
         if self.scale != 1.0:
             parts.append(f"inputs x{self.scale:g}")
+        if self.spread != 1.0:
+            parts.append(f"each element x{1 / self.spread:g} to x{self.spread:g}")
         if self.dtype:
             parts.append(self.dtype)
         return ", ".join(parts)
@@ -47,7 +52,7 @@ class TrialSpec:
     def cache_key(self, device: str, randomize: bool) -> str:
         """Identity of the reference result: (task.key, variant, seed, scale, dtype, device, torch version)."""
         text = "|".join(map(str, (self.task_key, self.seed, self.scale, self.dtype, device, randomize,
-                                   self.input_seed, torch.__version__, "v3")))  # v3: payload format
+                                   self.input_seed, self.spread, torch.__version__, "v3")))  # v3: payload format
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     def to_dict(self) -> dict[str, Any]:
@@ -176,6 +181,9 @@ def make_inputs(module: Any, spec: TrialSpec, device: str = "cpu", inputs: bool 
             x = x.to(device)
             if x.is_floating_point():
                 x = x * spec.scale if spec.scale != 1.0 else x
+                if spec.spread != 1.0:  # drawn after every input is made: the values of get_inputs stay as seeded
+                    u = torch.rand(x.shape, device=x.device, dtype=torch.float64) * 2 - 1
+                    x = x * (spec.spread ** u).to(x.dtype)
                 if spec.dtype:
                     x = x.to(torch_dtype(spec.dtype))
         made.append(x)
