@@ -148,7 +148,8 @@ def run_job(config, args, name: str) -> None:
     # checks eval.tasks, so it names the validation split here
     config = dataclasses.replace(config, eval=dataclasses.replace(config.eval, tasks=str(paths(config)["validation"])))
     kind, _, arg = name.partition(":")
-    {"sftcheck": lambda c, a, _: check_sft_set(c), "sft": job_sft, "remake": job_remake, "val": job_val, "edge": job_edge, "entropy": job_entropy, "valtemp": job_valtemp,
+    {"sftcheck": lambda c, a, _: check_sft_set(c), "sft": job_sft, "remake": job_remake, "rejudge": job_rejudge,
+     "val": job_val, "edge": job_edge, "entropy": job_entropy, "valtemp": job_valtemp,
      "lrscreen": job_lrscreen, "lr": job_lr, "lrval": job_lrval}[kind](config, args, arg)
 
 
@@ -197,14 +198,53 @@ def calib_dir(config, *parts: str) -> Path:
     return paths(config)["calibration"].joinpath(*parts)
 
 
+VERIFIER_JSON = "verifier.json"
+
+
+def verifier_digest() -> str:
+    """sha256 of the code a verdict depends on (the verifier, extraction, tasks and their shapes, the config's
+    defaults): two evaluations with the same digest were judged alike."""
+    src = Path(__file__).resolve().parents[1] / "src" / "tritonrl"
+    files = sorted([*(src / "verify").rglob("*.py"), *(src / "tasks").rglob("*.py"), src / "extract.py",
+                    src / "config.py", src / "common" / "result_log.py"])
+    h = hashlib.sha256()
+    for path in files:
+        h.update(str(path.relative_to(src)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def evaluated(config, model: str, split: str, out: Path, temperature: str, k: int) -> None:
+    """``learning_demo_gpu.evaluate_on`` on one of this study's splits, then the verifier's digest beside it."""
+    gpu.evaluate_on(config, model, split, out, temperature, k, tasks_dir=paths(config)[split])
+    (out / VERIFIER_JSON).write_text(json.dumps({"verifier": verifier_digest()}) + "\n")
+
+
 def job_val(config, args, step: str) -> None:
-    gpu.evaluate_on(config, str(checkpoint(config, step)), "validation", calib_dir(config, "val", f"step-{step}"),
-                    "1.0", args.validation_k, tasks_dir=paths(config)["validation"])
+    evaluated(config, str(checkpoint(config, step)), "validation", calib_dir(config, "val", f"step-{step}"), "1.0",
+              args.validation_k)
 
 
 def job_edge(config, args, step: str) -> None:
-    gpu.evaluate_on(config, str(checkpoint(config, step)), "calib_edge", calib_dir(config, "edge", f"step-{step}"),
-                    "1.0", reg.EDGE_K, tasks_dir=paths(config)["calib_edge"])
+    evaluated(config, str(checkpoint(config, step)), "calib_edge", calib_dir(config, "edge", f"step-{step}"), "1.0",
+              reg.EDGE_K)
+
+
+def job_rejudge(config, args, what: str) -> None:
+    """``KIND/step-S`` judged by an earlier verifier: its recorded samples judged again by this one (no sampling),
+    so every verdict the calibration compares comes from the same verifier."""
+    from tritonrl.common.result_log import Pending
+    from tritonrl.evaluation.evaluate import verify_and_report
+    from tritonrl.tasks import load_tasks
+
+    kind, step_dir = what.split("@")[0].split("/")
+    out = calib_dir(config, kind, step_dir)
+    split = {"val": "validation", "edge": "calib_edge"}[kind]
+    tasks = {t.name: t for t in load_tasks(str(paths(config)[split]))}
+    rows = [json.loads(line) for line in (out / "completions.jsonl").read_text().splitlines() if line.strip()]
+    pending = [Pending(tasks[r["task"]], r["sample"], completion=r["completion"]) for r in rows]
+    verify_and_report(pending, config.verify, out, {"split": split, "rejudged": True}, resume=False)
+    (out / VERIFIER_JSON).write_text(json.dumps({"verifier": verifier_digest(), "rejudged": True}) + "\n")
 
 
 def job_entropy(config, args, step: str) -> None:
@@ -263,14 +303,13 @@ def token_entropy(model_dir: Path, tasks_dir: Path, completions_jsonl: Path, tem
 
 def job_valtemp(config, args, temperature: str) -> None:
     model = checkpoint(config, calibration(config)["sft_best"])
-    gpu.evaluate_on(config, str(model), "validation", calib_dir(config, "valtemp", temperature), temperature,
-                    args.validation_k, tasks_dir=paths(config)["validation"])
+    evaluated(config, str(model), "validation", calib_dir(config, "valtemp", temperature), temperature,
+              args.validation_k)
 
 
 def job_lrscreen(config, args, _arg) -> None:
     model = checkpoint(config, calibration(config)["s_star"])
-    gpu.evaluate_on(config, str(model), "calib_lr", calib_dir(config, "lrscreen"), "1.0", reg.EDGE_K,
-                    tasks_dir=paths(config)["calib_lr"])
+    evaluated(config, str(model), "calib_lr", calib_dir(config, "lrscreen"), "1.0", reg.EDGE_K)
 
 
 def lr_name(rate: float) -> str:
@@ -316,8 +355,8 @@ def lr_model(config, rate: str) -> str:
 
 
 def job_lrval(config, args, rate: str) -> None:
-    gpu.evaluate_on(config, lr_model(config, rate), "validation", calib_dir(config, "lrval", rate), "1.0",
-                    args.lr_validation_k, tasks_dir=paths(config)["validation"])
+    evaluated(config, lr_model(config, rate), "validation", calib_dir(config, "lrval", rate), "1.0",
+              args.lr_validation_k)
 
 
 # ---------------------------------------------------------------- the host's decisions (the registered rules)
@@ -352,6 +391,23 @@ def choose_start(config, args) -> dict:
     demo._log(f"calibration: S* = step {choice['s_star']} (H_val {choice['headroom_val']:.3f}), SFT_best = step "
               f"{choice['sft_best']}; futile: {choice['futile']}")
     return write_calibration(config, {"checkpoints": scores, **choice, "sizes": {k: getattr(args, k) for k in SIZE_KEYS}})
+
+
+def stale_verdicts(config, q: Queue) -> list[str]:
+    """The done validations and edge screens whose verdicts another verifier made (or none recorded which)."""
+    now = verifier_digest()
+    stale = []
+    for kind in ("val", "edge"):
+        for d in sorted(calib_dir(config, kind).glob("step-*")):
+            done = q.done(f"{kind}:{d.name.split('-')[1]}")
+            record = json.loads((d / VERIFIER_JSON).read_text()) if (d / VERIFIER_JSON).exists() else {}
+            if record.get("verifier") == now:
+                continue
+            if done:
+                stale.append(f"rejudge:{kind}/{d.name}@{now[:12]}")
+            else:  # cut short in an earlier hold: its samples stay, its verdicts are made again when it resumes
+                (d / "results.jsonl").unlink(missing_ok=True)
+    return stale
 
 
 def check_remade(config, q: Queue) -> None:
@@ -460,7 +516,9 @@ def calibrate(config, args, q: Queue, status: gpu.Status) -> None:
     q.run(["sftcheck", "sft"], more=None if remade else checkpoint_jobs)
     if remade:
         check_remade(config, q)
+    stale = stale_verdicts(config, q)  # judged in an earlier hold by another verifier: judged again by this one
     q.run(checkpoint_jobs())
+    q.run(stale)
     q.run([f"entropy:{s}" for s in validated_steps(config, args)])
     if not (run / "sft_check.json").exists():
         raise SystemExit("study2: the SFT set's check did not finish; see logs/sftcheck.log")
