@@ -343,6 +343,7 @@ class Child:
         with self.monitor.phase("build") as record:
             model = build_model(self.module.ModelNew, init, int(message["seed"]), bool(message["randomize"]),
                                 self.device, message.get("dtype"), check=_refuse_overrides)
+            del init  # the arena's views die in the watch (a finalizer on one is watched)
         if record.unowned or record.escapes:
             raise BuildRefused(record.unowned or record.escapes[0], "threads" if record.unowned else "torch_compute")
         self.monitor.origins.vouch_state(model, set(message.get("state") or ()))
@@ -423,16 +424,18 @@ class Child:
         if held.objects:  # the forward that raised is judged like any other (a claimed failure buys nothing)
             record, self.monitor.failed = self.monitor.failed, None
             conduct = None if record is None else conduct_problem(record, self.strict, self.monitor.intact())
-            held.objects += [record, *ran.objects]
-            del record, ran
+            held.objects += [record, *ran.objects, inputs]
+            del record, ran, inputs
             return {"ok": False, **self.failed(held, "runtime_error", conduct), **self.short()}
+        ran.objects.append(inputs)  # the arena's views die in the watch too (a finalizer on one is watched)
+        del inputs
         return {**self.answer(message, ran, start), **self.short()}
 
     def answer(self, message: dict, ran: Held, start: float) -> dict:
         """A forward that returned (``ran``: its output and record): judged, its outputs delivered, then dropped
         inside a watch."""
         elapsed_s = time.monotonic() - start  # the first trial's includes Triton's JIT compilation
-        output, record = ran.objects
+        output, record = ran.objects[:2]
         problem = judge_record(record, output, self.monitor.intact(), strict=self.strict)
         judged = time.monotonic()
         outputs = self.deliver(output, message["outputs"]) if problem is None else []

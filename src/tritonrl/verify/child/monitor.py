@@ -27,8 +27,9 @@ each construction of ``ModelNew`` by the harness (``phase``), and every forward 
 Timed calls run the same watch with one set of classes per storage on the host (``run_forward(coarse=True)``).
 Every other moment of candidate code runs inside a watch too (``phase``): the harness drops models, outputs and
 failed forwards' exceptions inside one (``drop``: ``__del__`` and finalizers), explains errors inside one
-(``explain``: a candidate exception's ``__str__``), and the garbage collector runs only there: automatic collection
-is off from before the import (``hold_garbage``), and each phase and forward collects before its watch closes. In
+(``explain``: a candidate exception's ``__str__``), and the garbage collector runs only there: from before the
+import, automatic collection is off outside a watch (``hold_garbage``, ``_collected``), and each phase and forward
+collects before its watch closes. In
 those phases, as in a forward, torch compute and values leaving torch count against the candidate
 (``ForwardRecord.judged``); only the import and the constructions may compute (their results are torch's).
 Limits (docs/verifier.md): this runs in the candidate's own process; the audit hook and the static checks keep
@@ -106,6 +107,7 @@ _from_weak = torch.UntypedStorage._new_with_weak_ptr
 _collect = gc.collect
 _freeze = gc.freeze
 _gc_off = gc.disable
+_gc_on = gc.enable
 CONSTRUCTION = frozenset({"import", "build"})  # phases where torch may compute (what it made is torch's)
 POISON_BYTE = 0xFF  # what a blinded storage reads as during a launch not handed it (NaN as any float; -1 as ints)
 
@@ -593,20 +595,24 @@ class Monitor:
 
 def hold_garbage() -> None:
     """Before the candidate's import: what exists now is never collected (``gc.freeze``: each later collection
-    scans only what was made since), and collection runs only where the watch is (``_collected``). An automatic
-    collection could run a candidate's ``__del__`` anywhere, in the harness's own code between two watches."""
+    scans only what was made since), and automatic collection is off until a watch turns it on (``_collected``).
+    Otherwise a collection could run a candidate's ``__del__`` or ``gc.callbacks`` anywhere, in the harness's own
+    code between two watches (where the judge's next inputs are already in the arena)."""
     _freeze()
     _gc_off()
 
 
 @contextmanager
 def _collected(enabled: bool = True) -> Iterator[None]:
-    """Collect garbage at the end of a watched phase, inside its watch (a candidate's finalizers run there and
-    count as the phase's), freeze what survives (the next collection scans only what is made after: Triton's
-    caches after a first launch, 44,000 objects, took 20-70 ms a collection on a busy 2-core CPU; a cycle that
-    becomes garbage later is never collected, so its ``__del__`` never runs, watched or not), and turn automatic
-    collection off again (the candidate may have turned it on). ``enabled=False`` (timed calls): not in the timed
-    region; the next watched phase collects."""
+    """Garbage collection inside a watched phase or forward: automatic, as usual (turned off there too, the
+    Triton interpreter's own cycles piled up and its forwards ran 3x slower); at the end, still inside the watch,
+    a full collection (a candidate's finalizers run there and count as the phase's), then what survives is frozen
+    (the next collection scans only what is made after: the 44,000 objects of Triton's caches after a first
+    launch took 20-70 ms a collection on a busy 2-core CPU; a cycle that becomes garbage later is never
+    collected, so its ``__del__`` never runs, watched or not), and automatic collection is off again until the
+    next watch (the candidate may have turned it on). ``enabled=False`` (timed calls): no full collection in the
+    timed region; the next phase's collects."""
+    _gc_on()
     try:
         yield
     finally:
