@@ -251,13 +251,16 @@ class Session:
                    building: str) -> tuple[list[float], dict, dict, Mismatch | None]:
         """One trial: the model built, the forward run, its outputs judged. The steps' instants, both replies (the
         run's empty when the build failed) and what was wrong. After a full trial the child gives its allocator's
-        blocks back."""
+        blocks back. Between the build and the forward the whole arena is poisoned before the call's values are
+        written (``poison_arena``): nothing a construction, an earlier call or a finalizer parked there is read
+        as the judge's input."""
         steps = [time.monotonic()]
         built = self.call(self.build_message(trial, layout, ref), building)
         steps.append(time.monotonic())
         if not built.get("ok"):
             return steps, built, {}, None
         self.facts["compiled"] = True  # whatever the forward does next (a hang, a crash), the model was built
+        self.poison_arena()
         layout.write(self.arena, ref.inputs, self.judge.device)
         steps.append(time.monotonic())
         reply = self.call({"op": "run", "inputs": layout.inputs, "outputs": layout.outputs,
@@ -304,11 +307,18 @@ class Session:
         """A trial again, after the child ran out beside others: on inputs no call was handed before (a secret
         seed of their own), with every byte of the arena poisoned first, so nothing the failed attempt saw or left
         (its inputs, what it parked in the arena) serves the retry; the failed forward was judged already."""
+        ref = self.judge.store.fresh(trial, RETRY_CALL, state=True)
+        self.poison_arena()
+        return self.trial_once(trial, ref, Layout.of(ref), stage, building)
+
+    def poison_arena(self) -> None:
+        """Every byte of the arena ``POISON_BYTE`` (NaN as any float). The child sees the arena as the judge's
+        memory, input whatever it holds (``Origins.trust(pin=True)``): a construction that wrote torch's table of
+        the op into it had the table read as input data, gathered by a kernel credited as its own work
+        (``r12_arena_table_from_init``)."""
         import torch
 
-        ref = self.judge.store.fresh(trial, RETRY_CALL, state=True)
         self.arena.tensor(0, torch.uint8, [self.arena.nbytes]).fill_(POISON_BYTE)
-        return self.trial_once(trial, ref, Layout.of(ref), stage, building)
 
     def note_unchecked(self, reply: dict) -> None:
         """The child's word that a launch skipped the GPU front-end check (its machinery failed): informational,
@@ -379,7 +389,7 @@ class Session:
 
 
 RETRY_CALL = "memory_retry"  # the retry's inputs: their own secret seed (``references.input_seed``)
-POISON_BYTE = 0xFF  # the arena before a retry: NaN as any float
+POISON_BYTE = 0xFF  # the arena before each call's values are written: NaN as any float
 
 
 def _flag(value: Any, default: Any) -> Any:
