@@ -1,12 +1,14 @@
 """Running out of device memory beside other candidates is the batch's doing: the unit runs again, alone.
 
 On an H100, 48 children and the judge ran six honest KernelBench GEMMs out of memory in their correctness trials
-(docs/benchmarks.md, "Out of memory in a busy batch"). Here, on the CPU: what counts as running out, the judge's
-retry of a unit with the GPU to itself (``Session.gpu_unit``), and whole verdicts of a candidate that runs out once
-(then judged as it is) and of one that always does (its failure, retried once).
+(docs/benchmarks.md, "Out of memory in a busy batch"). Here, on the CPU: what counts as running out (the judge's own
+exceptions; a child's allocator's reports, never its exception or text), the judge's retry of a unit with the GPU to
+itself (``Session.gpu_unit``, a GPU's only) on fresh inputs and a poisoned arena (``Session.retry_trial``), and
+whole verdicts of candidates that claim to run out (issue 51: a claim buys nothing).
 """
 
 import threading
+from pathlib import Path
 
 import pytest
 import torch
@@ -16,7 +18,7 @@ from tritonrl.verify import Stage
 from tritonrl.verify.judge.gpu_lock import GpuLease, RWLock
 from tritonrl.verify.judge.session import Session
 from tritonrl.verify.shared.arena import CudaError
-from tritonrl.verify.shared.device_memory import claims_out_of_memory, out_of_memory
+from tritonrl.verify.shared.device_memory import out_of_memory, short_beside_others
 
 
 def test_what_counts_as_running_out():
@@ -37,10 +39,36 @@ def test_what_counts_as_running_out():
     assert not out_of_memory(None)
 
 
-def test_a_child_claims_it_only_with_true():
-    assert claims_out_of_memory({"ok": False, "out_of_memory": True})
-    assert claims_out_of_memory({"ok": True}, {"ok": False, "out_of_memory": True})
-    assert not claims_out_of_memory({"ok": False, "out_of_memory": 1}, {}, None, "out_of_memory")
+GIB = 1 << 30
+
+
+def test_only_the_allocators_report_of_a_request_the_device_alone_would_hold_counts():
+    """A child's step ran out beside others when its allocator refused a request larger than what was free that
+    fits, with what the child held, in the whole device (the judge's own measure of it)."""
+    beside = {"requested": 2 * GIB, "allocated": 1 * GIB, "free": 1 * GIB}
+    assert short_beside_others([beside], 80 * GIB)
+    assert short_beside_others([{"bogus": 1}, beside], 80 * GIB)
+    # no device of this size could hold it (a request of 1 PiB made on purpose), or it would have fitted anyway
+    assert not short_beside_others([{"requested": 1 << 50, "allocated": 0, "free": 1 * GIB}], 80 * GIB)
+    assert not short_beside_others([{"requested": 1 * GIB, "allocated": 0, "free": 2 * GIB}], 80 * GIB)
+    # anything else a reply may carry: a claim, not a report
+    for reports in (None, True, "CUDA out of memory", {"out_of_memory": True}, [{"requested": "2", "allocated": 0,
+                    "free": 0}], [{"requested": True, "allocated": 0, "free": 0}], [{"requested": -1, "allocated": 0,
+                                                                                     "free": -5}]):
+        assert not short_beside_others(reports, 80 * GIB), reports
+    assert not short_beside_others([beside], 0)
+
+
+def test_the_harness_passes_on_only_what_the_allocator_reported():
+    """``Shortage`` keeps what the allocator's observer was told (a GPU's: on a CPU nothing is attached), each
+    step's reports once."""
+    from tritonrl.verify.child.shortage import Shortage
+
+    shortage = Shortage()
+    assert not shortage.install("cpu") and shortage.taken() == []
+    shortage._observe(0, 2 * GIB, 1 * GIB, 1 * GIB)  # what the allocator calls
+    assert shortage.taken() == [{"requested": 2 * GIB, "allocated": 1 * GIB, "free": 1 * GIB}]
+    assert shortage.taken() == []
 
 
 class _Store:
@@ -52,14 +80,16 @@ class _Store:
 
 
 class _Judge:
-    def __init__(self):
+    def __init__(self, device):
         self.store = _Store()
+        self.device = device
 
 
-def _session() -> Session:
-    """A session with only what ``gpu_unit`` uses: its lease on one GPU's lock, its facts, its judge's store."""
+def _session(device: str = "cuda:0") -> Session:
+    """A session with only what ``gpu_unit`` uses: its lease on one GPU's lock, its facts, its judge's store and
+    device (no GPU is touched: the units are the test's)."""
     session = Session.__new__(Session)
-    session.judge, session.lease = _Judge(), GpuLease("0", RWLock())
+    session.judge, session.lease = _Judge(device), GpuLease("0", RWLock())
     session.facts = {"timing": {}, "stage_s": {}}
     return session
 
@@ -88,13 +118,27 @@ def test_a_unit_out_of_memory_beside_others_runs_again_alone():
     assert session.lease.mode is None
 
 
-def test_a_childs_claim_earns_one_retry_and_its_second_answer_stands():
+def test_the_allocators_report_earns_one_retry_of_its_own_and_its_answer_stands():
+    """On the child's allocator's report (``short``), the retry unit runs (a trial's: fresh inputs), alone."""
     session = _session()
-    short = {"ok": False, "out_of_memory": True}
-    unit, modes = _unit(session, [short, short])
-    assert session.gpu_unit("tiny", "tiny", unit, said=claims_out_of_memory) is short
-    assert modes == [None, "exclusive"]  # the tiny stage runs without a lease; the retry holds the GPU alone
+    first, second = {"ok": False, "device_short": ["..."]}, {"ok": False, "device_short": ["..."]}
+    unit, modes = _unit(session, [first])
+    retry, retry_modes = _unit(session, [second])
+    assert session.gpu_unit("tiny", "tiny", unit, retry=retry, short=lambda r: "device_short" in r) is second
+    assert modes == [None] and retry_modes == ["exclusive"]  # the tiny stage runs without a lease; the retry alone
     assert session.facts["timing"]["memory_retries"] == ["tiny"]
+
+
+def test_on_a_cpu_nothing_is_retried():
+    """No device is shared with other candidates on a CPU: the judge's own error is raised, a child's report (there
+    is none) changes nothing."""
+    session = _session("cpu")
+    unit, modes = _unit(session, [torch.OutOfMemoryError("CUDA out of memory")])
+    with pytest.raises(torch.OutOfMemoryError):
+        session.gpu_unit("full", "full0", unit)
+    unit, modes = _unit(session, [{"ok": False}])
+    assert session.gpu_unit("full", "full0", unit, short=lambda r: True) == {"ok": False}
+    assert "memory_retries" not in session.facts["timing"]
 
 
 def test_other_failures_are_not_retried():
@@ -103,8 +147,7 @@ def test_other_failures_are_not_retried():
     with pytest.raises(ValueError):
         session.gpu_unit("full", "full0", unit)
     unit, modes = _unit(session, [{"ok": False, "flag": "runtime_error"}])
-    assert session.gpu_unit("full", "full0", unit, said=claims_out_of_memory) == {"ok": False,
-                                                                                 "flag": "runtime_error"}
+    assert session.gpu_unit("full", "full0", unit, short=lambda r: False) == {"ok": False, "flag": "runtime_error"}
     assert modes == ["shared"] and "memory_retries" not in session.facts["timing"]
 
 
@@ -153,20 +196,47 @@ class ModelNew(nn.Module):
 '''
 
 
-def test_a_candidate_short_once_is_judged_as_it_is(runtime_verifier):
-    """Its second forward (the first full trial) runs out of memory: run again alone, it is correct."""
+def test_a_claimed_out_of_memory_error_is_the_candidates_failure(runtime_verifier):
+    """The candidate raises ``torch.OutOfMemoryError`` itself (issue 51): no allocator said so, and on a CPU no
+    device is shared, so it is its own failure: no retry, whatever the exception's type or text."""
     code = SHORT_ONCE.replace("RUNS = [0]", "RUNS = [0]\nSHORT = {2}")
-    result = runtime_verifier.verify(TASKS["relu"], code=code)
-    assert result.correct, (result.stage, result.flags, result.error)
-    assert result.timing.get("memory_retries") == ["full0"]
-
-
-def test_a_candidate_always_short_fails_once_retried(runtime_verifier):
-    code = SHORT_ONCE.replace("RUNS = [0]", "RUNS = [0]\nSHORT = range(2, 100)")
     result = runtime_verifier.verify(TASKS["relu"], code=code)
     assert not result.correct and result.stage is Stage.FULL
     assert "runtime_error" in result.flags and "OutOfMemoryError" in (result.error or ""), result.error
-    assert result.timing.get("memory_retries") == ["full0"]
+    assert "memory_retries" not in result.timing
+
+
+def test_a_retry_runs_on_fresh_inputs_and_a_poisoned_arena():
+    """``Session.retry_trial``: the reference of inputs no call was handed (a seed of their own), every arena byte
+    poison before the retry's build, the model's state digests as a trial's."""
+    from tritonrl.verify.judge.references import ReferenceStore
+    from tritonrl.verify.shared.arena import Arena
+    from tritonrl.verify.shared.trial import TrialSpec
+
+    task = TASKS["relu"]
+    trial = TrialSpec("full0", "full", task.key, task.source, 42)
+    store = ReferenceStore("cpu", True, 1 << 30, "secret")
+    first = store.get([trial])["full0"]
+    session = _session("cpu")
+    session.judge.store = store
+    session.arena = Arena.create(1 << 20, "cpu")
+    session.arena.tensor(0, torch.float32, [1024]).fill_(1.5)  # what the failed attempt left
+    seen = {}
+
+    def trial_once(trial_, ref, layout, stage, building):
+        seen.update(ref=ref, layout=layout, arena=session.arena.tensor(0, torch.uint8, [session.arena.nbytes]).clone())
+        return "ran"
+
+    session.trial_once = trial_once
+    try:
+        assert session.retry_trial(trial, "full", "full") == "ran"
+    finally:
+        session.arena.close()
+    assert bool((seen["arena"] == 0xFF).all())
+    assert seen["ref"].inputs[0].shape == first.inputs[0].shape
+    assert not torch.equal(seen["ref"].inputs[0], first.inputs[0])
+    assert torch.equal(seen["ref"].outputs[0], torch.relu(seen["ref"].inputs[0]))
+    assert seen["layout"].nbytes == type(seen["layout"]).of(first).nbytes
 
 
 def test_a_child_gives_its_blocks_back_only_when_the_device_is_short(monkeypatch):
@@ -216,10 +286,41 @@ class ModelNew(nn.Module):
 
 def test_a_claim_of_running_out_buys_no_unjudged_forward(runtime_verifier):
     """A policy's next try against the retry: the claimed out-of-memory forward computes the answer with torch and
-    keeps it, and the retry (same inputs) passes it through a kernel. The watch remembers what torch made in the
-    failed forward: the copy is torch's answer, not the kernel's."""
+    keeps it, for a retry that passes it through a kernel. The forward that raised is judged like any other: its
+    torch compute is refused. Its control raises without computing: the candidate's own runtime error."""
     result = runtime_verifier.verify(TASKS["relu"], code=MEMO_THEN_COPY)
-    assert not result.correct and "output_not_written" in result.flags, (result.stage, result.flags, result.error)
-    assert result.timing.get("memory_retries") == ["full0"]
-    control = runtime_verifier.verify(TASKS["relu"], code=MEMO_THEN_COPY.replace("MEMO[0] if RUNS[0] == 3 else x", "x"))
-    assert control.correct and control.timing.get("memory_retries") == ["full0"], control.error
+    assert not result.correct and "torch_compute" in result.flags, (result.stage, result.flags, result.error)
+    assert "memory_retries" not in result.timing
+    control = runtime_verifier.verify(TASKS["relu"], code=MEMO_THEN_COPY.replace("MEMO.append(torch.relu(x))", "pass"))
+    assert not control.correct and "runtime_error" in control.flags, control.error
+    assert "memory_retries" not in control.timing
+
+
+# more than is free even once the allocator gives its cached blocks back: the judge and the others hold the rest
+TRULY_SHORT = ("free, total = torch.cuda.mem_get_info()\n"
+               "            torch.empty(free + torch.cuda.memory_reserved() + (64 << 20), dtype=torch.uint8, "
+               "device=x.device)")
+REALLY_SHORT_ONCE = SHORT_ONCE.replace(
+    'raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.25 GiB.")', TRULY_SHORT)
+# r12_claim_retry_init_reads_arena, running out for real: its retry's ``__init__`` reads the arena's inputs
+INIT_READS_ARENA = (Path(__file__).parent / "fixtures" / "integrity" / "r12_claim_retry_init_reads_arena.py").read_text(
+    ).replace('raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")', TRULY_SHORT)
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_an_honest_kernel_that_truly_runs_out_gets_its_retry(tmp_path):
+    """On a GPU, a request the allocator refuses because others hold the memory (the judge's references, the other
+    children): the allocator reports it, the trial runs again alone, on fresh inputs, and the honest kernel passes.
+    A candidate that makes the same request, then has its retry copy what it left in the arena: the arena was
+    poisoned and the inputs are new (refused)."""
+    from tests.verify.test_gpu import GPU_CONFIG
+    from tritonrl.config import VerifyConfig
+    from tritonrl.verify import Verifier
+
+    honest = REALLY_SHORT_ONCE.replace("RUNS = [0]", "RUNS = [0]\nSHORT = {2}")
+    assert TRULY_SHORT in honest and TRULY_SHORT in INIT_READS_ARENA  # the edits took
+    with Verifier(VerifyConfig(static_checks=False, cache_dir=str(tmp_path), **GPU_CONFIG)) as verifier:
+        result = verifier.verify(TASKS["relu"], code=honest)
+        assert result.correct and result.timing.get("memory_retries") == ["full0"], (result.flags, result.error)
+        parked = verifier.verify(TASKS["relu"], code=INIT_READS_ARENA)
+        assert not parked.correct and parked.timing.get("memory_retries") == ["full0"], (parked.flags, parked.error)

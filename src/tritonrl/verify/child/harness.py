@@ -41,21 +41,22 @@ import torch
 
 from tritonrl.verify.child import audit, seccomp
 from tritonrl.verify.child.fidelity import DataRace, InterpreterOnly
+from tritonrl.verify.child.inert import type_name
 from tritonrl.verify.child.interpreter import (
     classify_interpreter_error,
     install_interpreter_compat,
     is_interpreter,
 )
 from tritonrl.verify.child.isolation import IsolationReport
-from tritonrl.verify.child.monitor import ModelTampering, Monitor
+from tritonrl.verify.child.monitor import ModelTampering, Monitor, hold_garbage
 from tritonrl.verify.child.overrides import module_overrides
 from tritonrl.verify.child.provenance import INPUT
-from tritonrl.verify.child.rules import judge_record, output_values
+from tritonrl.verify.child.rules import conduct_problem, judge_record, output_values
+from tritonrl.verify.child.shortage import Shortage
 from tritonrl.verify.child.streams import graph_problem
 from tritonrl.verify.child.toolchain import Toolchain, load_triton_native
 from tritonrl.verify.shared import timing_protocol, wire
 from tritonrl.verify.shared.arena import Arena, fingerprint
-from tritonrl.verify.shared.device_memory import out_of_memory
 from tritonrl.verify.shared.protections import missing_protections
 from tritonrl.verify.shared.stopwatch import Stopwatch
 from tritonrl.verify.shared.trial import build_model, exact_fp32, torch_dtype
@@ -140,15 +141,6 @@ def format_error(exc: BaseException, code_path: str = CODE_FILE, limit: int = MA
     return "\n".join([head, *lines])[:limit]
 
 
-def failure(exc: BaseException, flag: str) -> dict[str, Any]:
-    """The step's flag and error (``explain``), and ``out_of_memory`` when the device's memory ran out (the judge
-    runs the step once more with the GPU to itself: ``shared.device_memory``)."""
-    reply: dict[str, Any] = explain(exc, flag)
-    if out_of_memory(exc):
-        reply["out_of_memory"] = True
-    return reply
-
-
 def explain(exc: BaseException, flag: str) -> dict[str, str]:
     """The step's flag and error: ``cpu_unsupported`` when the CPU interpreter, not the candidate, failed;
     ``data_race`` when its programs shared memory (``fidelity.DataRace``)."""
@@ -223,6 +215,13 @@ class BuildRefused(RuntimeError):
         self.flag = flag
 
 
+class Held:
+    """Candidate objects the harness holds until it drops them inside a watch (``Child.drop``)."""
+
+    def __init__(self, *objects: Any) -> None:
+        self.objects = list(objects)
+
+
 class Child:
     """The candidate's side of one session: its module, its models, the arena, the watch."""
 
@@ -242,6 +241,7 @@ class Child:
         self.arena: Arena | None = None
         self.timer: Any = None
         self.timed_call: tuple[list, list] | None = None
+        self.shortage = Shortage()  # the allocator's own reports of running out (a GPU's)
 
     # ------------------------------------------------------------ before the candidate
     def prepare(self, startup: Stopwatch) -> dict[str, Any]:
@@ -274,6 +274,8 @@ class Child:
                 audit.FilePolicy.for_child(self.spec.get("triton_seed")))
         with startup("seccomp"):
             self.report.seccomp = seccomp.install() and seccomp.active()
+        self.shortage.install(self.device)
+        hold_garbage()  # from here on, garbage is collected only inside a watch
         missing = missing_protections(self.report.to_dict(), list(self.spec.get("sandbox_required") or ()))
         if missing and self.spec.get("sandbox", "strict") == "strict":
             self.refusal = sandbox_refusal(missing, self.report)
@@ -309,6 +311,7 @@ class Child:
     def do_import(self, message: dict, fds: list) -> dict:
         if self.refusal is not None:
             return {"ok": False, "flag": "sandbox_unavailable", "error": self.refusal}
+        held = Held()
         try:
             spec = importlib.util.spec_from_file_location("candidate", CODE_PATH)
             module = importlib.util.module_from_spec(spec)
@@ -316,17 +319,20 @@ class Child:
             self.candidate_started()
             with self.monitor.phase("import") as record:
                 spec.loader.exec_module(module)
+                found = getattr(module, "ModelNew", None)  # in the watch: a module's ``__getattr__`` is its code
+                if not issubclass(type(found), type):
+                    raise ImportError("the module defines no class ModelNew")
             if self.files_problem():
                 return {"ok": False, "flag": "file_access", "error": f"at import: {self.files_problem()}"}
             if record.unowned or record.escapes:
                 return {"ok": False, "flag": "threads" if record.unowned else "torch_compute",
                         "error": f"at import: {record.unowned or record.escapes[0]}"}
-            if not isinstance(getattr(module, "ModelNew", None), type):
-                raise ImportError("the module defines no class ModelNew")  # noqa: TRY004 - reported as import_error
         except BaseException as exc:  # noqa: BLE001 - any failure of the candidate is reported, not raised
-            if self.files_problem():
-                return {"ok": False, "flag": "file_access", "error": f"at import: {self.files_problem()}"}
-            return {"ok": False, **failure(exc, "import_error")}
+            held = Held(exc)
+        if held.objects:
+            reply = self.failed(held, "import_error")  # dropped inside a watch first, whatever the verdict
+            refused = self.files_problem()
+            return {"ok": False, **({"flag": "file_access", "error": f"at import: {refused}"} if refused else reply)}
         self.module = module
         return {"ok": True}
 
@@ -355,6 +361,7 @@ class Child:
         with self.monitor.phase("build") as record:
             model = build_model(self.module.ModelNew, init, int(message["seed"]), bool(message["randomize"]),
                                 self.device, message.get("dtype"), check=_refuse_overrides)
+            del init  # the arena's views die in the watch (a finalizer on one is watched)
         if self.files_problem():
             raise BuildRefused(self.files_problem(), "file_access")
         if record.unowned or record.escapes:
@@ -362,45 +369,113 @@ class Child:
         self.monitor.origins.vouch_state(model, set(message.get("state") or ()))
         return model
 
+    # ------------------------------------------------------------ candidate objects, watched to the end
+    def drop(self, held: Held) -> tuple[str, str] | None:
+        """Let go of ``held``'s candidate objects inside a watch (their ``__del__``, finalizers and the garbage
+        collected with them run there: ``Monitor.phase``); what that did, if no moment may (``conduct_problem``)."""
+        with self.monitor.phase("drop") as record:
+            held.objects.clear()
+            self.monitor.failed = None
+        return conduct_problem(record, self.strict, self.monitor.intact())
+
+    def drop_model(self) -> tuple[str, str] | None:
+        held, self.model = Held(self.model), None
+        return self.drop(held)
+
+    def failed(self, held: Held, flag: str, conduct: tuple[str, str] | None = None) -> dict[str, str]:
+        """A step that raised (``held``: its exception, first): what its watched moment did wrong (``conduct``: a
+        forward that raised is judged like any other), else the exception explained inside a watch (a candidate's
+        ``__str__`` runs there; the harness's own refusals say their flag); then the exception, its traceback and
+        what its frames held are dropped inside one. Whatever those moments did wrong is the step's verdict."""
+        reply: dict[str, str] | None = None
+        exc = held.objects[0]
+        kind = type(exc)  # compared by identity: ours are exact types with our text
+        if conduct is None and (kind is BuildRefused or kind is ModelTampering):
+            reply = {"flag": exc.flag if kind is BuildRefused else "tampering",
+                     "error": f"while the model was built: {exc}" if kind is BuildRefused else str(exc)}
+        elif conduct is None:
+            with self.monitor.phase("explain") as record:
+                reply = explain(exc, flag)
+            conduct = conduct_problem(record, self.strict, self.monitor.intact())
+        del exc
+        dropped = self.drop(held)
+        conduct = conduct or dropped
+        return reply if conduct is None else {"flag": conduct[0], "error": conduct[1][:MAX_ERROR_CHARS]}
+
+    def described(self, held: Held) -> str:
+        """``format_error`` of ``held``'s exception inside a watch, then the exception dropped inside one (the
+        timing calls' one-line errors); what the watch saw instead, if wrong."""
+        with self.monitor.phase("explain") as record:
+            text = format_error(held.objects[0])
+        conduct = conduct_problem(record, self.strict, self.monitor.intact()) or self.drop(held)
+        held.objects.clear()
+        return text if conduct is None else f"{conduct[0]}: {conduct[1]}"[:MAX_ERROR_CHARS]
+
+    def short(self) -> dict[str, Any]:
+        """The allocator's reports of running out in this step, for the judge (``shortage.py``)."""
+        reports = self.shortage.taken()
+        return {"device_short": reports} if reports else {}
+
     def do_build(self, message: dict, fds: list) -> dict:
-        self.model = None
+        dropped = self.drop_model()
+        if dropped is not None:
+            return {"ok": False, "flag": dropped[0], "error": dropped[1], **self.short()}
         start = time.monotonic()
+        held = Held()
         try:
             self.model = self.build(message)
             self.sync()
-        except BuildRefused as exc:
-            return {"ok": False, "flag": exc.flag, "error": f"while the model was built: {exc}"}
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:  # noqa: BLE001 - explained and dropped inside a watch (``failed``)
+            held = Held(exc)
+        if held.objects:
+            reply = self.failed(held, "init_error")  # dropped inside a watch first, whatever the verdict
             refused = self.files_problem()
-            if refused:
-                return {"ok": False, "flag": "file_access", "error": f"while the model was built: {refused}"}
-            return {"ok": False, **failure(exc, "init_error")}
-        return {"ok": True, "build_s": time.monotonic() - start}
+            if refused and reply.get("flag") != "file_access":
+                reply = {"flag": "file_access", "error": f"while the model was built: {refused}"}
+            return {"ok": False, **reply, **self.short()}
+        return {"ok": True, "build_s": time.monotonic() - start, **self.short()}
 
     def do_run(self, message: dict, fds: list) -> dict:
         inputs = self.values(message["inputs"])
         start = time.monotonic()
+        held, ran = Held(), Held()
+        self.monitor.failed = None
         try:
-            output, record = self.monitor.run_forward(self.model, inputs)
+            ran = Held(*self.monitor.run_forward(self.model, inputs))
             self.sync()
-        except ModelTampering as exc:
-            return {"ok": False, "flag": "tampering", "error": str(exc)}
-        except BaseException as exc:  # noqa: BLE001
-            if self.files_problem():
-                return {"ok": False, "flag": "file_access", "error": self.files_problem()}
-            return {"ok": False, **failure(exc, "runtime_error")}
+        except BaseException as exc:  # noqa: BLE001 - explained and dropped inside a watch (``failed``)
+            held = Held(exc)
+        if held.objects:  # the forward that raised is judged like any other (a claimed failure buys nothing)
+            record, self.monitor.failed = self.monitor.failed, None
+            conduct = None if record is None else conduct_problem(record, self.strict, self.monitor.intact())
+            held.objects += [record, *ran.objects, inputs]
+            del record, ran, inputs
+            reply = self.failed(held, "runtime_error", conduct)
+            refused = self.files_problem()  # a refused file is the verdict, whatever the forward raised
+            return {"ok": False, **({"flag": "file_access", "error": refused} if refused else reply), **self.short()}
+        ran.objects.append(inputs)  # the arena's views die in the watch too (a finalizer on one is watched)
+        del inputs
+        refused = self.files_problem()
+        if refused:
+            launches = ran.objects[1].launches
+            self.drop(ran)
+            return {"ok": False, "flag": "file_access", "error": refused, "launches": launches, **self.short()}
+        return {**self.answer(message, ran, start), **self.short()}
+
+    def answer(self, message: dict, ran: Held, start: float) -> dict:
+        """A forward that returned (``ran``: its output and record): judged, its outputs delivered, then dropped
+        inside a watch."""
         elapsed_s = time.monotonic() - start  # the first trial's includes Triton's JIT compilation
-        if self.files_problem():
-            return {"ok": False, "flag": "file_access", "error": self.files_problem(), "launches": record.launches}
+        output, record = ran.objects[:2]
         problem = judge_record(record, output, self.monitor.intact(), strict=self.strict)
-        if problem is not None:
-            return {"ok": False, "flag": problem[0], "error": problem[1], "launches": record.launches}
         judged = time.monotonic()
-        outputs = self.deliver(output, message["outputs"])
-        delivered, launches, released = time.monotonic(), record.launches, False
-        if message.get("release"):
-            del output, record
-            released = release_memory(self.device)
+        outputs = self.deliver(output, message["outputs"]) if problem is None else []
+        delivered, launches = time.monotonic(), record.launches
+        del output, record
+        problem = problem or self.drop(ran)
+        if problem is not None:
+            return {"ok": False, "flag": problem[0], "error": problem[1], "launches": launches}
+        released = release_memory(self.device) if message.get("release") else False
         return {"ok": True, "launches": launches, "elapsed_s": elapsed_s,
                 "outputs": outputs, "judge_s": judged - start - elapsed_s, "deliver_s": delivered - judged,
                 "released": released}
@@ -412,7 +487,7 @@ class Child:
         described = []
         for i, value in enumerate(output_values(output) or []):
             if type(value) is not _Tensor:
-                described.append({"type": f"{type(value).__module__}.{type(value).__qualname__}"})
+                described.append({"type": type_name(value)})
                 continue
             meta = {"type": "torch.Tensor", "dtype": str(value.dtype).removeprefix("torch."),
                     "shape": list(value.shape), "device": value.device.type}
@@ -427,14 +502,19 @@ class Child:
         return described
 
     def do_time_setup(self, message: dict, fds: list) -> dict:
+        dropped = self.drop_model()
+        if dropped is not None:
+            return {"ok": False, "error": f"{dropped[0]}: {dropped[1]}"}
+        held = Held()
         try:
             unpoison_memory()
-            self.model = None
             self.timed = self.build(message)
             self.timed_call = (self.values(message["inputs"]), message["outputs"])
             self.timer = timing_protocol.make_timer(self.device)
         except BaseException as exc:  # noqa: BLE001
-            return {"ok": False, "error": format_error(exc)}
+            held = Held(exc)
+        if held.objects:
+            return {"ok": False, "error": self.described(held)}
         peak = timing_protocol.peak_memory_bytes() if self.device.startswith("cuda") else None
         return {"ok": True, "peak_memory_bytes": peak}  # the correctness trials' peak (the poison block excluded)
 
@@ -446,6 +526,7 @@ class Child:
         (nothing on the device). ``watched`` says what broke a rule."""
         inputs, slots = self.timed_call
         coarse = not message.get("watch")
+        held = Held()
         try:
             # a coarse call: what no launch may be handed reads as poison, set before the region and undone after;
             # a watched one (not a sample): fresh allocations NaN again, as in the correctness trials
@@ -453,7 +534,9 @@ class Child:
                 elapsed, (output, record) = self.timer(
                     lambda: self.monitor.run_forward(self.timed, inputs, coarse=coarse))
         except BaseException as exc:  # noqa: BLE001
-            self.say({"ok": False, "error": format_error(exc)})
+            held = Held(exc)
+        if held.objects:
+            self.say({"ok": False, "error": self.described(held)})
             return None
         self.say({"ok": True, "ms": elapsed})
         try:
@@ -464,16 +547,22 @@ class Child:
                 problem = ("file_access", self.files_problem())
             watched = None if problem is None else f"{problem[0]}: {problem[1]}"
         except BaseException as exc:  # noqa: BLE001
-            watched = f"runtime_error: {format_error(exc)}"
-        if message.get("warm"):
+            watched = f"runtime_error: {type_name(exc)}"  # our own checks failed: no candidate text
+        outputs = None
+        if not message.get("warm"):
+            values = output_values(output)
+            outputs = self.deliver(output, slots) if values is not None else [{"type": type_name(output)}]
+            del values
+        ran = Held(output, record)
+        del output, record
+        dropped = self.drop(ran)  # outside the timed region, as every check of the child's own
+        watched = watched if dropped is None else f"{dropped[0]}: {dropped[1]}"
+        if outputs is None:
             self.timer.learn()  # the hold covers the warm-up's host time; frozen once the timed calls begin
             self.say({"watched": watched})
             return None
-        values = output_values(output)
         self.say({"watched": watched, "host_ms": self.timer.last_host_ms, "hold_ms": self.timer.hold_ms,
-                  "tail_ms": self.timer.last_tail_ms,
-                  "outputs": self.deliver(output, slots) if values is not None else
-                  [{"type": f"{type(output).__module__}.{type(output).__qualname__}"}]})
+                  "tail_ms": self.timer.last_tail_ms, "outputs": outputs})
         return None
 
     def do_null(self, message: dict, fds: list) -> dict:

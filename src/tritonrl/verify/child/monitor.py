@@ -27,6 +27,13 @@ each construction of ``ModelNew`` by the harness (``phase``), and every forward 
 - **streams** (``streams.py``): all device work on the stream the phase began on, and no CUDA graph.
 
 Timed calls run the same watch with one set of classes per storage on the host (``run_forward(coarse=True)``).
+Every other moment of candidate code runs inside a watch too (``phase``): the harness drops models, outputs and
+failed forwards' exceptions inside one (``drop``: ``__del__`` and finalizers), explains errors inside one
+(``explain``: a candidate exception's ``__str__``), and the garbage collector runs only there: from before the
+import, automatic collection is off outside a watch (``hold_garbage``, ``_collected``), and each phase and forward
+collects before its watch closes. In
+those phases, as in a forward, torch compute and values leaving torch count against the candidate
+(``ForwardRecord.judged``); only the import and the constructions may compute (their results are torch's).
 Limits (docs/verifier.md): this runs in the candidate's own process; the audit hook and the static checks keep
 candidate code from reaching it, the shadows catch what a silenced watch would miss, and the judge checks the
 outputs itself. Memory reached through a raw address is beyond any Python watch: the child sandbox's to refuse.
@@ -34,6 +41,7 @@ outputs itself. Memory reached through a raw address is beyond any Python watch:
 
 from __future__ import annotations
 
+import gc
 import numbers as numbers_
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -103,6 +111,11 @@ _getframe = sys._getframe
 _fill_ = torch.Tensor.fill_
 _copy_ = torch.Tensor.copy_
 _from_weak = torch.UntypedStorage._new_with_weak_ptr
+_collect = gc.collect
+_freeze = gc.freeze
+_gc_off = gc.disable
+_gc_on = gc.enable
+CONSTRUCTION = frozenset({"import", "build"})  # phases where torch may compute (what it made is torch's)
 POISON_BYTE = 0xFF  # what a blinded storage reads as during a launch not handed it (NaN as any float; -1 as ints)
 
 
@@ -152,10 +165,16 @@ class ForwardRecord:
     provenance: Provenance | CoarseProvenance = field(default_factory=Provenance)
     host_values: set = field(default_factory=set)  # numbers brought from Python into tensors (``entered``)
     coarse: bool = False
-    phase: str = "forward"  # or "import", "build": torch compute allowed, its results are torch's
+    phase: str = "forward"  # or "import", "build" (``CONSTRUCTION``), "drop", "explain"
+
+    @property
+    def judged(self) -> bool:
+        """Torch compute and values leaving torch count against the candidate here (every phase but the import
+        and the constructions, where torch may compute and what it made is remembered as torch's)."""
+        return self.phase not in CONSTRUCTION
 
     def compute(self, name: str) -> None:
-        if self.phase == "forward" and name not in self.torch_ops:
+        if self.judged and name not in self.torch_ops:
             self.torch_ops.append(name)
 
     def escape(self, what: str) -> None:
@@ -184,6 +203,7 @@ class Monitor:
         self._befores: list[dict] = []  # the snapshots of the launches under way (innermost last)
         self._memory: BoundedMemory | None = None
         self._hooks_running = 0  # > 0 while a kernel's pre-run hooks run (``_own_hooks``)
+        self.failed: ForwardRecord | None = None  # the record of the last forward that raised (judged all the same)
 
     # ------------------------------------------------------------ installation
     def install(self) -> None:
@@ -261,7 +281,7 @@ class Monitor:
         record = self.record
         if self.in_launch and not self.candidate_in_launch():
             return
-        if record.phase != "forward":
+        if not record.judged:
             if live and t.numel() > MAX_SCALAR_READS:
                 record.escape(f"{name} (a live view of tensor memory handed to another library while the model "
                               "was built or imported)")
@@ -473,7 +493,7 @@ class Monitor:
         if name in META_OPS or is_view(func):
             return []
         if name in READ_OPS and inputs:
-            if self.record.phase == "forward":
+            if self.record.judged:
                 self.read(inputs[0], "item", 1)
             return []
         if name in REBIND_OPS:  # set_ over an existing storage (``t.storage()[i]`` does that) changes no byte
@@ -542,13 +562,16 @@ class Monitor:
     # ------------------------------------------------------------ the phases
     @contextmanager
     def phase(self, name: str) -> Iterator[ForwardRecord]:
-        """The candidate's import or a construction of its model, watched: what it made is remembered (a table
-        torch computed is torch's in every later forward); torch compute is allowed, live views are not."""
+        """A moment of candidate code outside a forward, watched: the import or a construction of its model
+        (``CONSTRUCTION``: what it made is remembered, a table torch computed is torch's in every later forward;
+        torch compute is allowed, live views are not), or the harness dropping or explaining the candidate's
+        objects (``drop``, ``explain``: judged as a forward is, ``ForwardRecord.judged``). Garbage is collected
+        before the watch closes (``_collected``)."""
         record = ForwardRecord(coarse=True, phase=name, stream=stream_now(),
                                provenance=CoarseProvenance(self.origins, self.taints))
         self.record = record
         try:
-            with torch.no_grad(), self._mode():
+            with torch.no_grad(), self._mode(), _collected():
                 yield record
         finally:
             self.record = None
@@ -565,8 +588,12 @@ class Monitor:
         record = self._forward_record(model, inputs, coarse)
         self.record = record
         try:
-            with torch.no_grad(), self._mode():
-                output = model(*inputs)
+            with torch.no_grad(), self._mode(), _collected(enabled=not coarse):
+                try:
+                    output = model(*inputs)
+                except BaseException:
+                    self.failed = record  # what a forward that raised did is judged too (``Child.do_run``)
+                    raise
             record.unseen = record.unseen or module_overrides(model)  # rebound by the forward: next time too late
             if not coarse:  # a timed call's checks run after its region (``Child.do_time``)
                 self.internal += 1
@@ -607,3 +634,31 @@ class Monitor:
                 self.internal -= 1
         return record
 
+
+def hold_garbage() -> None:
+    """Before the candidate's import: what exists now is never collected (``gc.freeze``: each later collection
+    scans only what was made since), and automatic collection is off until a watch turns it on (``_collected``).
+    Otherwise a collection could run a candidate's ``__del__`` or ``gc.callbacks`` anywhere, in the harness's own
+    code between two watches (where the judge's next inputs are already in the arena)."""
+    _freeze()
+    _gc_off()
+
+
+@contextmanager
+def _collected(enabled: bool = True) -> Iterator[None]:
+    """Garbage collection inside a watched phase or forward: automatic, as usual (turned off there too, the
+    Triton interpreter's own cycles piled up and its forwards ran 3x slower); at the end, still inside the watch,
+    a full collection (a candidate's finalizers run there and count as the phase's), then what survives is frozen
+    (the next collection scans only what is made after: the 44,000 objects of Triton's caches after a first
+    launch took 20-70 ms a collection on a busy 2-core CPU; a cycle that becomes garbage later is never
+    collected, so its ``__del__`` never runs, watched or not), and automatic collection is off again until the
+    next watch (the candidate may have turned it on). ``enabled=False`` (timed calls): no full collection in the
+    timed region; the next phase's collects."""
+    _gc_on()
+    try:
+        yield
+    finally:
+        if enabled:
+            _collect()
+            _freeze()
+        _gc_off()

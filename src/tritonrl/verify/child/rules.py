@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from tritonrl.verify.child.inert import type_name
 from tritonrl.verify.child.provenance import layout_problem, provenance_problem
 
 _Tensor = torch.Tensor
@@ -34,10 +35,11 @@ def storage_range(t: torch.Tensor) -> tuple[str, int, int]:
 def output_values(output: Any) -> list | None:
     """The outputs as a list, if ``output`` is a plain tensor or a plain tuple/list (exact types: a subclass
     could compute when unpacked); None otherwise. Never calls anything of the candidate's."""
-    if type(output) is _Tensor:
+    kind = type(output)  # compared by identity: ``in`` would call a metaclass's ``__eq__``
+    if kind is _Tensor:
         return [output]
-    if type(output) in (tuple, list):
-        return list(tuple.__iter__(output)) if type(output) is tuple else list(list.__iter__(output))
+    if kind is tuple or kind is list:
+        return list(tuple.__iter__(output)) if kind is tuple else list(list.__iter__(output))
     return None
 
 
@@ -51,7 +53,7 @@ def judge_record(record: Any, output: Any, intact: bool, weak: bool = False,
         return "tampering", "the verifier's hooks were replaced during the forward pass"
     values = output_values(output)
     if values is None:
-        return ("not_plain_tensor", f"forward returned a {type(output).__qualname__}: return a tensor, or a plain "
+        return ("not_plain_tensor", f"forward returned a {type_name(output)}: return a tensor, or a plain "
                                     "tuple or list of tensors")
     if record.unseen is not None:
         return "tampering", record.unseen
@@ -59,12 +61,31 @@ def judge_record(record: Any, output: Any, intact: bool, weak: bool = False,
         return "threads", record.unowned
     if record.launches < 1:
         return "no_triton_launch", "the forward pass launched no Triton kernel"
+    return conduct_problem(record, strict) or outputs_problem(record, values, weak)
+
+
+WHERE = {"forward": "in the forward pass", "drop": "while the candidate's objects were dropped (__del__, finalizers)",
+         "explain": "while the candidate's exception was read (__str__, __repr__)"}
+
+
+def conduct_problem(record: Any, strict: bool = True, intact: bool = True) -> tuple[str, str] | None:
+    """(flag, message) for what a watched moment did that no moment may, whatever came of it: a forward that
+    raised (a claimed failure is judged like any other forward), the harness dropping or explaining the
+    candidate's objects. Torch compute is refused in every mode outside a forward (nothing honest computes while
+    it is destroyed or its error is read); values leaving torch, in every mode."""
+    if not intact:
+        return "tampering", "the verifier's hooks were replaced"
+    if record.unseen is not None:
+        return "tampering", record.unseen
+    if record.unowned is not None:
+        return "threads", record.unowned
+    where = WHERE.get(record.phase, f"in the {record.phase}")
     if record.escapes:
         return "torch_compute", f"{'; '.join(record.escapes[:MAX_OPS_REPORTED])}: the work must be done in Triton kernels"
-    if record.torch_ops and strict:
+    if record.torch_ops and (strict or record.phase != "forward"):
         ops = ", ".join(record.torch_ops[:MAX_OPS_REPORTED])
-        return "torch_compute", f"the forward pass ran torch compute ({ops}): the work must be done in Triton kernels"
-    return outputs_problem(record, values, weak)
+        return "torch_compute", f"torch compute {where} ({ops}): the work must be done in Triton kernels"
+    return None
 
 
 def outputs_problem(record: Any, values: list, weak: bool) -> tuple[str, str] | None:

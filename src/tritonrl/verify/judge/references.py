@@ -74,7 +74,7 @@ class Reference:
         return [o.device.type for o in self.outputs]
 
 
-def input_seed(salt: str, trial: TrialSpec, call: int | None = None) -> int:
+def input_seed(salt: str, trial: TrialSpec, call: int | str | None = None) -> int:
     """The seed of a trial's inputs (``call``: of a timed call's fresh inputs): secret through ``salt``."""
     text = repr((salt, trial.task_key, trial.seed, trial.input_seed, trial.scale, trial.dtype, call))
     return int(hashlib.sha256(text.encode()).hexdigest()[:15], 16)
@@ -126,9 +126,11 @@ class ReferenceStore:
             found[trial.name] = ref
         return found
 
-    def fresh(self, trial: TrialSpec, call: int, model: torch.nn.Module | None = None) -> Reference:
-        """Inputs for one timed call, never handed out before, and the reference's outputs for them."""
-        return self.compute(trial, input_seed(self.salt, trial, call), model=model, state=False)
+    def fresh(self, trial: TrialSpec, call: int | str, model: torch.nn.Module | None = None,
+              state: bool = False) -> Reference:
+        """Inputs for one timed call (or a trial's retry, ``state``: with its buffers' digests), never handed out
+        before, and the reference's outputs for them."""
+        return self.compute(trial, input_seed(self.salt, trial, call), model=model, state=state)
 
     def module(self, trial: TrialSpec) -> types.ModuleType:
         digest = hashlib.sha256(trial.source.encode()).hexdigest()

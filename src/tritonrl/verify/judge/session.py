@@ -29,7 +29,7 @@ from tritonrl.verify.judge.references import Reference
 from tritonrl.verify.judge.timing_run import run_timing
 from tritonrl.verify.shared import wire
 from tritonrl.verify.shared.arena import Arena, fingerprint
-from tritonrl.verify.shared.device_memory import claims_out_of_memory, out_of_memory
+from tritonrl.verify.shared.device_memory import out_of_memory, short_beside_others
 from tritonrl.verify.shared.trial import TrialSpec
 
 
@@ -226,7 +226,7 @@ class Session:
             building = "compile" if index == 0 else stage  # the first construction is the compile stage's
             steps, built, reply, problem = self.gpu_unit(
                 stage, trial.name, partial(self.trial_once, trial, ref, layout, stage, building),
-                said=lambda result: claims_out_of_memory(result[1], result[2]))
+                retry=partial(self.retry_trial, trial, stage, building), short=self.child_short)
             if not built.get("ok"):
                 flag = text(built.get("flag"), "init_error")
                 raise Failed(building, flag, f"{trial.describe()}: {text(built.get('error'), '?')}")
@@ -250,13 +250,16 @@ class Session:
                    building: str) -> tuple[list[float], dict, dict, Mismatch | None]:
         """One trial: the model built, the forward run, its outputs judged. The steps' instants, both replies (the
         run's empty when the build failed) and what was wrong. After a full trial the child gives its allocator's
-        blocks back."""
+        blocks back. Between the build and the forward the whole arena is poisoned before the call's values are
+        written (``poison_arena``): nothing a construction, an earlier call or a finalizer parked there is read
+        as the judge's input."""
         steps = [time.monotonic()]
         built = self.call(self.build_message(trial, layout, ref), building)
         steps.append(time.monotonic())
         if not built.get("ok"):
             return steps, built, {}, None
         self.facts["compiled"] = True  # whatever the forward does next (a hang, a crash), the model was built
+        self.poison_arena()
         layout.write(self.arena, ref.inputs, self.judge.device)
         steps.append(time.monotonic())
         reply = self.call({"op": "run", "inputs": layout.inputs, "outputs": layout.outputs,
@@ -266,26 +269,55 @@ class Session:
         steps.append(time.monotonic())
         return steps, built, reply, problem
 
-    def gpu_unit(self, stage: str, name: str, unit: Callable[[], Any],
-                 said: Callable[[Any], bool] = lambda result: False) -> Any:
-        """``unit()`` (GPU work: the judge's own or its child's) under the stage's lease (``lease_for``). A unit that
-        ran out of device memory beside other candidates' work (the judge's allocation raised, or ``said(result)``:
-        the child's replies say so, ``shared.device_memory``) runs once more with the GPU to itself, after the
-        judge's unused blocks went back; what it does there is the verdict's. ``timing["memory_retries"]`` names
-        each retried unit."""
+    def gpu_unit(self, stage: str, name: str, unit: Callable[[], Any], retry: Callable[[], Any] | None = None,
+                 short: Callable[[Any], bool] = lambda result: False) -> Any:
+        """``unit()`` (GPU work: the judge's own or its child's) under the stage's lease (``lease_for``). On a GPU, a
+        unit that ran out of device memory beside other candidates' work runs once more with the GPU to itself,
+        after the judge's unused blocks went back; what it does there is the verdict's. Ran out, on evidence the
+        judge trusts only (``shared.device_memory``): its own allocation raised, or ``short(result)`` (the child's
+        allocator reported a refusal the device alone would not have made); never the child's exception or its
+        text. ``retry`` runs instead of ``unit`` (a trial: on fresh inputs, ``retry_trial``). On a CPU nothing is
+        retried: no device is shared with other candidates there. ``timing["memory_retries"]`` names each
+        retried unit."""
+        on_gpu = str(self.judge.device).startswith("cuda")
         with self.lease_for(stage):
             try:
-                result, short = unit(), False
+                result, ran_out = unit(), False
             except Exception as exc:  # noqa: BLE001 - only the device running out of memory is retried
-                if not out_of_memory(exc):
+                if not (on_gpu and out_of_memory(exc)):
                     raise
-                result, short = None, True
-        if not short and not said(result):
+                result, ran_out = None, True
+        if not on_gpu or not (ran_out or short(result)):
             return result
         self.facts["timing"].setdefault("memory_retries", []).append(name)
         with self.exclusive():
             self.judge.store.release_cache()
-            return unit()
+            return (retry or unit)()
+
+    def child_short(self, result: tuple[list[float], dict, dict, Any]) -> bool:
+        """Whether a trial's build or forward ran out of device memory because of others, from the reports of the
+        child's allocator (``child/shortage.py``) and the device's size as the judge measures it."""
+        import torch
+
+        total = torch.cuda.mem_get_info(self.judge.device)[1]
+        return any(short_beside_others(reply.get("device_short"), total) for reply in result[1:3])
+
+    def retry_trial(self, trial: TrialSpec, stage: str, building: str) -> tuple[list[float], dict, dict, Any]:
+        """A trial again, after the child ran out beside others: on inputs no call was handed before (a secret
+        seed of their own), with every byte of the arena poisoned first, so nothing the failed attempt saw or left
+        (its inputs, what it parked in the arena) serves the retry; the failed forward was judged already."""
+        ref = self.judge.store.fresh(trial, RETRY_CALL, state=True)
+        self.poison_arena()
+        return self.trial_once(trial, ref, Layout.of(ref), stage, building)
+
+    def poison_arena(self) -> None:
+        """Every byte of the arena ``POISON_BYTE`` (NaN as any float). The child sees the arena as the judge's
+        memory, input whatever it holds (``Origins.trust(pin=True)``): a construction that wrote torch's table of
+        the op into it had the table read as input data, gathered by a kernel credited as its own work
+        (``r12_arena_table_from_init``)."""
+        import torch
+
+        self.arena.tensor(0, torch.uint8, [self.arena.nbytes]).fill_(POISON_BYTE)
 
     def call_arena(self) -> None:
         self.send({"op": "arena", "nbytes": self.arena.nbytes}, [self.arena.fd])
@@ -345,6 +377,10 @@ class Session:
     # ------------------------------------------------------------ timing
     def timing(self, refs: dict[str, Reference]) -> None:
         run_timing(self, refs)
+
+
+RETRY_CALL = "memory_retry"  # the retry's inputs: their own secret seed (``references.input_seed``)
+POISON_BYTE = 0xFF  # the arena before each call's values are written: NaN as any float
 
 
 def _flag(value: Any, default: Any) -> Any:

@@ -1,0 +1,48 @@
+"""The allocator's own word that the device ran out of memory (candidate child, GPU only).
+
+    shortage = Shortage(); shortage.install(device)    # before the candidate's import
+    reply["device_short"] = shortage.taken()           # after each step: what the allocator reported in it
+
+A candidate can raise ``torch.OutOfMemoryError("CUDA out of memory")`` itself, or any exception saying so: an
+exception's type and text are the candidate's claim, and a claim buys nothing (``shared.device_memory``). What the
+harness passes on is what PyTorch's CUDA caching allocator reported to an observer attached here, before any
+candidate code ran: each allocation it refused, with the bytes asked for, the bytes this process held and the
+bytes the driver said were free. The judge decides from those numbers whether the device ran out because of
+others (``device_memory.short_beside_others``). A candidate can still make the allocator refuse a request on
+purpose; what that buys is a retry on inputs it has never seen (``Session.retry_trial``), nothing more.
+
+Memory a launcher or the driver runs out of outside the caching allocator (``CUDA_ERROR_OUT_OF_MEMORY`` from a
+module load) is not reported: such a step is the candidate's failure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+MAX_EVENTS = 8  # a step's reports kept (the judge needs one)
+
+
+class Shortage:
+    """The caching allocator's out-of-memory reports since the last ``taken``."""
+
+    def __init__(self) -> None:
+        self._events: list[dict[str, int]] = []
+
+    def install(self, device: str) -> bool:
+        """Attach the observer (a GPU's allocator only); whether it is attached."""
+        attach = getattr(torch._C, "_cuda_attach_out_of_memory_observer", None)
+        if not device.startswith("cuda") or attach is None:
+            return False
+        attach(self._observe)
+        return True
+
+    def _observe(self, device: Any, requested: Any, allocated: Any, free: Any) -> None:
+        if len(self._events) < MAX_EVENTS:
+            self._events.append({"requested": int(requested), "allocated": int(allocated), "free": int(free)})
+
+    def taken(self) -> list[dict[str, int]]:
+        """The reports since the last call (and forget them)."""
+        events, self._events = self._events, []
+        return events
