@@ -11,7 +11,8 @@ reachable through torch; its instance holds nothing).
   lowest launch point, whoever built the executor): every launch goes through the monitor;
 - ``quiet_wrapper``: the autotuner's and heuristics' ``run``: their own torch ops are Triton's, not the candidate's;
 - ``export_wrapper``: every way a tensor's values leave torch for Python or numpy (``tolist``; the live views
-  ``numpy``, ``__array__``, ``__dlpack__``, ``__cuda_array_interface__``, ``torch.utils.dlpack.to_dlpack``);
+  ``numpy``, ``__array__``, ``__dlpack__``, ``__cuda_array_interface__``, ``torch.utils.dlpack.to_dlpack``; and
+  ``apply_``, ``map_``, ``map2_``, which hand every value to a Python function and write its result back);
 - ``watch_mode``: the ``TorchDispatchMode`` that sees every aten op.
 """
 
@@ -26,6 +27,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 _Tensor = torch.Tensor
 COPYING_EXPORTS = ("tolist",)                              # the values, copied into Python objects
 LIVE_EXPORTS = ("numpy", "__array__", "__dlpack__")         # views of the tensor's memory another library can write
+# each value handed to a Python function and its result written back: Python's compute, no aten op to see (issue
+# 51's fresh red team computed a ReLU, a softmax and a whole GEMM epilogue this way, written from a grid callable).
+# A candidate reaching the base class's method (``super(torch.Tensor, t).apply_``) is refused by the static check.
+PYTHON_MAPS = ("apply_", "map_", "map2_")
 
 
 def watch_mode(monitor: Any) -> type:
@@ -110,8 +115,9 @@ def export_hooks(monitor: Any) -> list[tuple[Any, str, Any]]:
     """(owner, attribute, replacement) for every export: the Tensor methods, the CUDA array interface property,
     and ``to_dlpack`` wherever torch exposes it (one C function under several names)."""
     made: list[tuple[Any, str, Any]] = []
-    for name in COPYING_EXPORTS + LIVE_EXPORTS:
-        made.append((_Tensor, name, export_wrapper(getattr(_Tensor, name), monitor, name in LIVE_EXPORTS, name)))
+    for name in COPYING_EXPORTS + LIVE_EXPORTS + PYTHON_MAPS:
+        live = name not in COPYING_EXPORTS
+        made.append((_Tensor, name, export_wrapper(getattr(_Tensor, name), monitor, live, name)))
     interface = _Tensor.__dict__.get("__cuda_array_interface__")
     if isinstance(interface, property) and interface.fget is not None:
         getter = export_wrapper(interface.fget, monitor, True, "__cuda_array_interface__")
