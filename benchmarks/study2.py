@@ -118,7 +118,7 @@ def prepare(config, args) -> dict:
     (p["run"] / "length_audit.json").write_text(json.dumps(audit, indent=1) + "\n")
     signatures = {s: {r["signature"] for r in demo.read_rows(p[s])} for s in splits}
     shared = {f"{a}&{b}": len(signatures[a] & signatures[b]) for a in ("heldout", "validation")
-              for b in splits if b != a and not (a, b) == ("validation", "heldout")}
+              for b in splits if b != a and (a, b) != ("validation", "heldout")}
     if any(shared.values()):
         raise SystemExit(f"study2: splits share op combinations: {shared}")
     report = {"split_salt": reg.SPLIT_SALT, "tasks": {s: len(demo.read_rows(p[s])) for s in splits},

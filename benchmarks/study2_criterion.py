@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from learning_demo_criterion import best_temperature, pooled, task_rates  # noqa: F401  (the same statistics)
 
 RESAMPLES = 10_000

@@ -126,6 +126,7 @@ def serve(control: socket.socket) -> None:
 
         from tritonrl.verify.child import harness  # noqa: F401
         from tritonrl.verify.judge import server  # noqa: F401
+
         # environment too: it was the one module of ours a candidate's fork imported itself, and on a loaded 16-core
         # GPU host a fork failed that import (ModuleNotFoundError; 24 of 4,024 honest references were rejected there)
         from tritonrl.verify.shared import arena, environment, timing_protocol, trial  # noqa: F401
