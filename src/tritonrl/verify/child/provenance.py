@@ -378,14 +378,20 @@ def _dense(t: torch.Tensor) -> bool:
 
 def _same_in_memory(out: torch.Tensor, src: torch.Tensor) -> bool:
     """Whether ``out``'s block of memory, read in order, holds ``src``'s values in its memory order (``src`` one
-    block too), within the copy search's tolerance."""
+    block too), within twice the copy search's tolerance on the comparison's own scale (``|a - b| <= 2 rtol (1 +
+    max(|b|, rms(b)))``, at least twice as wide as the comparison's band everywhere): a copy nudged to differ here
+    must then also fail the comparison. (The band was ``rtol |b| + rtol mean|a|``, narrower than the comparison's
+    for values near zero: issue 51's fresh red team nudged the smallest elements of a copy of x into that gap and
+    returned its ``.t()`` as the transpose.)"""
     if src.numel() != out.numel() or src.dtype != out.dtype or not _dense(src) or not src.numel():
         return False
     a = torch.as_strided(out, (out.numel(),), (1,)).double()
     b = torch.as_strided(src, (src.numel(),), (1,)).double()
     rtol = COPY_RTOL.get(out.dtype, 2e-4)
-    floor = rtol * float(a[torch.isfinite(a)].abs().mean()) if torch.isfinite(a).any() else 0.0
-    return bool((((a - b).abs() <= rtol * b.abs() + floor) | (a == b)).all())
+    finite = torch.isfinite(b)
+    rms = float(b[finite].square().mean().sqrt()) if finite.any() else 0.0
+    band = 2 * rtol * (1 + torch.clamp(b.abs(), min=rms))
+    return bool((((a - b).abs() <= band) | (a == b)).all())
 
 
 def provenance_problem(i: int, classes: set[int], weak: bool = False) -> str | None:
