@@ -137,6 +137,7 @@ def main() -> None:
         results = late_stop()
         with open(os.path.join(OUT, f"late-rank-{ranks.rank()}.json"), "w") as fh:
             json.dump(results, fh)
+        ranks.shutdown()  # as the tritonrl command does at its end
         return
     results = {}
     sft = run_sft(config("sft"))
@@ -148,6 +149,7 @@ def main() -> None:
     results["world_size"] = ranks.world_size()
     with open(os.path.join(OUT, f"rank-{ranks.rank()}.json"), "w") as fh:
         json.dump({"results": results, "writes": sorted(set(WRITES))}, fh)
+    ranks.shutdown()
 
 
 if __name__ == "__main__":

@@ -249,3 +249,22 @@ def test_gpu_timing_lock_is_exclusive_across_processes(tmp_path):
     lease.release()
     with GpuFileLock("3", str(tmp_path)).hold():  # another Verifier of this process holds the GPU ...
         assert not other_process_can_lock(path)
+
+
+def test_shutdown_destroys_the_process_group_and_is_a_no_op_without_one(tmp_path):
+    """The command's last act: a run's process group is destroyed before the interpreter's teardown (left to it, a
+    rank whose work was done aborted once in CI). Without a group it does nothing, and it never needs torch."""
+    import torch.distributed as dist
+
+    ranks.shutdown()  # no group: nothing to do
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        ranks.shutdown()
+        assert not dist.is_initialized()
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    code = "import sys; from tritonrl.common import ranks; ranks.shutdown(); print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(SRC)},
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

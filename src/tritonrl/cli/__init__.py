@@ -70,6 +70,9 @@ def run() -> None:
         sys.stdout.flush()  # here, not at teardown: a pipe closed by now is a closed pipe, not a traceback
     except BrokenPipeError:
         code = _closed_pipe()
+    from tritonrl.common import ranks
+
+    ranks.shutdown(clean=code == 0)
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a Ctrl-C during the teardown ends it, without a traceback
     if code in (EXIT_INTERRUPTED, EXIT_CLOSED_PIPE):
         sys.stderr.flush()

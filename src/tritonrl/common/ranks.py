@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -54,6 +55,21 @@ def any_rank(flag: bool) -> bool:
 
     total = reduce(torch.tensor([1.0 if flag else 0.0], device=state.device), reduction="sum")
     return bool(total.item() > 0)
+
+
+def shutdown(clean: bool = True) -> None:
+    """End this process's part in a multi-process run: destroy the process group before the interpreter's teardown
+    does. Left to the teardown, a rank whose work was all done could abort on a loaded machine (SIGABRT,
+    "terminate called without an active exception", seen once in CI): its exit status then reads as a failure.
+    ``clean``: every rank got here the same way (a finished or agreed-stopped run), so wait for the others first
+    and no rank closes its connections while another still reads from them; after an error, destroy alone.
+    Never imports torch: a process that did not use it has no group."""
+    dist = sys.modules.get("torch.distributed")
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return
+    if clean:
+        dist.barrier()
+    dist.destroy_process_group()
 
 
 def gather(values: list[T]) -> list[T]:
