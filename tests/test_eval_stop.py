@@ -281,3 +281,18 @@ def test_a_seeded_transformers_model_resumed_gives_the_uninterrupted_completions
         lines(tmp_path / "whole" / "completions.jsonl")
     assert lines(tmp_path / "out" / "results.jsonl") == lines(tmp_path / "whole" / "results.jsonl")
     assert report == reference
+
+
+def test_cli_eval_stopped_by_ctrl_c_exits_130(tmp_path, monkeypatch, capsys):
+    """The first Ctrl-C stops at the same safe point as SIGTERM, and the command exits 130 (SIGINT's status, as a
+    shell reports Ctrl-C), not SIGTERM's 143."""
+    path = write_jsonl(tmp_path / "c.jsonl", [{"task": "l1_relu", "completion": f"class ModelNew: GOOD {i}"}
+                                              for i in range(3)])
+    real = evaluate.verify_and_report
+
+    def with_fake(pending, verify, out_dir, meta=None, **kw):
+        return real(pending, verify, out_dir, meta, **{**kw, "verifier": SignallingVerifier(at=0, signum=signal.SIGINT)})
+
+    monkeypatch.setattr(evaluate, "verify_and_report", with_fake)
+    assert main(["eval", "--completions", str(path), "--out", str(tmp_path / "out")]) == 130
+    assert "stopped by SIGINT after 1/3 samples verified" in capsys.readouterr().err

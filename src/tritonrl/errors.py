@@ -1,6 +1,7 @@
 """Errors a user can cause (bad path, unknown task, malformed config).
 
-The CLI prints these as one line and exits with status 2 (``Stopped``: 143); any other exception is our bug and
+The CLI prints these as one line and exits with status 2 (``Stopped``: 143, or 130 for Ctrl-C); any other
+exception is our bug and
 keeps its traceback.
 """
 
@@ -26,7 +27,8 @@ class Stopped(UserError):
     """SIGTERM or SIGINT asked a long job (evaluation, task generation) to stop, and it stopped at a safe point: what
     it finished is on disk and running it again resumes. The message says how far it got, then ``hint`` (how to
     resume; a caller that knows better, such as ``tritonrl eval``, replaces it); ``reason`` is the signal's name.
-    The CLI prints it as one line and exits 143, as a training stage stopped by a signal does."""
+    The CLI prints it as one line and exits 143 (130 when the reason is SIGINT: Ctrl-C), as a training stage
+    stopped by a signal does."""
 
     def __init__(self, message: str, reason: str | None = None, hint: str = "run again to resume"):
         super().__init__(message)

@@ -41,7 +41,8 @@ RESUME_HINT = "run the same command again to resume"
 
 class StageNotFinished(Stopped):
     """A training stage ended interrupted (a signal, a pre-emption), or an evaluation was stopped by one; re-running
-    the pipeline resumes it. The CLI exits 143, as ``tritonrl sft``/``rl``/``eval`` stopped the same way do."""
+    the pipeline resumes it. The CLI exits 143 (130 for Ctrl-C), as ``tritonrl sft``/``rl``/``eval`` stopped the same
+    way do."""
 
     def __init__(self, message: str, reason: str | None = None) -> None:
         super().__init__(message, reason, RESUME_HINT)
@@ -184,7 +185,7 @@ def _train(manifest, stage: str, config: PipelineConfig, log) -> None:
         rl = dataclasses.replace(config.rl, init_from=init_from)
         result = run_rl(dataclasses.replace(config, run=run, rl=rl))
     if result.status != "done":
-        raise StageNotFinished(f"stage {stage} ended {result.status}")
+        raise StageNotFinished(f"stage {stage} ended {result.status}", result.reason)
 
 
 # ---------------------------------------------------------------- the stages' work

@@ -4,7 +4,8 @@ Each module in this package defines ``register(subparsers)``, which adds its sub
 ``func`` on their parsers to a function ``(args) -> int`` (the exit status). Errors the user can fix
 (``tritonrl.errors.UserError``) print one line and exit 2; anything else is a bug and keeps its traceback. A job
 stopped by SIGTERM/SIGINT at a safe point (``tritonrl.errors.Stopped``: eval, tasks generate) says in one line
-what it kept and exits 143, as a training stage does; Ctrl-C that is not caught so (a second one) exits 130.
+what it kept and exits 143 for SIGTERM, 130 for Ctrl-C (``tritonrl.common.signals.exit_status``), as a training
+stage does; Ctrl-C that is not caught so (a second one) exits 130.
 
 ``run`` is the program (``tritonrl``, ``python -m tritonrl``): ``main`` on the process's arguments, then out. It
 adds what only a whole process may do: a closed pipe (``tritonrl tasks list ... | head``) ends it quietly (exit
@@ -14,17 +15,16 @@ second there, which a second Ctrl-C should not wait for; everything was written 
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import signal
 import sys
 
 from tritonrl import __version__
+from tritonrl.cli.parser import Parser
+from tritonrl.common.signals import EXIT_INTERRUPTED, exit_status
 from tritonrl.errors import Interrupted, Stopped, UserError
 
-EXIT_STOPPED = 143  # 128 + SIGTERM, as tritonrl sft/rl: "stopped, run again to resume"
-EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C, stopped at once
 EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: whoever read stdout stopped reading (`| head`)
 
 # Subcommand modules, in the order --help lists them. A module that cannot be imported (for instance
@@ -32,8 +32,8 @@ EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: whoever read stdout stopped reading (`|
 COMMAND_MODULES = ("tasks", "verify", "train", "evaluate", "pipeline", "config")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser() -> Parser:
+    parser = Parser(  # every subcommand's parser too: no abbreviations, a typo named in one line
         prog="tritonrl",
         description="Train language models to write correct, fast Triton kernels, and judge them strictly.",
     )
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except Stopped as exc:
         print(f"tritonrl: {exc}", file=sys.stderr)
-        return EXIT_STOPPED
+        return exit_status(exc.reason)
     except UserError as exc:
         print(f"tritonrl: error: {exc}", file=sys.stderr)
         return 2

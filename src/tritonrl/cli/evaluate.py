@@ -46,8 +46,8 @@ examples:
   tritonrl eval --model Qwen/Qwen2.5-Coder-7B-Instruct --k 4 --temperature 0.7 --out out/base
   tritonrl eval ... --out out/x --resume                     # finish a stopped run
 
-Ctrl-C stops after the verdicts under way (exit 143; --resume finishes the run); a second Ctrl-C
-stops at once (exit 130). Tolerances, metrics and outputs: docs/evaluation.md."""
+Ctrl-C stops after the verdicts under way (exit 130; SIGTERM: 143; --resume finishes the run); a
+second Ctrl-C stops at once (exit 130). Tolerances, metrics and outputs: docs/evaluation.md."""
 
 
 def register(subparsers) -> None:

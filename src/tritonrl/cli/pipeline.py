@@ -4,8 +4,8 @@
     tritonrl pipeline --config configs/smoke.yaml --run-dir runs/x --set eval.k=2
 
 Re-running the same command skips finished stages and resumes an interrupted one (see ``tritonrl.pipeline``).
-The last line printed is the path of the comparison report. Exit status: 0 done, 143 a stage was stopped by a
-signal or a pre-emption (run the same command again), 2 a bad config or input, 130 Ctrl-C.
+The last line printed is the path of the comparison report. Exit status: 0 done, 143 a stage was stopped by
+SIGTERM or a pre-emption, 130 by Ctrl-C (run the same command again), 2 a bad config or input.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ Run everything from one config: data -> SFT -> RL -> evaluate base, SFT and RL -
   tritonrl pipeline --config configs/smoke.yaml --run-dir runs/x --set eval.k=2
 
 Running the same command again skips finished stages and resumes an interrupted one. The last line
-printed is the path of the comparison report. Exit status: 0 done, 143 a stage was stopped by a
-signal (run the same command again), 2 a bad config or input, 130 Ctrl-C."""
+printed is the path of the comparison report. Exit status: 0 done, 143 a stage was stopped by
+SIGTERM or a pre-emption, 130 by Ctrl-C (run the same command again), 2 a bad config or input."""
 FLAGS = {"--run-dir": "run.run_dir"}  # typed and documented from the config field (tritonrl.config)
 
 

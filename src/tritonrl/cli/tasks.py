@@ -8,7 +8,7 @@
     tritonrl prompt l1_softmax                    # the chat messages for a task
     tritonrl tasks generate --n 64 --seed 0 --split heldout --out data/gen/heldout   # verified generated tasks
 
-``tasks generate`` stopped by SIGTERM or Ctrl-C keeps every verdict so far (exit 143); the same command again
+``tasks generate`` stopped by SIGTERM or Ctrl-C keeps every verdict so far (exit 143, Ctrl-C 130); the same command again
 finishes it with the files an uninterrupted run writes (``tritonrl.taskgen``).
 """
 

@@ -4,8 +4,8 @@
     tritonrl rl --algo grpo|rloo|best-of-n --config configs/smoke.yaml [--set rl.steps=4] [--resume]
 
 Progress is TRL's tqdm bar; the last line is a summary (run dir, steps, final loss/reward, manifest path).
-Exit status: 0 done, 143 interrupted (SIGTERM/SIGINT/pre-emption; a checkpoint was saved, ``--resume``
-continues), 2 for a config error.
+Exit status: 0 done, 143 stopped by SIGTERM or a pre-emption, 130 by Ctrl-C (either way a checkpoint was saved
+and ``--resume`` continues), 2 for a config error.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def build_config(args: argparse.Namespace) -> TrainingConfig:
 
 
 def _summary(result) -> int:
-    from tritonrl.train.stage_session import EXIT_INTERRUPTED
+    from tritonrl.common.signals import exit_status
 
     parts = [f"{result.stage} {result.status}", f"run_dir={result.run_dir}", f"steps={result.global_step}"]
     if result.final_loss is not None:
@@ -49,7 +49,7 @@ def _summary(result) -> int:
     parts.append(f"manifest={Path(result.run_dir) / 'manifest.json'}")
     print("tritonrl: " + " ".join(parts), flush=True)
     if result.status == "interrupted":
-        return EXIT_INTERRUPTED
+        return exit_status(result.reason)
     return 0 if result.status == "done" else 1
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from tritonrl.config import VerifyConfig
@@ -102,9 +103,7 @@ def verify_config(args: argparse.Namespace) -> VerifyConfig:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from tritonrl.util.progress import ProgressLine
-    from tritonrl.verify import Verifier, VerifyItem
-    from tritonrl.verify.parent.plan import cpu_oversize, mark_cpu_size_limit
+    from tritonrl.verify.parent.screen import screen
 
     task = get_task(args.task)
     config = verify_config(args)
@@ -112,33 +111,61 @@ def cmd_verify(args: argparse.Namespace) -> int:
     texts = [read_solution(path, empty_ok=bool(args.completion)) for path in files]
     if args.completion and texts[0][0] is None:
         raise UserError(texts[0][1])
-    items = [VerifyItem(task, completion=text) if args.completion else VerifyItem(task, code=text)
-             for text, _ in texts]
-    readable = [i for i, (text, _) in enumerate(texts) if text is not None]
     results: dict[int, VerifyResult] = {}
     for i, (_, error) in enumerate(texts):
         if error is not None:  # this file's error, not the batch's
             results[i] = _emit(args, files[i], task.name, VerifyResult(Stage.EXTRACT, error=error, reward=0.0))
     unreadable = len(results)
-    shown = None if len(readable) > 1 and not args.json else False  # a progress line: several, on a terminal
-    with Verifier(config) as verifier, ProgressLine(len(readable), "verify", enabled=shown) as line:
-        oversize = cpu_oversize(task, config, verifier.device)
-        stream = verifier.verify_iter([items[i] for i in readable])
+    codes: dict[int, str] = {}  # what goes on to run
+    try:  # extraction and static checks first, here: a rejection costs no verifier start (nor torch's import)
+        for i, (text, _) in enumerate(texts):
+            if text is None:
+                continue
+            start = time.monotonic()
+            code, rejected = screen(config, completion=text) if args.completion else screen(config, code=text)
+            if rejected is None:
+                codes[i] = code
+                continue
+            rejected.elapsed_s = round(time.monotonic() - start, 3)
+            results[i] = _emit(args, files[i], task.name, rejected)
+    except KeyboardInterrupt:
+        _summary(args, files, results, unreadable, interrupted=True)
+        return 130
+    interrupted = bool(codes) and _run(args, task, config, files, codes, results)
+    _summary(args, files, results, unreadable, interrupted=interrupted)
+    return 130 if interrupted else 0 if all(r.correct for r in results.values()) else 1
+
+
+def _run(args: argparse.Namespace, task, config: VerifyConfig, files: list[Path], codes: dict[int, str],
+         results: dict[int, VerifyResult]) -> bool:
+    """The candidates that passed the static checks, through the verifier: each verdict printed as it lands.
+    True when Ctrl-C stopped it (the running candidates are killed at once)."""
+    from tritonrl.util.progress import ProgressLine
+    from tritonrl.verify import Verifier, VerifyItem
+
+    order = list(codes)
+    shown = None if len(order) > 1 and not args.json else False  # a progress line: several, on a terminal
+    with Verifier(config) as verifier, ProgressLine(len(order), "verify", enabled=shown) as line:
+        verifier.start()  # the zygote and the judge start while this process imports torch for the plan
+        from tritonrl.verify.parent.plan import cpu_oversize, mark_cpu_size_limit
+
+        stream = None
         try:
+            oversize = cpu_oversize(task, config, verifier.device)
+            stream = verifier.verify_iter([VerifyItem(task, code=codes[i]) for i in order])
             for k, result in stream:
                 # counted before printed: a Ctrl-C between the two loses nothing
-                results[readable[k]] = result = mark_cpu_size_limit(result, oversize)
+                results[order[k]] = result = mark_cpu_size_limit(result, oversize)
                 with line.printing():
-                    _emit(args, files[readable[k]], task.name, result)
+                    _emit(args, files[order[k]], task.name, result)
                 line.update(result)
         except KeyboardInterrupt:
-            stream.close()
+            if stream is not None:
+                stream.close()
             verifier.close()  # kills the running candidates' process groups now, not at their timeout
             line.close()
-            _summary(args, files, results, unreadable, interrupted=True)
-            return 130
-    _summary(args, files, results, unreadable, interrupted=False)
-    return 0 if all(r.correct for r in results.values()) else 1
+            return True
+    return False
 
 
 def _emit(args: argparse.Namespace, path: Path, task: str, result: VerifyResult) -> VerifyResult:

@@ -12,7 +12,8 @@ asks, every rank raises its own request (reason ``"<reason> (rank N)"``) and all
 
 Evaluation (``tritonrl.evaluation.evaluate``, ``tritonrl.evaluation.refinement``) and task generation (``tritonrl.taskgen``) use
 the same ``SignalHandlers`` + ``StopRequest``: they look at the flag at their own safe points (after a generate
-call, after a verdict) and raise ``tritonrl.errors.Stopped``. ``StopCallback`` (transformers' ``TrainerCallback``)
+call, after a verdict) and raise ``tritonrl.errors.Stopped``. Either way the command exits 130 when Ctrl-C
+(SIGINT) asked and 143 when SIGTERM or a pre-emption did (``exit_status``): both mean "run again to resume". ``StopCallback`` (transformers' ``TrainerCallback``)
 is built on first use, so they do not import the training stack.
 """
 
@@ -22,6 +23,15 @@ import os
 import signal
 import threading
 from typing import Self
+
+EXIT_STOPPED = 143  # 128 + SIGTERM: stopped by SIGTERM or a pre-emption at a safe point; run again to resume
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C, as the shell reports a process that Ctrl-C ended
+
+
+def exit_status(reason: str | None) -> int:
+    """A job stopped for ``reason`` (a ``StopRequest``'s: ``SIGINT``, ``SIGTERM``, ``preempted``, with
+    `` (rank N)`` when another rank asked) exits 130 for Ctrl-C, as a shell reports SIGINT, else 143."""
+    return EXIT_INTERRUPTED if (reason or "").startswith(signal.Signals.SIGINT.name) else EXIT_STOPPED
 
 
 class StopRequest:

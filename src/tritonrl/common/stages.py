@@ -33,6 +33,7 @@ class StageResult:
     final_loss: float | None = None
     final_reward: float | None = None
     model_path: str | None = None
+    reason: str | None = None  # why an interrupted stage stopped (SIGINT, SIGTERM, preempted): its exit status
 
 
 def stage_name(algo: str) -> str:

@@ -17,7 +17,7 @@ call of ``eval.batch_size`` prompts, before any is judged; then ``report.json``,
 SIGTERM or SIGINT (``tritonrl.common.signals``) stops at the next safe point, which it says at once on stderr:
 after the generate call under way (its completions saved), or after the verdicts under way (no new candidate
 starts; those running finish and are kept); then ``tritonrl.errors.Stopped`` says what was kept (the CLI: exit
-143). ``resume`` reuses both files: only what is missing is sampled or judged, and the report is the one an
+143 after SIGTERM, 130 after Ctrl-C). ``resume`` reuses both files: only what is missing is sampled or judged, and the report is the one an
 uninterrupted run writes. A second signal ends it at once (Ctrl-C: ``KeyboardInterrupt``, then ``Interrupted``:
 running candidates killed, exit 130).
 

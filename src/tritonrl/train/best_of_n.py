@@ -213,4 +213,4 @@ def run_best_of_n(config: TrainingConfig, verifier=None) -> StageResult:
                                     metrics=rounds_path)
     return StageResult(STAGE, session.status, str(session.run_dir), steps,
                        final_reward=last.mean_reward if last else None,
-                       model_path=model_path if session.status == "done" else None)
+                       model_path=model_path if session.status == "done" else None, reason=session.stop_reason)

@@ -150,7 +150,7 @@ def run_online(config: TrainingConfig, trainer_cls, trainer_args, verifier=None)
         _report_signal_health(history, session.stage_dir)
     return StageResult(stage, session.status, str(session.run_dir), trainer.state.global_step,
                        final_loss=last_logged(history, "loss"), final_reward=last_logged(history, "reward"),
-                       model_path=str(final) if final else None)
+                       model_path=str(final) if final else None, reason=session.stop_reason)
 
 
 NO_SIGNAL_FILE = "stopped_no_signal.json"

@@ -53,4 +53,4 @@ def run_sft(config: TrainingConfig) -> StageResult:
                                        metrics={"rows": len(dataset)})
     return StageResult(STAGE, session.status, str(session.run_dir), trainer.state.global_step,
                        final_loss=last_logged(trainer.state.log_history, "loss"),
-                       model_path=str(final) if final else None)
+                       model_path=str(final) if final else None, reason=session.stop_reason)

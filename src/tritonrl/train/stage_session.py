@@ -41,8 +41,6 @@ from tritonrl.train.checkpoints import (
 from tritonrl.train.mirror import Mirror, MirrorThread, safe_push
 from tritonrl.train.preemption import PreemptionWatcher
 
-EXIT_INTERRUPTED = 143  # 128 + SIGTERM: schedulers read this as "stopped, resumable"
-
 
 class StageSession:
     def __init__(self, config: TrainingConfig, stage: str):
@@ -115,6 +113,12 @@ class StageSession:
         else:
             self.manifest.finish(self.stage, "done")
         safe_push(self.mirror)
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why an interrupted stage stopped (``SIGINT``, ``SIGTERM``, ``preempted``; the exit status follows it,
+        ``tritonrl.common.signals.exit_status``), None for one that did not."""
+        return self.request.reason if self.status == "interrupted" else None
 
     def _final_stop_answer(self) -> bool:
         """The stage's last agreed answer (asked now if it never asked); a request raised after it is noted, not

@@ -24,25 +24,27 @@ starts the zygote and the judges in the background (``start``; ``startup`` says 
 from __future__ import annotations
 
 import functools
+import glob
 import logging
 import os
 import queue
 import secrets
 import shutil
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tritonrl.config import VerifyConfig
 from tritonrl.errors import ConfigError, TaskError
 from tritonrl.tasks.model import KernelTask
 from tritonrl.verify.parent.hints import add_hints
 from tritonrl.verify.parent.judge_client import JUDGE_START_S, JudgeClient, JudgeDied
-from tritonrl.verify.parent.plan import TrialPlan, build_trials, mark_cpu_size_limit
+from tritonrl.verify.parent.screen import screen
 from tritonrl.verify.parent.warm import Started, WarmPool, write_code
 from tritonrl.verify.parent.zygote_client import VerifierClosed, ZygoteClient, make_workdir
 from tritonrl.verify.shared.directories import default_cache_dir, jobs_root
@@ -50,6 +52,9 @@ from tritonrl.verify.shared.flags import Flag
 from tritonrl.verify.shared.protections import PROTECTIONS
 from tritonrl.verify.shared.stopwatch import Stopwatch
 from tritonrl.verify.shared.verdict import MAX_ERROR_CHARS, Stage, VerifyResult, clip_words
+
+if TYPE_CHECKING:
+    from tritonrl.verify.parent.plan import TrialPlan
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +72,7 @@ class VerifyItem:
 def resolve_device(device: str) -> str:
     if device not in ("auto", "cpu", "cuda"):
         raise ConfigError(f"unknown device {device!r}; choose auto, cpu or cuda")
-    if device == "cpu":
+    if device == "cpu" or (device == "auto" and not _gpu_possible()):
         return "cpu"
     import torch
 
@@ -76,6 +81,14 @@ def resolve_device(device: str) -> str:
     if device == "cuda":
         raise ConfigError("device 'cuda' requested but no CUDA GPU is available")
     return "cpu"
+
+
+def _gpu_possible() -> bool:
+    """False when this Linux machine has no GPU device node (NVIDIA's, ROCm's ``/dev/kfd``, WSL's ``/dev/dxg``):
+    then torch could see no GPU either, and ``auto`` is the CPU without importing torch (seconds) to ask."""
+    if not sys.platform.startswith("linux"):
+        return True
+    return bool(glob.glob("/dev/nvidia*")) or os.path.exists("/dev/kfd") or os.path.exists("/dev/dxg")
 
 
 def zygote_env(device: str) -> dict[str, str]:
@@ -234,23 +247,16 @@ class Verifier:
 
     # ------------------------------------------------------------ the funnel
     def _verify(self, task: KernelTask, code: str | None, completion: str | None) -> VerifyResult:
-        if code is None and completion is not None:
-            from tritonrl.extract import extract_code
-
-            code = extract_code(completion)
-        if not code:
-            return VerifyResult(Stage.EXTRACT, flags=[Flag.NO_CODE.value],
-                                error="no Python code defining ModelNew was found in the completion")
         watch = Stopwatch()  # the parent's own steps (diagnosis): ``timing["parent_s"]``
-        if self.config.static_checks:
-            from tritonrl.verify.static import diagnosis, run_static_checks
-
-            with watch("static"):
-                violations = run_static_checks(code, self.config.strict)
-            if violations:
-                flags = list(dict.fromkeys(Flag(v.flag).value for v in violations))
-                return VerifyResult(Stage.STATIC, flags=flags, error=diagnosis(violations), code=code)
+        code, rejected = screen(self.config, code, completion, watch)
+        if rejected is not None:
+            return rejected
         result = VerifyResult(Stage.COMPILE, valid=True, code=code)
+
+        from tritonrl.verify.parent.plan import (  # torch: not before a static verdict
+            build_trials,
+            mark_cpu_size_limit,
+        )
 
         @functools.cache
         def plan() -> TrialPlan:  # made while the child starts (``_judge``), once even if judged again

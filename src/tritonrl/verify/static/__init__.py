@@ -16,6 +16,8 @@ The package:
   compute.py    strict mode: PyTorch compute on the forward path instead of Triton
   safety.py     harness safety: tampering, threads and side streams, process exits, imports, torch.compile
   values.py, objects.py, files.py   values that leave tensors, attribute escapes, file access
+  facts.py      what the checks read from torch, triton and numpy, kept across processes (no torch import
+                once seen)
   vocab.py      the names every check shares (imports, torch's compute and layout API, files, processes); the
                 check modules import it and the shared analysis, never each other
 
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 from tritonrl.util.astlock import parse_source
 from tritonrl.verify.shared.flags import RATIONALE, Flag
 from tritonrl.verify.shared.verdict import MAX_ERROR_CHARS, clip_words
+from tritonrl.verify.static import facts
 from tritonrl.verify.static.compute import check_torch_compute
 from tritonrl.verify.static.files import check_file_access
 from tritonrl.verify.static.objects import check_attribute_escapes
@@ -129,6 +132,7 @@ def run_static_checks(code: str, strict: bool = True) -> list[StaticViolation]:
                 (check.flag, line, message),
                 StaticViolation(check.flag, f"{check.flag.value}: {message}", line, check.name, _width(node)),
             )
+    facts.save()  # what torch answered, for the next process (a rejection there imports no torch)
     return sorted(found.values(), key=lambda v: (v.line or 0, v.flag.value))
 
 

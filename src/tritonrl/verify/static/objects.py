@@ -24,6 +24,7 @@ import inspect
 import sys
 import types
 
+from tritonrl.verify.static.facts import MODULES, remembered
 from tritonrl.verify.static.names import excerpt, import_only, is_dunder
 from tritonrl.verify.static.vocab import ALLOWED_IMPORTS, ARITH_DUNDERS, COMPILERS, EXIT_NAMES, FOREIGN_CODE
 
@@ -67,6 +68,21 @@ def resolve(q: str) -> object:
     return obj
 
 
+def named(q: str) -> tuple[str, str]:
+    """What ``q`` names, as the checks need it: ("missing", ""), ("module", its __name__) or ("object", "").
+    Answers about torch, triton and numpy are remembered across processes (``tritonrl.verify.static.facts``)."""
+    if q.split(".", 1)[0] not in MODULES:
+        return _describe(q)
+    return tuple(remembered("named", q, lambda: list(_describe(q))))
+
+
+def _describe(q: str) -> tuple[str, str]:
+    obj = resolve(q)
+    if obj is _MISSING:
+        return "missing", ""
+    return ("module", getattr(obj, "__name__", "")) if isinstance(obj, types.ModuleType) else ("object", "")
+
+
 def _link_escape(scope, node: ast.Attribute) -> str | None:
     """Why the link ``<parent>.<attr>`` escapes, or None."""
     if is_dunder(node.attr):
@@ -77,18 +93,16 @@ def _link_escape(scope, node: ast.Attribute) -> str | None:
 
     if q in EXIT_NAMES or q.startswith((*COMPILERS, *FOREIGN_CODE)):
         return None  # their own checks
-    parent, child = resolve(parent_q), resolve(q)
-    if child is _MISSING:
-        if isinstance(parent, types.ModuleType):
+    (parent, parent_name), (child, child_name) = named(parent_q), named(q)
+    if child == "missing":
+        if parent == "module":
             return f"the module {node.attr}" if node.attr in RISKY_NAMES else None
         return None
-    if isinstance(child, types.ModuleType):
-        if q in MODULE_ALIASES or (
-            isinstance(parent, types.ModuleType) and child.__name__ == f"{parent.__name__}.{node.attr}"
-        ):
+    if child == "module":
+        if q in MODULE_ALIASES or (parent == "module" and child_name == f"{parent_name}.{node.attr}"):
             return None
-        return f"the module {child.__name__}"
-    if node.attr.startswith("_") and isinstance(parent, types.ModuleType):
+        return f"the module {child_name}"
+    if node.attr.startswith("_") and parent == "module":
         return "a private internal"
     return None
 
@@ -117,7 +131,7 @@ def _module_value(scope, node: ast.AST, portable: set[int]) -> bool:
         return False
     if isinstance(parent, ast.Call) and parent.func is node:
         return False
-    return isinstance(resolve(scope.qualname(node) or ""), types.ModuleType) or _bound_as_module(scope, node)
+    return named(scope.qualname(node) or "")[0] == "module" or _bound_as_module(scope, node)
 
 
 def _bound_as_module(scope, node: ast.AST) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import functools
 
+from tritonrl.verify.static.facts import remembered
 from tritonrl.verify.static.kinds import Kind
 from tritonrl.verify.static.names import excerpt
 from tritonrl.verify.static.vocab import (
@@ -55,15 +56,15 @@ def _is_arith_value(q: str) -> bool:
 @functools.cache
 def tensor_routines() -> frozenset[str]:
     """Tensor compute names that are methods (not properties such as ``.T``), for the ``x.relu`` value rule."""
+    return frozenset(remembered("tensor_routines", "", _tensor_routines))
+
+
+def _tensor_routines() -> list[str]:
     import inspect
 
-    import torch
+    import torch  # lazily, and once per installed torch (tritonrl.verify.static.facts)
 
-    return frozenset(
-        n
-        for n in tensor_compute_methods()
-        if inspect.isroutine(inspect.getattr_static(torch.Tensor, n, None))
-    )
+    return sorted(n for n in tensor_compute_methods() if inspect.isroutine(inspect.getattr_static(torch.Tensor, n, None)))
 
 
 def value_message(scope, node: ast.AST, env) -> str | None:

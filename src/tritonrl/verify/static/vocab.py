@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 
+from tritonrl.verify.static.facts import remembered
+
 # fmt: off
 ALLOWED_IMPORTS = frozenset({"torch", "triton", "numpy", "math", "typing", "typing_extensions", "functools",
     "itertools", "dataclasses", "collections", "operator", "enum", "abc", "__future__", "numbers", "warnings",
@@ -119,9 +121,7 @@ META_METHODS = frozenset(
 @functools.cache
 def tensor_compute_methods() -> frozenset[str]:
     """Every public torch.Tensor method that is not layout/allocation/metadata, plus arithmetic dunders."""
-    import torch  # lazily: only the torch-compute check needs it
-
-    public = {m for m in dir(torch.Tensor) if not m.startswith("_")}
+    public = set(remembered("tensor_public", "", _tensor_public))
     return (
         frozenset(
             public
@@ -133,10 +133,20 @@ def tensor_compute_methods() -> frozenset[str]:
     )
 
 
+def _tensor_public() -> list[str]:
+    import torch  # lazily, and once per installed torch (tritonrl.verify.static.facts)
+
+    return sorted(m for m in dir(torch.Tensor) if not m.startswith("_"))
+
+
 def is_torch_compute_function(q: str) -> bool:
     if not q.startswith("torch.") or torch_call_allowed(q):
         return False
-    import torch  # lazily, as in tensor_compute_methods
+    return remembered("torch_compute_function", q, lambda: _is_compute_function(q))
+
+
+def _is_compute_function(q: str) -> bool:
+    import torch  # lazily, as in _tensor_public
 
     obj = torch
     for part in q.split(".")[1:]:
