@@ -255,8 +255,8 @@ def test_cli_refuses_an_out_dir_holding_results_without_resume_or_overwrite(tmp_
     capsys.readouterr()
     assert main(["eval", "--completions", str(one), "--out", str(out)]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
-        f"tritonrl: error: --out {out} is not empty (6 results in results.jsonl); add --resume to finish that run, "
-        "--overwrite to replace it, or give another directory"]
+        f"tritonrl: error: --out {out} holds a finished eval (6 results in results.jsonl); add --overwrite to "
+        "replace it, or give another directory"]
     assert len((out / "results.jsonl").read_text().splitlines()) == 6  # untouched
     assert main(["eval", "--completions", str(six), "--out", str(out), "--resume"]) == 0
     assert len((out / "results.jsonl").read_text().splitlines()) == 6
@@ -266,7 +266,7 @@ def test_cli_refuses_an_out_dir_holding_results_without_resume_or_overwrite(tmp_
     (tmp_path / "other" / "notes.txt").write_text("mine")
     capsys.readouterr()
     assert main(["eval", "--completions", str(one), "--out", str(tmp_path / "other")]) == 2
-    assert "is not empty (notes.txt)" in capsys.readouterr().err
+    assert "holds other files (notes.txt); give another directory" in capsys.readouterr().err
     assert main(["eval", "--completions", str(one), "--out", str(tmp_path / "empty_is_fine")]) == 0
 
 

@@ -214,8 +214,16 @@ def describe(result) -> str:
     return f"rejected ({result.stage.value}: {', '.join(result.flags)})"
 
 
-def test_print_verdict_table(verdicts, capsys):
-    """Not an assertion: prints every verdict, so a run shows which holes are open (pytest -s)."""
+def verdict_table_asked(request) -> bool:
+    """Whether to print a verdict table: ``pytest -v`` or ``TRITONRL_VERDICT_TABLE=1``."""
+    return request.config.getoption("verbose") > 0 or os.environ.get("TRITONRL_VERDICT_TABLE") == "1"
+
+
+def test_print_verdict_table(verdicts, capsys, request):
+    """Not an assertion: prints every verdict, so a run shows which holes are open; when asked (``pytest -v``, or
+    ``TRITONRL_VERDICT_TABLE=1``), so a default run's output stays one line of dots."""
+    if not verdict_table_asked(request):
+        pytest.skip("the verdict table prints with -v or TRITONRL_VERDICT_TABLE=1")
     with capsys.disabled():
         for (name, mode), result in sorted(verdicts[0].items()):
             extra = verdicts[1].get((name, mode))

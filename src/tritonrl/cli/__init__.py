@@ -21,6 +21,7 @@ import signal
 import sys
 
 from tritonrl import __version__
+from tritonrl.cli import known_warnings
 from tritonrl.cli.parser import Parser
 from tritonrl.common.signals import EXIT_INTERRUPTED, exit_status
 from tritonrl.errors import Interrupted, Stopped, UserError
@@ -45,8 +46,10 @@ def build_parser() -> Parser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    known_warnings.install()  # known, harmless library warnings (each named there), once per process
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command line, for a resume command
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
+import shlex
 from pathlib import Path
 
 from tritonrl.cli import verdicts
@@ -98,11 +100,13 @@ def run_eval(args) -> int:
     out = Path(args.out)
     check_out_dir(out, args.resume or args.overwrite)
     display = Display(verdicts.VerdictPrinter(args.json), progress=False if args.json else None)
-    try:
-        report = _evaluate(args, gen, verify, display)
-    except Stopped as exc:  # SIGTERM/SIGINT: what was done is in --out
-        exc.hint = "the same command with --resume continues"
-        raise
+    with RunStatus(out, resume_command(getattr(args, "argv", None))) as status:
+        try:
+            report = _evaluate(args, gen, verify, display)
+        except Stopped as exc:  # SIGTERM/SIGINT: what was done is in --out
+            exc.hint = "the same command with --resume continues"
+            status.reason = f"stopped by {exc.reason}"
+            raise
     if args.json:
         print(verdicts.summary_json(report, out), flush=True)
         return 0
@@ -134,19 +138,82 @@ def _evaluate(args, gen: EvalConfig, verify: VerifyConfig, display) -> dict:
 
 def check_out_dir(out: Path, allowed: bool) -> None:
     """A run never replaces another's results by accident: ``--out`` must be new or empty, unless ``--resume`` or
-    ``--overwrite`` says what to do with what is there."""
+    ``--overwrite`` says what to do with what is there. The refusal names the one flag that fits: ``--resume``
+    for a run that did not finish (``status.json`` says so, or results without a report), ``--overwrite`` for a
+    finished one or anything else."""
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file; give a directory")
     found = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
     if allowed or not found:
         return
-    results = out / RESULTS_JSONL
+    results, status = out / RESULTS_JSONL, RunStatus.read(out)
+    held = f"{len(finished_rows(results))} results in {results.name}" if results.is_file() else \
+        ", ".join(found[:3]) + (", ..." if len(found) > 3 else "")
+    unfinished = status.get("status") in ("running", "interrupted") if status else \
+        results.is_file() and not (out / "report.json").is_file()
+    if unfinished:
+        why = f": {status['reason']}" if status.get("reason") else ""
+        raise UserError(f"--out {out} holds an eval that did not finish ({held}{why}); add --resume to finish it "
+                        "(--overwrite starts it again)")
     if results.is_file():
-        held = f"{len(finished_rows(results))} results in {results.name}"
-    else:
-        held = ", ".join(found[:3]) + (", ..." if len(found) > 3 else "")
-    raise UserError(f"--out {out} is not empty ({held}); add --resume to finish that run, --overwrite to replace "
-                    "it, or give another directory")
+        raise UserError(f"--out {out} holds a finished eval ({held}); add --overwrite to replace it, or give another "
+                        "directory")
+    raise UserError(f"--out {out} holds other files ({held}); give another directory, or add --overwrite to write "
+                    "the eval's files among them")
+
+
+class RunStatus:
+    """``OUT/status.json``: ``running`` while the eval runs (what a killed one leaves), then ``done``, or
+    ``interrupted`` with why (Ctrl-C, SIGTERM, stdout closed: ``tritonrl eval ... | head``) and the command that
+    finishes it. A run that wrote no sample leaves nothing: no status, and no directory it made."""
+
+    FILE = "status.json"
+
+    def __init__(self, out: Path, resume: str) -> None:
+        self.out, self.resume, self.reason = out, resume, None
+        self.made = not out.exists()
+
+    def __enter__(self) -> RunStatus:
+        self._write("running")
+        return self
+
+    def __exit__(self, kind, exc, tb) -> None:
+        if kind is None:
+            self._write("done")
+            return
+        if not any((self.out / name).is_file() and (self.out / name).stat().st_size
+                   for name in (RESULTS_JSONL, "completions.jsonl")):
+            (self.out / self.FILE).unlink(missing_ok=True)
+            if self.made and not any(self.out.iterdir()):
+                self.out.rmdir()
+            return
+        self.reason = self.reason or ("stdout was closed" if issubclass(kind, BrokenPipeError) else
+                                      "Ctrl-C" if issubclass(kind, KeyboardInterrupt) else
+                                      f"{kind.__name__}: {exc}")
+        self._write("interrupted")
+
+    def _write(self, state: str) -> None:
+        from tritonrl.util.atomic import write_atomic
+
+        record = {"status": state}
+        if state != "done":
+            record.update(reason=self.reason, resume=self.resume)
+        write_atomic(self.out / self.FILE, json.dumps({k: v for k, v in record.items() if v}, indent=1) + "\n")
+
+    @classmethod
+    def read(cls, out: Path) -> dict:
+        try:
+            record = json.loads((out / cls.FILE).read_text())
+        except (OSError, ValueError):
+            return {}
+        return record if isinstance(record, dict) else {}
+
+
+def resume_command(argv: list[str] | None) -> str:
+    """The command line that finishes this eval: the same one, with ``--resume`` (and without ``--overwrite``)."""
+    if argv is None:
+        return "the same command with --resume"
+    return shlex.join(["tritonrl", *[a for a in argv if a not in ("--resume", "--overwrite")], "--resume"])
 
 
 def run_report(args) -> int:
