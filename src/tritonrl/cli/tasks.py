@@ -23,6 +23,9 @@ from tritonrl.errors import TaskError
 from tritonrl.tasks import KernelTask, get_task, load_tasks_with_report
 from tritonrl.tasks.levels import level_distribution
 
+TASK_HELP = ("a bundled task's name (l1_relu), a KernelBench problem's (31_ELU, 12_Gemm_Multiply_LeakyReLU) when "
+             "KERNELBENCH_DIR names a KernelBench clone, or a .py task file's path")
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     tasks = subparsers.add_parser("tasks", help="list and inspect tasks")
@@ -38,11 +41,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing.set_defaults(func=cmd_list)
 
     show = sub.add_parser("show", help="print a task's source and facts")
-    show.add_argument("task", help="bundled task name or path to a .py task file")
+    show.add_argument("task", help=TASK_HELP)
     show.set_defaults(func=cmd_show)
 
     variants = sub.add_parser("variants", help="print the shape variants of a task")
-    variants.add_argument("task", help="bundled task name or path to a .py task file")
+    variants.add_argument("task", help=TASK_HELP)
     variants.add_argument("--n", type=int, default=2, help="number of alternative-shape variants")
     variants.set_defaults(func=cmd_variants)
 
@@ -68,7 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generate.set_defaults(func=cmd_generate)
 
     prompt = subparsers.add_parser("prompt", help="print the chat messages for a task")
-    prompt.add_argument("task", help="bundled task name or path to a .py task file")
+    prompt.add_argument("task", help=TASK_HELP)
     prompt.add_argument("--template", default=None, help="prompt template file")
     prompt.set_defaults(func=cmd_prompt)
 

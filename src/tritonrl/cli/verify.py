@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+from tritonrl.cli.tasks import TASK_HELP
 from tritonrl.config import VerifyConfig
 from tritonrl.errors import UserError
 from tritonrl.tasks import get_task
@@ -38,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                "task, 130 interrupted. With --json each candidate's JSON object is printed as it is judged (for "
                "one candidate, the last line); several end with a {\"summary\": ...} line.",
     )
-    parser.add_argument("--task", required=True, help="bundled task name or path to a .py task file")
+    parser.add_argument("--task", required=True, help=TASK_HELP)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--solution", nargs="+", metavar="FILE", help="solution .py file(s) or a directory")
     source.add_argument("--completion", metavar="FILE", help="a model completion (code is extracted from it)")
