@@ -34,3 +34,9 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip_gpu)
+
+
+def pytest_configure(config):
+    from tritonrl.cli import known_warnings
+
+    known_warnings.install()  # the harmless library warnings the command silences, silent in the tests too

@@ -50,3 +50,12 @@ def test_the_file_is_named_by_the_installed_modules(cache, monkeypatch):
     before = facts.facts_file()
     monkeypatch.setattr(facts, "FORMAT", facts.FORMAT + 1)
     assert facts.facts_file() != before
+
+
+def test_a_full_file_takes_no_more(cache, monkeypatch):
+    monkeypatch.setattr(facts, "MAX_ANSWERS", 1)
+    facts.remembered("q", "a", lambda: 1)
+    facts.save()
+    facts.remembered("q", "b", lambda: 2)
+    facts.save()
+    assert json.loads(facts.facts_file().read_text()) == {"q:a": 1}

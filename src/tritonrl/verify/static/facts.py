@@ -31,6 +31,7 @@ from tritonrl.util.atomic import write_atomic
 
 FORMAT = 1  # the answers' format: a new one starts a new file
 MODULES = ("torch", "triton", "numpy")  # the modules whose answers are kept (the standard library's are cheap)
+MAX_ANSWERS = 20_000  # a file this full takes no more (RL samples invent names): ~2 MB, read once per process
 
 _lock = threading.Lock()
 _answers: dict[str, Any] | None = None
@@ -53,15 +54,17 @@ def remembered(kind: str, key: str, compute: Callable[[], Any]) -> Any:
 
 def save() -> None:
     """Add this process's new answers to the file (merged with what other processes wrote meanwhile)."""
-    path = facts_file()
     with _lock:
-        if not _new or path is None:
-            _new.clear()
-            return
         new = dict(_new)
         _new.clear()
+    path = facts_file() if new else None
+    if path is None:
+        return
+    kept = _read(path)
+    if len(kept) >= MAX_ANSWERS:
+        return
     try:
-        write_atomic(path, json.dumps({**_read(path), **new}, sort_keys=True))
+        write_atomic(path, json.dumps({**kept, **new}, sort_keys=True))
     except OSError:
         pass  # a cache: answers are read from the modules next time
 
