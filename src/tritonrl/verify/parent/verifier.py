@@ -253,10 +253,7 @@ class Verifier:
             return rejected
         result = VerifyResult(Stage.COMPILE, valid=True, code=code)
 
-        from tritonrl.verify.parent.plan import (  # torch: not before a static verdict
-            build_trials,
-            mark_cpu_size_limit,
-        )
+        from tritonrl.verify.parent.plan import mark_cpu_size_limit  # torch: not before a static verdict
 
         @functools.cache
         def plan() -> TrialPlan:  # made while the child starts (``_judge``), once even if judged again
@@ -555,6 +552,14 @@ class Verifier:
                             max_trials=max(1, self.config.timed_trials),
                             min_trials=min(10, max(1, self.config.timed_trials)), rel_ci=self.config.timing_rel_ci,
                             budget_ms=self.config.timing_budget_ms)
+
+
+def build_trials(task: KernelTask, config: VerifyConfig, device: str) -> TrialPlan:
+    """``tritonrl.verify.parent.plan.build_trials``, whose module (it imports torch) loads on first use: a verdict
+    of the static checks waits for neither."""
+    from tritonrl.verify.parent import plan
+
+    return plan.build_trials(task, config, device)
 
 
 def _warm_plans() -> None:
