@@ -98,14 +98,14 @@ def test_openrlhf_request_gets_openrlhf_reply():
 def test_items_of_concurrent_requests_are_judged_together():
     gate = threading.Event()
     verifier = FakeVerifier(gate)
-    with served(fake_service(verifier, batches_in_flight=1, max_batch_items=64, batch_wait_ms=50)) as url:
-        with ThreadPoolExecutor(4) as pool:
-            first = pool.submit(post, url, "/v1/verify", ok_items(1))
-            _until(lambda: verifier.calls == [1])  # the first batch holds the verifier
-            rest = [pool.submit(post, url, "/v1/verify", ok_items(2)) for _ in range(3)]
-            _until(lambda: httpx.get(url + "/health").json()["queue_items"] == 6)
-            gate.set()
-            answers = [first.result()] + [f.result() for f in rest]
+    with served(fake_service(verifier, batches_in_flight=1, max_batch_items=64, batch_wait_ms=50)) as url, \
+            ThreadPoolExecutor(4) as pool:
+        first = pool.submit(post, url, "/v1/verify", ok_items(1))
+        _until(lambda: verifier.calls == [1])  # the first batch holds the verifier
+        rest = [pool.submit(post, url, "/v1/verify", ok_items(2)) for _ in range(3)]
+        _until(lambda: httpx.get(url + "/health").json()["queue_items"] == 6)
+        gate.set()
+        answers = [first.result()] + [f.result() for f in rest]
     assert all(a.status_code == 200 for a in answers)
     assert verifier.calls == [1, 6], "the three waiting requests' items went to the verifier as one batch"
 
@@ -274,3 +274,16 @@ def _until(condition, timeout_s: float = 20.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out waiting"
         time.sleep(0.02)
+
+
+def test_other_commands_do_not_import_the_web_stack():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    code = ("import sys; from tritonrl.cli import build_parser; build_parser(); "
+            "print(sorted({'fastapi', 'uvicorn', 'starlette', 'httpx', 'prometheus_client'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(root / "src"), "PATH": "/usr/bin:/bin"})
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
