@@ -611,8 +611,9 @@ class ServeConfig(Section):
                 "Retry-After", "ge": 1})
     max_batch_items: int = field(default=64, metadata={
         "help": "most items, of any requests, handed to the verifier in one batch", "ge": 1})
-    batches_in_flight: int = field(default=2, metadata={
-        "help": "batches judged at once (two keep the verifier busy while a batch's last items finish)", "ge": 1})
+    batches_in_flight: int = field(default=4, metadata={
+        "help": "batches judged at once: the verifier's places stay busy while a batch's last items finish, and a "
+                "batch of slow kernels does not hold back cheap rejections queued behind it", "ge": 1})
     batch_wait_ms: Float = field(default=20.0, metadata={
         "help": "how long a batch waits for items of other requests once its first item is queued", "ge": 0})
     deadline_s: Float = field(default=1800.0, metadata={

@@ -287,3 +287,31 @@ def test_other_commands_do_not_import_the_web_stack():
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120,
                           env={"PYTHONPATH": str(root / "src"), "PATH": "/usr/bin:/bin"})
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+class StreamingVerifier(FakeVerifier):
+    """Gives each verdict as it is ready (``verify_iter``): "slow" items only once the gate opens."""
+
+    def verify_iter(self, items, stop=None):
+        self.calls.append(len(items))
+        slow = [k for k, item in enumerate(items) if item.code.startswith("slow")]
+        for k, item in enumerate(items):
+            if k not in slow:
+                yield k, self._one(item)
+        self.gate.wait(30)
+        for k in slow:
+            yield k, self._one(items[k])
+
+
+def test_a_verdict_reaches_its_request_without_waiting_for_its_batch():
+    gate = threading.Event()
+    verifier = StreamingVerifier(gate)
+    with served(fake_service(verifier, batches_in_flight=1, batch_wait_ms=300)) as url, \
+            ThreadPoolExecutor(2) as pool:
+        slow = pool.submit(post, url, "/v1/verify", {"items": [{"task": "l1_relu", "code": "slow ok"}]})
+        quick = pool.submit(post, url, "/v1/verify", ok_items(1))
+        assert quick.result().status_code == 200  # answered while the slow item of its batch is held
+        assert not slow.done(), slow.result().text
+        assert verifier.calls == [2], verifier.calls
+        gate.set()
+        assert slow.result().status_code == 200 and len(slow.result().json()["results"]) == 1

@@ -1,6 +1,6 @@
 """One queue in front of the verifier: items of concurrent requests judged together, in bounded batches.
 
-    batcher = Batcher(verifier.verify_many, config.serve, instruments)
+    batcher = Batcher(verifier, config.serve, instruments)          # anything with verify_many (verify_iter: better)
     task = asyncio.create_task(batcher.run())        # on the service's event loop
     ticket = batcher.submit(items)                   # QueueFull (429) / Draining (503) when it cannot take them
     results = await ticket.answer()                  # in the order of items
@@ -8,15 +8,16 @@
 
 Every queued item of every request waits in one FIFO queue of at most ``serve.max_queue_items``. The dispatcher
 takes up to ``serve.max_batch_items`` of them (of any requests; after ``serve.batch_wait_ms`` for more to come,
-when fewer are waiting) and hands them to ``verify_many`` in a worker thread, up to ``serve.batches_in_flight``
-batches at once, so the verifier's places stay full while a batch's last items finish. Items already handed over
-run to their verdict even if their request is cancelled (the verifier has no way to stop one item of a batch);
-their verdicts are dropped.
+when fewer are waiting) and hands them to the verifier in a worker thread, up to ``serve.batches_in_flight``
+batches at once, so the verifier's places stay full while a batch's last items finish. Each verdict reaches its
+request as soon as it is given (``verify_iter``; a verifier without it, such as the Ray backend, answers a batch
+whole). Items already handed over run to their verdict even if their request is cancelled (the verifier has no
+way to stop one item of a batch); their verdicts are dropped.
 
 A judge that dies mid-batch is the verifier's to handle (``Verifier._judged``: its items are judged once more on a
 fresh judge, then get a ``verifier_error`` verdict; the Ray backend retries on another actor), so no item is
-lost and none retried here. If ``verify_many`` itself raises, each item of the batch gets a ``verifier_error``
-verdict saying so: an infrastructure failure, flagged, never a silent zero.
+lost and none retried here. If the verifier itself raises, each item of the batch still without a verdict gets a
+``verifier_error`` verdict saying so: an infrastructure failure, flagged, never a silent zero.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from tritonrl.config import ServeConfig
 from tritonrl.serve.instruments import Instruments
@@ -69,9 +70,8 @@ def infrastructure_failure(message: str) -> VerifyResult:
 
 
 class Batcher:
-    def __init__(self, verify_many: Callable[[list[VerifyItem]], list[VerifyResult]], limits: ServeConfig,
-                 instruments: Instruments):
-        self._verify_many = verify_many
+    def __init__(self, verifier: Any, limits: ServeConfig, instruments: Instruments):
+        self._verifier = verifier
         self.limits = limits
         self.instruments = instruments
         self.draining = False
@@ -159,28 +159,53 @@ class Batcher:
         return batch
 
     async def _judge(self, batch: list[tuple[Ticket, int]]) -> None:
+        """One batch through the verifier in a worker thread; each verdict lands on its request as it comes
+        (``verify_iter`` where the verifier has it: a static rejection is not held back by a slow kernel of its
+        batch), and an item left without one gets an infrastructure failure's verdict."""
+        loop = asyncio.get_running_loop()
         items = [ticket.items[i] for ticket, i in batch]
+        landed: set[int] = set()
+
+        def land(k: int, result: VerifyResult) -> None:  # on the event loop
+            if k in landed:
+                return
+            landed.add(k)
+            self._in_flight -= 1
+            self._changed()
+            self.instruments.verdict(result)
+            ticket, i = batch[k]
+            if not ticket.futures[i].done():
+                ticket.futures[i].set_result(result)
+
+        def work() -> None:  # in the worker thread
+            for k, result in self._stream(items):
+                loop.call_soon_threadsafe(land, k, result)
+
         self.instruments.batch_started(len(items))
         started = time.monotonic()
+        why = "the verifier returned no verdict for it"
         try:
-            results = await asyncio.get_running_loop().run_in_executor(self._pool, self._verify_many, items)
-            if len(results) != len(items):
-                raise RuntimeError(f"the verifier returned {len(results)} verdicts for {len(items)} items")
+            await loop.run_in_executor(self._pool, work)  # its verdicts' callbacks were queued before its end
         except Exception as exc:  # noqa: BLE001 - every item gets a flagged verdict; the service goes on
             log.exception("the verifier failed on a batch of %d items", len(items))
-            results = [infrastructure_failure(f"not judged: the verifier failed on this batch "
-                                              f"({type(exc).__name__}: {exc})"[:500]) for _ in items]
+            why = f"the verifier failed on this batch ({type(exc).__name__}: {exc})"
         finally:
             self.instruments.batch_ended()
-            self._in_flight -= len(items)
-            self._changed()
             self._slots.release()
+        for k in range(len(batch)):
+            land(k, infrastructure_failure(f"not judged: {why}"[:500]))
         self._measure(len(items), time.monotonic() - started)
-        for (ticket, i), result in zip(batch, results, strict=True):
-            self.instruments.verdict(result)
-            future = ticket.futures[i]
-            if not future.done():
-                future.set_result(result)
+
+    def _stream(self, items: list[VerifyItem]):
+        """``(index, verdict)`` pairs: as each finishes (``verify_iter``), else all at the end (``verify_many``)."""
+        iterate = getattr(self._verifier, "verify_iter", None)
+        if iterate is not None:
+            yield from iterate(items)
+            return
+        results = self._verifier.verify_many(items)
+        if len(results) != len(items):
+            raise RuntimeError(f"the verifier returned {len(results)} verdicts for {len(items)} items")
+        yield from enumerate(results)
 
     def _measure(self, items: int, seconds: float) -> None:
         rate = items * self.limits.batches_in_flight / max(seconds, 1e-3)

@@ -19,6 +19,7 @@ import ast
 import hashlib
 import json
 import math
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,6 +28,7 @@ from tritonrl.tasks.model import KernelTask
 from tritonrl.verify import VerifyItem
 
 TASK_PARTS = ("Model", "get_inputs", "get_init_inputs")  # what a KernelBench task source must define
+SOURCES_KEPT = 4096  # task sources parsed and kept (the oldest go first): a client cannot grow it without end
 
 
 class BadRequest(Exception):
@@ -58,6 +60,7 @@ class TaskBook:
         self.bundled = dict(bundled)
         self.allow_sources = allow_sources
         self._by_source: dict[str, KernelTask] = {}
+        self._lock = threading.Lock()  # requests are parsed in worker threads
 
     def named(self, name: Any, where: str) -> KernelTask:
         if not isinstance(name, str) or not name:
@@ -76,13 +79,19 @@ class TaskBook:
             raise BadRequest(422, f"{where}: task_source must be the task's Python source (a non-empty string)")
         digest = hashlib.sha256(source.encode()).hexdigest()[:12]
         key = f"{name}\0{digest}"
-        if key not in self._by_source:
+        with self._lock:
+            task = self._by_source.get(key)
+        if task is None:
             _check_task_source(source, where)
             from tritonrl.tasks.levels import classify_level
 
             label = name if isinstance(name, str) and name.strip() else f"task_{digest}"
-            self._by_source[key] = KernelTask(name=label[:120], level=classify_level(source), source=source)
-        return self._by_source[key]
+            task = KernelTask(name=label[:120], level=classify_level(source), source=source)
+            with self._lock:
+                if len(self._by_source) >= SOURCES_KEPT:
+                    self._by_source.pop(next(iter(self._by_source)))
+                self._by_source[key] = task
+        return task
 
     def label(self, text: Any, where: str) -> KernelTask:
         """An OpenRLHF label: a bundled name, or KernelBench source (it defines ``class Model``)."""

@@ -39,7 +39,7 @@ class Service:
         self.device = getattr(self.verifier, "device", config.verify.device)
         self.tasks = TaskBook({t.name: t for t in load_tasks("bundled")}, config.serve.task_sources)
         self.instruments = Instruments(self.device)
-        self.batcher = Batcher(self.verifier.verify_many, config.serve, self.instruments)
+        self.batcher = Batcher(self.verifier, config.serve, self.instruments)
         self.app = build_app(self)
 
     def health(self) -> dict[str, Any]:
