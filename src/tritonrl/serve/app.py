@@ -84,12 +84,13 @@ def build_app(service: Service) -> FastAPI:
 async def answer(service: Service, request: Request, endpoint: str, parse: Callable, reply: Callable) -> Response:
     """One request from its body to its one answer; counted in the metrics whatever that answer is."""
     started = time.monotonic()
-    status = 499  # nginx's "client closed request": what the metrics count when nobody is left to answer
+    status = 500  # a bug of ours: FastAPI answers 500
     try:
         response = await _judged(service, request, parse, reply, started)
         status = response.status_code
         return response
     except ClientGone:
+        status = 499  # nginx's "client closed request": what the metrics count when nobody is left to answer
         return Response(status_code=status)
     finally:
         service.instruments.request(endpoint, status, time.monotonic() - started)

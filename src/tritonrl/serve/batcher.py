@@ -58,7 +58,6 @@ class Ticket:
 
     items: list[VerifyItem]
     futures: list[asyncio.Future] = field(default_factory=list)
-    cancelled: bool = False
 
     async def answer(self) -> list[VerifyResult]:
         return list(await asyncio.gather(*self.futures))
@@ -108,7 +107,6 @@ class Batcher:
 
     def cancel(self, ticket: Ticket) -> None:
         """Drop ``ticket``'s items still queued; those being judged finish, unseen."""
-        ticket.cancelled = True
         if any(t is ticket for t, _ in self._queue):
             self._queue = deque(entry for entry in self._queue if entry[0] is not ticket)
             self._changed()

@@ -100,14 +100,16 @@ def make_server(service: Service, **uvicorn_options: Any):
 def serve_forever(service: Service, on_listening: Callable[[str], None] | None = None) -> None:
     """Serve until a signal, then drain; the verifier is closed on the way out."""
     limits = service.config.serve
-    sock = listening_socket(limits.host, limits.port)
-    host, port = sock.getsockname()[:2]
-    url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-    server = make_server(service)
+    sock = None
     try:
+        sock = listening_socket(limits.host, limits.port)
+        host, port = sock.getsockname()[:2]
+        url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+        server = make_server(service)
         if on_listening is not None:
             on_listening(url)
         server.run(sockets=[sock])
     finally:
-        sock.close()
+        if sock is not None:
+            sock.close()
         service.close()
