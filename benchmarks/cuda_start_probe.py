@@ -5,7 +5,7 @@
 The verifier's children are forked from a zygote that never starts CUDA, so each makes its own context; the judge
 lets ``cuda_starts`` of them do it at a time (``tritonrl.verify.judge.server``). This measures why: per line, when
 the first, median and last child had CUDA (seconds from the forks), and the cuInit and context parts. Figures are in
-docs/benchmarks.md ("Seventh GPU pass").
+docs/benchmarks-history.md ("Seventh GPU pass").
 """
 import json
 import multiprocessing as mp

@@ -149,7 +149,7 @@ class CudaTimer:
     from the synchronize and its next launch were inside every region, 10-30 us and varying in a sandboxed child,
     more after a timed call than after an empty one; the judge read the bundled 0.13 ms solutions 4-7% slow and
     2-5% apart across processes while the same timer in-process agreed with do_bench
-    (``benchmarks/child_timing_probe.py``, docs/benchmarks.md, "Four H200s again"). ``last_tail_ms`` and
+    (``benchmarks/child_timing_probe.py``, docs/benchmarks-history.md, "Four H200s again"). ``last_tail_ms`` and
     ``tails_over`` say what the tail was (diagnosis).
     """
 
