@@ -1,7 +1,7 @@
 """Replay a child's correctness and timed calls of an honest kernel in one process, to find where a device fails.
 
-    CUDA_LAUNCH_BLOCKING=1 PYTHONPATH=src python benchmarks/gpu_watch_probe.py            # on a GPU machine
-    TRITON_INTERPRET=1 PYTHONPATH=src python benchmarks/gpu_watch_probe.py --device cpu  # the same steps here
+    CUDA_LAUNCH_BLOCKING=1 PYTHONPATH=src python benchmarks/probes/gpu_watch_probe.py            # on a GPU machine
+    TRITON_INTERPRET=1 PYTHONPATH=src python benchmarks/probes/gpu_watch_probe.py --device cpu  # the same steps here
 
 The monitor (``verify/child/monitor.py``) watches the bundled ReLU fixture as the candidate child does: three
 poisoned, watched forwards (the correctness phase), then, unpoisoned and inside the timer, warm-up calls (coarse),
@@ -10,7 +10,7 @@ watched and plain timed calls in the order that failed on an H100 at ``c11ec4e``
 rule it broke (None: none); the first exception prints its whole traceback, which with ``CUDA_LAUNCH_BLOCKING=1``
 is the operation that failed.
 
-    PYTHONPATH=src python benchmarks/gpu_watch_probe.py --candidate C.py --problem P.py --profile 5 --out F.json
+    PYTHONPATH=src python benchmarks/probes/gpu_watch_probe.py --candidate C.py --problem P.py --profile 5 --out F.json
 
 replays the same calls of a KernelBench candidate (``ModelNew`` of ``C.py`` built from ``P.py``'s
 ``get_init_inputs``, called on its ``get_inputs``) and says where each kind of call's host time goes: the seconds
