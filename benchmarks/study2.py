@@ -82,6 +82,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     g.add_argument("--screen-shard", type=int, default=1024, help="RL-stream prompts a screen job samples")
     g.add_argument("--unseen-n", type=int, default=None, help="never-seen edge prompts checked after each arm (256)")
     g.add_argument("--steps-cap", type=int, default=None, help="a rehearsal's cap on the RL steps (registered: 60)")
+    g.add_argument("--heldout-n", type=int, default=None, help="a rehearsal's held-out tasks (registered: all)")
     g.add_argument("--hidden", type=int, default=512)
     g.add_argument("--layers", type=int, default=8)
     g.add_argument("--heads", type=int, default=8)
@@ -89,8 +90,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     g.add_argument("--vocab", type=int, default=4000)
     g.add_argument("--torch-threads", type=int, default=4, help="torch threads per job process")
     args = p.parse_args(argv)
-    if not args.rehearsal and (args.steps_cap is not None or args.unseen_n not in (None, 256)):
-        p.error("--steps-cap and --unseen-n change registered sizes: only with --rehearsal")
+    if not args.rehearsal and (args.steps_cap is not None or args.unseen_n not in (None, 256) or args.heldout_n):
+        p.error("--steps-cap, --unseen-n and --heldout-n change registered sizes: only with --rehearsal")
     return args
 
 
@@ -119,10 +120,13 @@ def collect(config, phase: str, out: Path) -> None:
     if phase == "calibration":
         archives = {"calibration.tar.xz": ("calibration", "jobs", "logs", "sft", "manifest.json",
                                            "length_audit_device.json")}
-    else:
-        archives = {"main_screen.tar.xz": ("main/screen",), "main_evals.tar.xz": ("main/heldout", "main/unseen"),
-                    "main.tar.xz": tuple(f"main/{p.name}" for p in sorted((run / "main").glob("*"))
-                                         if p.name not in ("screen", "heldout", "unseen"))}
+    else:  # ~155 bytes a judged sample compressed (the calibration's first hold): the screen's 66,000 in two
+        shards = sorted((run / "main" / "screen").glob("shard-*"))
+        archives = {f"main_screen_{part}.tar.xz": tuple(f"main/screen/{d.name}" for d in shards
+                                                       if int(d.name.split("-")[1]) % 2 == part) for part in (0, 1)}
+        archives["main_evals.tar.xz"] = ("main/heldout", "main/unseen")
+        archives["main.tar.xz"] = tuple(f"main/{p.name}" for p in sorted((run / "main").glob("*"))
+                                        if p.name not in ("screen", "heldout", "unseen"))
     for name, items in archives.items():
         with tarfile.open(out / name, "w:xz", preset=2) as tar:
             for item in items:

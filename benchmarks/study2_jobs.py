@@ -27,7 +27,7 @@ VERIFIER_JSON = "verifier.json"
 # the study's sizes, passed on to every job process (defaults: the registered ones; a rehearsal shrinks them)
 SIZE_KEYS = ("validation_n", "calib_edge_n", "calib_lr_n", "first_validated", "validation_k", "lr_steps",
              "lr_validation_k", "hidden", "layers", "heads", "kv_heads", "vocab", "torch_threads", "screen_shard",
-             "unseen_n", "steps_cap")
+             "unseen_n", "steps_cap", "heldout_n")
 
 
 def size_argv(args) -> list[str]:
@@ -116,8 +116,9 @@ def evaluated(config, model: str, split: str, out: Path, temperature: str, k: in
     beside it. ``seed``: the sampling seed (default ``eval.seed``)."""
     if seed is not None:
         config = dataclasses.replace(config, eval=dataclasses.replace(config.eval, seed=seed))
-    gpu.evaluate_on(config, model, split, out, temperature, k, tasks_dir=tasks_dir or paths(config)[split])
+    out.mkdir(parents=True, exist_ok=True)  # first: a cut-short evaluation's verdicts say which verifier made them
     (out / VERIFIER_JSON).write_text(json.dumps({"verifier": verifier_digest()}) + "\n")
+    gpu.evaluate_on(config, model, split, out, temperature, k, tasks_dir=tasks_dir or paths(config)[split])
 
 
 def counts(path: Path, samples_below: int | None = None) -> dict[str, tuple[int, int]]:

@@ -182,7 +182,7 @@ def job_rejudge(config, args, what: str) -> None:
         ensure_prompt_dirs(config)
         jobs.rejudge(config, out, main_dir(config, "unseen_tasks"), "stream")
     else:
-        jobs.rejudge(config, out, paths(config)["heldout"], "heldout")
+        jobs.rejudge(config, out, heldout_dir(config, args), "heldout")
         record_heldout(config, name, out, "rejudged by this hold's verifier")
 
 
@@ -199,14 +199,25 @@ def stale_evaluations(config, q: jobs.Queue, kinds: tuple[str, ...]) -> list[str
     return found
 
 
-def screened(config, args, q: jobs.Queue) -> tuple[list[str], dict[str, tuple[int, int]]]:
+def screened(config, args) -> tuple[list[str], dict[str, tuple[int, int]]]:
     """The done shards' prompts in stream order and their counts."""
+    done = {json.loads(p.read_text())["job"] for p in main_dir(config, "jobs").glob("screen_*.json")}
     order, found = [], {}
     for i, names in enumerate(screen_shards(config, args)):
-        if q.done(f"screen:{i}"):
+        if f"screen:{i}" in done:
             order += names
             found.update(counts(main_dir(config, "screen", f"shard-{i}")))
     return order, found
+
+
+def edge_prompts(config, args, order: list[str], found: dict) -> list[str]:
+    """``stream_edge``: the edge in stream order. A rehearsal's toy model is never at the edge, so a rehearsal
+    fills the list up with the other screened prompts in stream order (``prompts.json`` says how many)."""
+    edge = reg.stream_edge(order, found)
+    if args.rehearsal and len(edge) < needed_prompts(config, args):
+        at_edge = set(edge)
+        edge += [t for t in order if t not in at_edge]
+    return edge
 
 
 def screen(config, args, q: jobs.Queue) -> None:
@@ -218,8 +229,7 @@ def screen(config, args, q: jobs.Queue) -> None:
         q.run(shards)
     else:
         for start in range(0, len(shards), args.slots):
-            order, found = screened(config, args, q)
-            if len(reg.stream_edge(order, found)) >= needed_prompts(config, args) * 1.1:
+            if len(edge_prompts(config, args, *screened(config, args))) >= needed_prompts(config, args) * 1.1:
                 break
             q.run(shards[start:start + args.slots])
     q.run(stale_evaluations(config, q, ("screen",)))
@@ -236,7 +246,7 @@ def job_admit(config, args, _arg) -> None:
 
     path = main_dir(config, "admission.json")
     admission = read_json(path, {})
-    edge = reg.stream_edge(*screened_from_disk(config, args))
+    edge = edge_prompts(config, args, *screened(config, args))
     tasks = {t.name: t for t in load_tasks(str(paths(config)["stream"]))}
     verify = dc.replace(default_verify_config(), device="cpu", workers=config.verify.workers)
     with Verifier(verify) as verifier:
@@ -249,20 +259,10 @@ def job_admit(config, args, _arg) -> None:
             jobs.atomic_json(path, admission)
 
 
-def screened_from_disk(config, args):
-    done = {json.loads(p.read_text())["job"] for p in main_dir(config, "jobs").glob("screen_*.json")}
-    order, found = [], {}
-    for i, names in enumerate(screen_shards(config, args)):
-        if f"screen:{i}" in done:
-            order += names
-            found.update(counts(main_dir(config, "screen", f"shard-{i}")))
-    return order, found
-
-
-def decide_prompts(config, args, q: jobs.Queue) -> dict:
+def decide_prompts(config, args) -> dict:
     """``prompts.json``: the edge in stream order, those admitted, S, the arms' prompts and the never-seen ones."""
-    order, found = screened(config, args, q)
-    edge = reg.stream_edge(order, found)
+    order, found = screened(config, args)
+    edge = edge_prompts(config, args, order, found)
     admission = read_json(main_dir(config, "admission.json"), {})
     admitted = [t for t in edge if admission.get(t)]
     steps = rl_steps(config, args, len(admitted))
@@ -272,13 +272,16 @@ def decide_prompts(config, args, q: jobs.Queue) -> dict:
     trained = admitted[:steps * per_step(config)]
     unseen = admitted[len(trained):len(trained) + unseen_n(args)]
     calls = {arm: verifier_calls(config, arm, steps) for arm in ARMS}
+    at_edge = reg.stream_edge(order, found)
     plan = {"screened": len(order), "stream": len(stream_order(config)), "edge": len(edge),
-            "edge_share": len(edge) / len(order), "admission_judged": sum(t in admission for t in edge),
+            "edge_share": len(at_edge) / len(order), "admission_judged": sum(t in admission for t in edge),
             "rejected": [t for t in edge if admission.get(t) is False], "admitted": len(admitted), "steps": steps,
             "per_step": per_step(config), "prompts": trained, "unseen": unseen, "verifier_calls": calls,
-            "equal_budget": reg.equal_budget(calls), "screen_enough": bool(args.screen_enough)}
+            "equal_budget": reg.equal_budget(calls), "screen_enough": bool(args.screen_enough),
+            "rehearsal_filled": len(edge) - len(at_edge)}
     jobs.atomic_json(main_dir(config, "prompts.json"), plan)
-    demo._log(f"RL prompts: {len(edge)} edge of {len(order)} screened, {len(admitted)} admitted; S = {steps}")
+    demo._log(f"RL prompts: {len(edge)} edge of {len(order)} screened ({plan['rehearsal_filled']} a rehearsal's "
+              f"filler), {len(admitted)} admitted; S = {steps}")
     return plan
 
 
@@ -372,11 +375,23 @@ def evals_of(label: str, cal: dict) -> list[str]:
     return ([f"unseen:{label}"] if label != "sft_best" else []) + heldout_evals(label, cal)
 
 
+def heldout_dir(config, args) -> Path:
+    """The held-out split; a rehearsal's first ``--heldout-n`` tasks of it (``main/heldout_tasks``)."""
+    if not args.heldout_n:
+        return paths(config)["heldout"]
+    cut = main_dir(config, "heldout_tasks")
+    if not (cut / "tasks.jsonl").exists():
+        names = [r["name"] for r in demo.read_rows(paths(config)["heldout"])][:args.heldout_n]
+        jobs.subset_in_order(paths(config)["heldout"], cut, names)
+    return cut
+
+
 def job_heldout(config, args, what: str) -> None:
     label, _, temperature = what.partition("@")
     k = K_AT_1[label] if temperature == EVAL_T else K_AT_BEST
     out = main_dir(config, "heldout", what)
-    evaluated(config, model_spec(config, args, label), "heldout", out, temperature, k)
+    evaluated(config, model_spec(config, args, label), "heldout", out, temperature, k,
+              tasks_dir=heldout_dir(config, args))
     record_heldout(config, what, out, "done")
 
 
@@ -403,13 +418,35 @@ def complete(q: jobs.Queue, label: str, cal: dict) -> bool:
     return all(q.done(name) for name in heldout_evals(label, cal))
 
 
+def sampled(config, args, q: jobs.Queue, label: str, cal: dict) -> bool:
+    """Every evaluation of ``label`` done or with all its samples recorded (an evaluation samples everything, then
+    judges): what is left needs no weights, so a later hold judges the recorded samples (the job resumes)."""
+    return all(q.done(name) or all_recorded(config, args, name) for name in evals_of(label, cal))
+
+
+def all_recorded(config, args, name: str) -> bool:
+    kind, _, what = name.partition(":")
+    path = main_dir(config, kind, what, "completions.jsonl")
+    if not path.exists():
+        return False
+    if kind == "unseen":
+        wanted = len(read_json(main_dir(config, "prompts.json"))["unseen"]) * UNSEEN_K
+    else:
+        label, _, temperature = what.partition("@")
+        k = 1 if temperature == "greedy" else K_AT_1[label] if temperature == EVAL_T else K_AT_BEST
+        wanted = len(demo.read_rows(heldout_dir(config, args))) * k
+    keys = {(r["task"], r["sample"]) for r in map(json.loads, path.read_text().splitlines()) if r.get("completion")
+            is not None}
+    return len(keys) >= wanted
+
+
 def begin_hold(config, args, q: jobs.Queue, cal: dict) -> None:
     """A fresh machine (no SFT checkpoints): a new hold. SFT is made again, and an arm not finished in an earlier
     hold (its weights are gone) is abandoned, kept under ``abandoned/hold-H``, to be trained again."""
     previous = holds(config)
     number = previous[-1]["hold"] + 1 if previous else 1
     for label in ARMS:
-        if not complete(q, label, cal):
+        if not complete(q, label, cal) and not (q.done(f"arm:{label}") and sampled(config, args, q, label, cal)):
             abandon(config, q, label, cal, number - 1, with_arm=True)
     q.forget("sft")
     set_hold(config, {"hold": number, "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -442,7 +479,8 @@ def hold_arms(config, args, q: jobs.Queue, cal: dict) -> list[str]:
     unknown = sorted(set(wanted) - set(ARMS))
     if unknown:
         raise SystemExit(f"study2: no arm {unknown}; the arms are {', '.join(ARMS)}")
-    return [a for a in ARMS if a in wanted and not complete(q, a, cal)]
+    return [a for a in ARMS if a in wanted and not complete(q, a, cal)
+            and not (q.done(f"arm:{a}") and sampled(config, args, q, a, cal))]
 
 
 def run_main(config, args, q: jobs.Queue, status: gpu.Status) -> None:
@@ -464,22 +502,29 @@ def run_main(config, args, q: jobs.Queue, status: gpu.Status) -> None:
             screen(config, args, q)
             q.forget("admit")
             q.run(["admit"])
-            order, found = screened(config, args, q)
+            order, found = screened(config, args)
             admission = read_json(main_dir(config, "admission.json"), {})
-            enough = sum(admission.get(t, False) for t in reg.stream_edge(order, found)) >= needed_prompts(config, args)
+            enough = sum(admission.get(t, False) for t in edge_prompts(config, args, order, found)) >= \
+                needed_prompts(config, args)
             if enough or not args.screen_enough or len(order) == len(stream_order(config)):
                 break
             args.screen_enough = False  # not enough from the shards so far: the rest of the stream is screened
-        decide_prompts(config, args, q)
+        decide_prompts(config, args)
     ensure_prompt_dirs(config)
     arms = hold_arms(config, args, q, cal)
     status.set(f"arms {', '.join(arms) or '(none)'}")
     set_hold(config, {**hold_now(config), "arms": sorted(set(hold_now(config)["arms"]) | set(arms))})
     q.run([f"arm:{a}" for a in arms])
     labels = [lab for lab in START_LABELS if any(not q.done(e) for e in evals_of(lab, cal))] if arms else []
+    sampled_before = [a for a in ARMS if a not in arms and q.done(f"arm:{a}") and not complete(q, a, cal)]
     status.set("evaluations")  # only now: every arm of this hold has trained
-    q.run([e for lab in (*arms, *labels) for e in evals_of(lab, cal) if e.startswith("unseen:")])
-    q.run([e for lab in (*labels, *arms) for e in evals_of(lab, cal) if e.startswith("heldout:")])
+    evaluations = [e for lab in (*sampled_before, *labels, *arms) for e in evals_of(lab, cal) if not q.done(e)]
+    slots = q.gpus
+    q.gpus = [f"0#{i}" for i in range(max(len(slots), len(evaluations)))]  # every one samples first, at once:
+    try:  # recorded samples outlive the hold, the weights do not
+        q.run(evaluations)
+    finally:
+        q.gpus = slots
     left = [a for a in ARMS if not complete(q, a, cal)]
     status.set("done" if not left else "hold done")
     demo._log(f"arms left for a later hold: {left}" if left else "every arm trained and evaluated")

@@ -53,7 +53,7 @@ def build_counts(config, args) -> dict:
             if f"heldout:{source}@{main_run.EVAL_T}" in done:
                 found[f"{label}@best"] = counts(m / "heldout" / f"{source}@{main_run.EVAL_T}",
                                                 samples_below=main_run.K_AT_BEST)
-    rows = demo.read_rows(paths(config)["heldout"])
+    rows = demo.read_rows(main_run.heldout_dir(config, args))
     train = demo.read_rows(paths(config)["sft"]) + demo.read_rows(m / "prompts")
     distance = demo.nearest_training(rows, train)["per_task"]
     plan = json.loads((m / "prompts.json").read_text())

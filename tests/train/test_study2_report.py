@@ -111,3 +111,47 @@ def test_each_arm_gets_the_registered_evaluations():
     assert main_run.heldout_evals("sft_best", at_one) == ["heldout:sft_best@1.0"]
     assert main_run.heldout_evals("sft_best", {**at_one, "sft_best": 700}) == []  # S*'s first 8 of 16
     assert [main_run.K_AT_1[a] for a in main_run.ARMS] == [16, 16, 16, 8, 8, 8] and main_run.K_AT_1["sft_star"] == 16
+
+
+def test_a_new_hold_keeps_an_arm_whose_samples_are_recorded_and_abandons_one_cut_short(tmp_path):
+    from types import SimpleNamespace
+
+    import study2_jobs as jobs
+
+    run, tasks = tmp_path / "run", tmp_path / "tasks"
+    (tasks / "heldout").mkdir(parents=True)
+    (tasks / "heldout" / "tasks.jsonl").write_text("".join(json.dumps({"name": t}) + "\n" for t in ("a", "b")))
+    config = SimpleNamespace(run=SimpleNamespace(run_dir=str(run)),
+                             data=SimpleNamespace(sft_sources=[str(tasks / "sft")]),
+                             eval=SimpleNamespace(tasks=str(tasks / "heldout")))
+    cal = {"s_star": 20, "sft_best": 20, "sft_best_temperature": "greedy", "headroom_val": 0.1, "futile": False,
+           "digests": {}, "learning_rate": 3e-5}
+    (tmp_path / "cal.json").write_text(json.dumps(cal))
+    args = SimpleNamespace(set=[], config="c.yaml", rehearsal=False, calibration=str(tmp_path / "cal.json"),
+                           heldout_n=None, arms=None)
+    main = run / "main"
+    q = jobs.Queue(config, args, ["0#0"], "main", root=main)
+    jobs.atomic_json(main / "holds.json", [{"hold": 1, "arms": ["grpo_s0", "control_s0"]}])
+    jobs.atomic_json(main / "prompts.json", {"unseen": ["p1", "p2"]})
+
+    def record(name, samples):
+        kind, _, what = name.partition(":")
+        out = main / kind / what
+        out.mkdir(parents=True)
+        (out / "completions.jsonl").write_text("".join(json.dumps({"task": t, "sample": i, "completion": "x"}) + "\n"
+                                                       for t, i in samples))
+
+    def done(name):
+        (main / "jobs" / f"{name.replace(':', '_').replace('@', '_at_')}.json").write_text(json.dumps({"job": name}))
+
+    for name in ("arm:grpo_s0", "unseen:grpo_s0", "heldout:grpo_s0@greedy", "arm:control_s0"):
+        done(name)
+    record("heldout:grpo_s0@1.0", [(t, i) for t in "ab" for i in range(16)])  # sampled, its judging cut short
+    record("heldout:control_s0@1.0", [("a", i) for i in range(5)])  # cut short while sampling
+    main_run.begin_hold(config, args, q, cal)
+    assert [h["hold"] for h in main_run.holds(config)] == [1, 2]
+    assert q.done("arm:grpo_s0") and (main / "heldout" / "grpo_s0@1.0").exists()
+    assert not q.done("arm:control_s0") and (main / "abandoned" / "hold-1" / "heldout-control_s0@1.0").exists()
+    runs = [json.loads(line) for line in (main / "heldout_runs.jsonl").read_text().splitlines()]
+    assert [(r["run"], r["status"].split(":")[0]) for r in runs] == [("control_s0@1.0", "abandoned")]
+    assert main_run.hold_arms(config, args, q, cal) == ["grpo_s1", "control_s0", "rloo", "bon", "sftplus"]
