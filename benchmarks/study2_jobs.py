@@ -188,7 +188,9 @@ class Queue(gpu.Queue):
 
     def start(self, name: str, gpu_slot: str, all_gpus: bool = False) -> None:
         env = {**os.environ, "CUDA_VISIBLE_DEVICES": gpu_slot.split("#")[0], "PYTHONUNBUFFERED": "1"}
-        workers = max(2, (os.cpu_count() or 2) - 2)  # every job may use every core: they are rarely all verifying
+        # every job may use every core (four jobs are rarely all verifying); more slots at once (the evaluations'
+        # burst) share them out, about three workers a core in all
+        workers = max(2, ((os.cpu_count() or 2) - 2) // max(1, len(self.gpus) // 4))
         argv = [sys.executable, str(ENTRY), "--config", self.args.config, "--phase", self.phase, "--job", name,
                 *sum((["--set", s] for s in [*self.args.set, f"verify.workers={workers}"]), []),
                 *size_argv(self.args), *(["--rehearsal"] if self.args.rehearsal else []),

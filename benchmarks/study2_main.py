@@ -441,7 +441,7 @@ def all_recorded(config, args, name: str) -> bool:
 
 
 def begin_hold(config, args, q: jobs.Queue, cal: dict) -> None:
-    """A fresh machine (no SFT checkpoints): a new hold. SFT is made again, and an arm not finished in an earlier
+    """A fresh machine (no ``main_hold.json`` beside the run): a new hold. SFT is made again, and an arm not finished in an earlier
     hold (its weights are gone) is abandoned, kept under ``abandoned/hold-H``, to be trained again."""
     previous = holds(config)
     number = previous[-1]["hold"] + 1 if previous else 1
@@ -486,8 +486,10 @@ def hold_arms(config, args, q: jobs.Queue, cal: dict) -> list[str]:
 def run_main(config, args, q: jobs.Queue, status: gpu.Status) -> None:
     """The main run's part in this hold; each step skips what is done, so running it again resumes."""
     cal = committed(args)
-    if not demo.sft_checkpoints(paths(config)["run"]) or not holds(config):
+    marker = paths(config)["run"] / "main_hold.json"  # on this machine only: never archived, never carried
+    if not marker.exists() or not holds(config):
         begin_hold(config, args, q, cal)
+        marker.write_text(json.dumps({"hold": hold_now(config)["hold"]}) + "\n")
     status.set(f"hold {hold_now(config)['hold']}: S* re-made and checked")
     q.run(["sft"])
     if not hold_now(config).get("start_check", {}).get("passed"):
@@ -495,7 +497,6 @@ def run_main(config, args, q: jobs.Queue, status: gpu.Status) -> None:
         if not check["digests_equal"]:  # the same validation, other bytes: S*'s cut-short evaluations start anew
             for label in START_LABELS:
                 abandon(config, q, label, cal, hold_now(config)["hold"], with_arm=False)
-    q.run(stale_evaluations(config, q, ("unseen", "heldout")))
     if not main_dir(config, "prompts.json").exists():
         status.set("the screen")
         while True:
@@ -518,6 +519,7 @@ def run_main(config, args, q: jobs.Queue, status: gpu.Status) -> None:
     labels = [lab for lab in START_LABELS if any(not q.done(e) for e in evals_of(lab, cal))] if arms else []
     sampled_before = [a for a in ARMS if a not in arms and q.done(f"arm:{a}") and not complete(q, a, cal)]
     status.set("evaluations")  # only now: every arm of this hold has trained
+    q.run(stale_evaluations(config, q, ("unseen", "heldout")))  # earlier holds' judged by another verifier
     evaluations = [e for lab in (*sampled_before, *labels, *arms) for e in evals_of(lab, cal) if not q.done(e)]
     slots = q.gpus
     q.gpus = [f"0#{i}" for i in range(max(len(slots), len(evaluations)))]  # every one samples first, at once:
