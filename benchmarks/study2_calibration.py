@@ -30,6 +30,7 @@ import study2_criterion as reg
 import study2_jobs as jobs
 from study2_jobs import counts, demo, evaluated, gpu, paths
 
+COMMITTED = Path(__file__).resolve().parents[1] / "docs" / "results" / "study2_calibration.json"
 REQUIRED_BY_MAIN = ("s_star", "sft_best", "headroom_val", "futile", "digests", "sft_best_temperature",
                     "learning_rate")
 
@@ -398,3 +399,8 @@ def load_committed(path: Path, rehearsal: bool = False) -> dict:
         raise SystemExit(f"study2: the futility rule stopped the study (H_val {result['headroom_val']:.3f} < "
                          f"{reg.FUTILITY_HEADROOM}); there is no main run")
     return result
+
+
+def committed(args) -> dict:
+    """``load_committed`` of ``--calibration`` (default: the committed ``docs/results/study2_calibration.json``)."""
+    return load_committed(Path(args.calibration or COMMITTED), rehearsal=args.rehearsal)

@@ -44,6 +44,14 @@ def paths(config) -> dict[str, Path]:
             "calibration": run / "calibration", "heldout_runs": run / "heldout_runs.jsonl", "main": run / "main"}
 
 
+def main_dir(config, *parts: str) -> Path:
+    return paths(config)["main"].joinpath(*parts)
+
+
+def read_json(path: Path, default=None):
+    return json.loads(path.read_text()) if path.exists() else default
+
+
 def tokenizer_digest(config) -> str:
     return hashlib.sha256((Path(config.model.name_or_path) / "tokenizer.json").read_bytes()).hexdigest()
 
