@@ -390,12 +390,18 @@ class SftRunConfig(Section):
     gradient_accumulation_steps: int = field(default=8, metadata={"help": "micro-batches per step", "ge": 1})
     max_length: int | None = field(default=4096, metadata={"help": "tokens per pair (null: no cut)", "ge": 1})
     warmup_ratio: Float = field(default=0.03, metadata={"help": "share of steps warming up", "ge": 0, "lt": 1})
+    lr_scheduler: Literal["linear", "constant"] = field(default="linear", metadata={
+        "help": "linear: warm up, then decay to 0 at the last step; constant: the rate throughout (no warm-up), "
+                "e.g. to continue an SFT at the rate it had reached"})
     bf16: bool = field(default=False, metadata={"help": "bf16 mixed precision"})
     use_cpu: bool = field(default=False, metadata={"help": "train on the CPU"})
 
     def check_rules(self) -> None:
         if self.max_steps == 0:
             self.fail("max_steps", "= 0 trains nothing; use -1 (epochs decide) or a positive step count")
+        if self.lr_scheduler == "constant" and self.warmup_ratio:
+            self.fail("warmup_ratio", f"= {self.warmup_ratio} with sft.lr_scheduler=constant, which has no warm-up; "
+                      "set sft.warmup_ratio=0")
 
 
 @config_dataclass
