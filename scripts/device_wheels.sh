@@ -6,7 +6,7 @@
 #   bash scripts/device_wheels.sh            # here, once: saves them in .whl (~4.5 MB, ignored by git)
 #   bash scripts/device_wheels.sh install    # there (carry .whl): installs them into /tmp/site, once a machine
 #
-# benchmarks/gpu_tests.sh and benchmarks/demo4_device.sh run the install step and put /tmp/site on PYTHONPATH.
+# benchmarks/gpu_tests.sh and benchmarks/studies/demo4_device.sh run the install step and put /tmp/site on PYTHONPATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SITE=/tmp/site

@@ -1,4 +1,4 @@
-"""Study two's driver around the registered rules (benchmarks/study2_report.py, study2_main.py): the result
+"""Study two's driver around the registered rules (benchmarks/studies/study2_report.py, study2_main.py): the result
 recomputed from per-task counts by ``study2_criterion`` alone, the main phase's refusal without a committed
 calibration, the constant rate of Best-of-N and SFT+, and which held-out evaluations each arm gets."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "benchmarks" / "studies"))
 
 import study2_calibration as calib  # noqa: E402
 import study2_criterion as reg  # noqa: E402

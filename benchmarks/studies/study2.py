@@ -2,14 +2,14 @@
 
     # here, on the CPU: the splits (from three generated directories: docs/results.md has the commands), the
     # tokenizer, the length audit, prepare.json; before the main run, the held-out split alone (--prepare-heldout)
-    python benchmarks/study2.py --config configs/study2.yaml --prepare
+    python benchmarks/studies/study2.py --config configs/study2.yaml --prepare
     # on the GPU host, the same command in every call until it prints "phase now: done" (the run goes on in its own
     # process session between calls while the machine is held; each call copies what exists to --out)
-    python benchmarks/study2.py --config configs/study2.yaml --phase calibration --slots 4 --wait-s 540 --out $OUT
+    python benchmarks/studies/study2.py --config configs/study2.yaml --phase calibration --slots 4 --wait-s 540 --out $OUT
     # the main run, a hold at a time (--arms: the arms this hold trains); "phase now: hold done" ends a hold
-    python benchmarks/study2.py --config configs/study2.yaml --phase main --arms grpo_s0 --slots 4 --wait-s 535 --out $OUT
+    python benchmarks/studies/study2.py --config configs/study2.yaml --phase main --arms grpo_s0 --slots 4 --wait-s 535 --out $OUT
     # here: docs/results/study2.json and its plot from the recorded per-task counts
-    python benchmarks/study2.py --config configs/study2.yaml --phase report
+    python benchmarks/studies/study2.py --config configs/study2.yaml --phase report
 
 The rules (S*, the futility rule, the edge screen, the equal budget, the criterion) are in ``study2_criterion.py``,
 registered before the calibration call. The run is a queue of jobs, each a process of this file (``--phase P --job

@@ -30,7 +30,7 @@ import study2_criterion as reg
 import study2_jobs as jobs
 from study2_jobs import counts, demo, evaluated, gpu, paths
 
-COMMITTED = Path(__file__).resolve().parents[1] / "docs" / "results" / "study2_calibration.json"
+COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "results" / "study2_calibration.json"
 REQUIRED_BY_MAIN = ("s_star", "sft_best", "headroom_val", "futile", "digests", "sft_best_temperature",
                     "learning_rate")
 

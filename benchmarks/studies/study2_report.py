@@ -1,7 +1,7 @@
 """Study two's result (issue 50), on the CPU: ``docs/results/study2.json`` and ``study2.png`` from the per-task
 counts, computed only by the registered functions of ``study2_criterion`` (bootstrap over op combinations, Holm).
 
-    python benchmarks/study2.py --config configs/study2.yaml --phase report   # [--counts FILE] [--out DIR]
+    python benchmarks/studies/study2.py --config configs/study2.yaml --phase report   # [--counts FILE] [--out DIR]
 
 Two steps, so the figures can be recomputed from what is committed: ``build_counts`` reads the main run's
 directory (its evaluations, prompts, training logs, held-out runs) into ``study2_counts.json``; ``result`` turns
@@ -25,7 +25,7 @@ import study2_criterion as reg
 import study2_main as main_run
 from study2_jobs import counts, demo, gpu, paths
 
-RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
+RESULTS = Path(__file__).resolve().parents[2] / "docs" / "results"
 PREREGISTRATION_COMMIT = "6382d029b5d566d3c8d909485d87fa1592dcd713"  # "Study two's pre-registration (issue 50)"
 PRIMARY = ("sft_star", "grpo_s0", "grpo_s1", "control_s0", "sft_best@best", "grpo_s0@best", "grpo_s1@best")
 SECONDARY = ("grpo_s0", "grpo_s1", "rloo", "bon", "sftplus")

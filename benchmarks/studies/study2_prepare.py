@@ -15,7 +15,7 @@ import study2_criterion as reg
 import study2_jobs as jobs
 from study2_jobs import demo, paths
 
-PREPARED = Path(__file__).resolve().parents[1] / "docs" / "results" / "study2_prepare.json"
+PREPARED = Path(__file__).resolve().parents[2] / "docs" / "results" / "study2_prepare.json"
 
 
 def prepare(config, args) -> dict:

@@ -1,7 +1,7 @@
 """Study two's main run (issue 50; docs/results.md, "Study two: pre-registration", "Main run" and "Evaluation"),
 in one or more holds of one GPU, from the committed calibration (``docs/results/study2_calibration.json``).
 
-    python benchmarks/study2.py --config configs/study2.yaml --phase main --arms grpo_s0 --slots 4 --wait-s 535 --out $OUT
+    python benchmarks/studies/study2.py --config configs/study2.yaml --phase main --arms grpo_s0 --slots 4 --wait-s 535 --out $OUT
 
 Every hold re-makes S* by the deterministic SFT and checks it before anything else reads it: the weights' sha256 of
 S* and SFT_best equal the calibration's, or (the registered fallback) S*'s validation counts at 1.0 with the same

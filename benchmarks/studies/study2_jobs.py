@@ -108,7 +108,7 @@ def share_model(config, run_dir: Path, model: Path) -> None:
 def verifier_digest() -> str:
     """sha256 of the code a verdict depends on (the verifier, extraction, tasks and their shapes, the config's
     defaults): two evaluations with the same digest were judged alike."""
-    src = HERE.parent / "src" / "tritonrl"
+    src = HERE.parents[1] / "src" / "tritonrl"
     files = sorted([*(src / "verify").rglob("*.py"), *(src / "tasks").rglob("*.py"), src / "extract.py",
                     src / "config.py", src / "common" / "result_log.py"])
     h = hashlib.sha256()
