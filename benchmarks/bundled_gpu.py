@@ -49,7 +49,7 @@ CV_TARGET = 0.02
 COMMIT: dict = {}  # --commit: the repository's commit, where the copy that runs has no .git
 MIB = 1 << 20
 FLUSH_BYTES = 256 * MIB  # the timer's L2 flush buffer (docs/timing.md)
-# Wall-time model for --dry-run and --max-minutes, from the figures in docs/benchmarks.md ("Full-size task",
+# Wall-time model for --dry-run and --max-minutes, from the figures in docs/benchmarks-history.md ("Full-size task",
 # H200): a task's first candidate in a Verifier pays the reference outputs (8.2 s) and the reference timing
 # (0.5 s), each candidate 2.9 s; plus every trial's inputs and outputs saved, loaded and compared at ~1 GB/s,
 # and torch.compile once (a guess). Rough: a run rescales it by the measured wall time of the tasks done.

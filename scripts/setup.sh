@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up tritonrl in a virtual environment (.venv) on a fresh machine.
 #
-#   bash scripts/setup.sh            # core + training + Ray + dev tools
+#   bash scripts/setup.sh            # core + training + Ray + the HTTP service + dev tools
 #   EXTRAS=dev bash scripts/setup.sh # core + dev tools only
 #
 # On a machine without an NVIDIA GPU, PyTorch's CPU build is installed first, so pip never pulls
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 PYTHON="${PYTHON:-python3}"
 VENV="${VENV:-.venv}"
-EXTRAS="${EXTRAS:-train,scale,dev}"
+EXTRAS="${EXTRAS:-train,scale,serve,dev}"
 TORCH_VERSION="${TORCH_VERSION:-2.13.0}"
 TORCH_CPU_INDEX="${TORCH_CPU_INDEX:-https://download.pytorch.org/whl/cpu}"
 

@@ -1,4 +1,4 @@
-"""``benchmarks/own_variance.py`` and ``benchmarks/child_timing_probe.py`` without a GPU: the CV table from
+"""``benchmarks/probes/own_variance.py`` and ``benchmarks/probes/child_timing_probe.py`` without a GPU: the CV table from
 processes' samples, the tasks taken from a bundled_gpu.py JSONL, and each script's steps run on the CPU (Triton's
 interpreter, tiny shapes, nothing timed)."""
 
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def bench():
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("own_variance", ROOT / "benchmarks" / "own_variance.py")
+    spec = importlib.util.spec_from_file_location("own_variance", ROOT / "benchmarks" / "probes" / "own_variance.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -48,7 +48,7 @@ def test_a_task_builds_and_agrees_on_the_cpu(bench):
 
 
 def test_child_timing_probe_runs_its_steps_on_the_cpu(tmp_path):
-    """``benchmarks/child_timing_probe.py --device cpu``: every way's steps (the monitored forward included) run
+    """``benchmarks/probes/child_timing_probe.py --device cpu``: every way's steps (the monitored forward included) run
     under Triton's interpreter and agree with the reference; nothing is timed (a subprocess: it installs a
     Monitor for good)."""
     import os
@@ -56,7 +56,7 @@ def test_child_timing_probe_runs_its_steps_on_the_cpu(tmp_path):
 
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "src")}
     out = tmp_path / "probe.json"
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "child_timing_probe.py"), "--device", "cpu",
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "probes" / "child_timing_probe.py"), "--device", "cpu",
                            "--tasks", "l1_relu,l1_gelu", "--json", str(out)], env=env, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -159,7 +159,7 @@ def _local_sources(sources: list[str]) -> list[str]:
 
 
 def _generated_splits(config, tmp_path: Path) -> dict[str, str]:
-    """The learning demo's task directories (made by ``benchmarks/learning_demo.py`` at run time), generated here
+    """The learning demo's task directories (made by ``benchmarks/studies/learning_demo.py`` at run time), generated here
     for real (a few tasks, references accepted without running them), so its split is checked like the others."""
     from tritonrl.taskgen import generate_tasks
 

@@ -17,6 +17,7 @@ Sections (each owned by the module named; edit a section, not its neighbours):
   CurriculumConfig  -> tritonrl.train.curriculum
   training configs  -> tritonrl.train
   EvalConfig        -> tritonrl.evaluation.evaluate
+  ServeConfig       -> tritonrl.serve
 """
 
 from __future__ import annotations
@@ -192,8 +193,9 @@ class VerifyConfig(Section):
                 "[1/spread, spread]: large magnitudes of mixed scale, where an unstable kernel (exp without the "
                 "max subtracted) fails (1: off; kept off where the reference itself is not finite)", "ge": 1})
     # where candidates run (tritonrl.verify.parent.backends; docs/scaling.md)
-    backend: Literal["local", "ray"] = field(default="local", metadata={
-        "help": "local: this machine's processes; ray: actors on a Ray cluster"})
+    backend: Literal["local", "ray", "http"] = field(default="local", metadata={
+        "help": "local: this machine's processes; ray: actors on a Ray cluster; http: a `tritonrl serve` service "
+                "at verify.http_url (docs/serving.md)"})
     ray_address: str | None = field(default=None, metadata={
         "help": 'null: start a local Ray instance; "auto" / "ray://host:10001": join one'})
     ray_num_actors: int | None = field(default=None, metadata={
@@ -204,6 +206,15 @@ class VerifyConfig(Section):
         "help": "CPU cores reserved per actor (its Verifier runs this many candidates)", "ge": 1})
     ray_max_retries: int = field(default=2, metadata={
         "help": "times a batch whose actor died is retried on another actor", "ge": 0})
+    http_url: str | None = field(default=None, metadata={
+        "help": 'backend http: the service\'s base URL, e.g. "http://127.0.0.1:8400"'})
+    http_token_env: str = field(default="TRITONRL_SERVE_TOKEN", metadata={
+        "help": "backend http: the environment variable holding the service's bearer token (unset: none sent)"})
+    http_timeout_s: Float = field(default=3600.0, metadata={
+        "help": "backend http: the longest a batch may take, queueing and retries after a 429 or 503 included",
+        "gt": 0})
+    http_batch_items: int = field(default=256, metadata={
+        "help": "backend http: items per request (a larger batch is sent as several requests at once)", "ge": 1})
 
     def tolerances(self) -> tuple[dict[str, float], dict[str, float]]:
         """(atol, rtol) per dtype that the comparison uses: ``atol``/``rtol``, or KernelBench's for every dtype."""
@@ -212,6 +223,9 @@ class VerifyConfig(Section):
         return dict(self.atol), dict(self.rtol)
 
     def check_rules(self) -> None:
+        if self.backend == "http" and not self.http_url:
+            self.fail("http_url", "is required with verify.backend=http: the `tritonrl serve` service's base URL, "
+                      "e.g. http://127.0.0.1:8400")
         if self.tolerance == "kernelbench" and (self.atol != STRICT_TOLERANCE or self.rtol != STRICT_TOLERANCE):
             self.fail("tolerance", "= kernelbench sets atol and rtol to 1e-2 for every dtype; remove verify.atol and "
                       "verify.rtol, or keep tolerance: strict with your own")
@@ -376,12 +390,18 @@ class SftRunConfig(Section):
     gradient_accumulation_steps: int = field(default=8, metadata={"help": "micro-batches per step", "ge": 1})
     max_length: int | None = field(default=4096, metadata={"help": "tokens per pair (null: no cut)", "ge": 1})
     warmup_ratio: Float = field(default=0.03, metadata={"help": "share of steps warming up", "ge": 0, "lt": 1})
+    lr_scheduler: Literal["linear", "constant"] = field(default="linear", metadata={
+        "help": "linear: warm up, then decay to 0 at the last step; constant: the rate throughout (no warm-up), "
+                "e.g. to continue an SFT at the rate it had reached"})
     bf16: bool = field(default=False, metadata={"help": "bf16 mixed precision"})
     use_cpu: bool = field(default=False, metadata={"help": "train on the CPU"})
 
     def check_rules(self) -> None:
         if self.max_steps == 0:
             self.fail("max_steps", "= 0 trains nothing; use -1 (epochs decide) or a positive step count")
+        if self.lr_scheduler == "constant" and self.warmup_ratio:
+            self.fail("warmup_ratio", f"= {self.warmup_ratio} with sft.lr_scheduler=constant, which has no warm-up; "
+                      "set sft.warmup_ratio=0")
 
 
 @config_dataclass
@@ -568,6 +588,59 @@ class TrainingConfig(Section):
         if self.rl.algo == "best-of-n" and self.best_of_n.min_reward > top:
             self.fail("best_of_n.min_reward", f"= {self.best_of_n.min_reward} is above the highest reward of "
                       f"reward.preset={self.reward.preset} ({top}); nothing would be kept")
+
+
+# ---------------------------------------------------------------- the verifier as a service (tritonrl.serve)
+@config_dataclass
+class ServeConfig(Section):
+    """``tritonrl serve``: where it listens, who may call it, and how much it takes at once (docs/serving.md)."""
+
+    section: ClassVar[str] = "serve"
+
+    host: str = field(default="127.0.0.1", metadata={
+        "help": "address to bind; anything but loopback needs a bearer token (serve.token_file or serve.token_env)"})
+    port: int = field(default=8400, metadata={"help": "TCP port (0: any free port, printed at start)",
+                                              "ge": 0, "le": 65535})
+    token_file: str | None = field(default=None, metadata={
+        "help": "file holding the bearer token clients must send (Authorization: Bearer ...); read once at start"})
+    token_env: str = field(default="TRITONRL_SERVE_TOKEN", metadata={
+        "help": "environment variable holding the bearer token, when serve.token_file is not given"})
+    task_sources: bool = field(default=True, metadata={
+        "help": "accept tasks as KernelBench source (trusted code: it runs in the judge, outside the sandbox); "
+                "off: bundled task names only"})
+    max_body_bytes: int = field(default=32 << 20, metadata={"help": "largest request body (413 above)", "ge": 1024})
+    max_request_items: int = field(default=1024, metadata={"help": "most items in one request (413 above)", "ge": 1})
+    max_text_chars: int = field(default=256 << 10, metadata={
+        "help": "longest completion, code or task source of one item (413 above)", "ge": 1})
+    max_queue_items: int = field(default=4096, metadata={
+        "help": "items waiting to be judged, all requests together; a request that would pass it gets 429 with "
+                "Retry-After", "ge": 1})
+    max_batch_items: int = field(default=64, metadata={
+        "help": "most items, of any requests, handed to the verifier in one batch", "ge": 1})
+    batches_in_flight: int = field(default=4, metadata={
+        "help": "batches judged at once: the verifier's places stay busy while a batch's last items finish, and a "
+                "batch of slow kernels does not hold back cheap rejections queued behind it", "ge": 1})
+    batch_wait_ms: Float = field(default=20.0, metadata={
+        "help": "how long a batch waits for items of other requests once its first item is queued", "ge": 0})
+    deadline_s: Float = field(default=1800.0, metadata={
+        "help": "a request not answered within this (or its own deadline_s, if shorter) gets 504; its items not "
+                "yet started are dropped", "gt": 0})
+    drain_s: Float = field(default=600.0, metadata={
+        "help": "on SIGTERM: how long requests in flight may take to finish before the service stops anyway",
+        "ge": 0})
+
+
+@config_dataclass
+class ServeRunConfig(Section):
+    """Everything ``tritonrl serve`` needs: the verifier, the reward of ``/v1/rewards`` and the service."""
+
+    verify: VerifyConfig = field(default_factory=VerifyConfig)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    serve: ServeConfig = field(default_factory=ServeConfig)
+
+    def check_rules(self) -> None:
+        if self.verify.backend == "http":
+            self.fail("verify.backend", "= http would make the service call a service; choose local or ray")
 
 
 # ---------------------------------------------------------------- evaluation and pipeline (tritonrl.evaluation.evaluate, .pipeline)

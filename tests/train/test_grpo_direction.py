@@ -1,4 +1,4 @@
-"""benchmarks/grpo_direction.py: the figures its report is made of (the GRPO run itself is the driver's, tested in
+"""benchmarks/studies/grpo_direction.py: the figures its report is made of (the GRPO run itself is the driver's, tested in
 test_learning_signal.py)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def grpo_direction():
-    spec = importlib.util.spec_from_file_location("grpo_direction", ROOT / "benchmarks" / "grpo_direction.py")
+    spec = importlib.util.spec_from_file_location("grpo_direction", ROOT / "benchmarks" / "studies" / "grpo_direction.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

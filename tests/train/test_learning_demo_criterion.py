@@ -1,4 +1,4 @@
-"""The four-GPU demonstration's pre-registered criterion (benchmarks/learning_demo_criterion.py): the bootstrap
+"""The four-GPU demonstration's pre-registered criterion (benchmarks/studies/learning_demo_criterion.py): the bootstrap
 resamples op combinations, not tasks, and ``criterion_met`` needs H1, H2 and H3."""
 
 import importlib.util
@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def criterion():
     spec = importlib.util.spec_from_file_location("learning_demo_criterion",
-                                                  ROOT / "benchmarks" / "learning_demo_criterion.py")
+                                                  ROOT / "benchmarks" / "studies" / "learning_demo_criterion.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -91,7 +91,7 @@ def test_criterion_needs_h1_h2_and_h3(case, expected):
 
 
 def gpu_driver():
-    spec = importlib.util.spec_from_file_location("learning_demo_gpu", ROOT / "benchmarks" / "learning_demo_gpu.py")
+    spec = importlib.util.spec_from_file_location("learning_demo_gpu", ROOT / "benchmarks" / "studies" / "learning_demo_gpu.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -1,4 +1,4 @@
-"""The four-GPU learning demonstration's driver end to end at toy size on the CPU (benchmarks/learning_demo_gpu.py).
+"""The four-GPU learning demonstration's driver end to end at toy size on the CPU (benchmarks/studies/learning_demo_gpu.py).
 
 Two fake GPU ids run the queue the device runs: SFT with its checkpoints validated, the temperatures, the RL pool,
 the four arms, the held-out evaluations and the summary, every key the issue names. Slow: a few minutes of CPU.
@@ -23,7 +23,7 @@ class AcceptAll:
 
 
 def driver():
-    spec = importlib.util.spec_from_file_location("learning_demo_gpu", ROOT / "benchmarks" / "learning_demo_gpu.py")
+    spec = importlib.util.spec_from_file_location("learning_demo_gpu", ROOT / "benchmarks" / "studies" / "learning_demo_gpu.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

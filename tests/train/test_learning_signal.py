@@ -5,7 +5,7 @@ A CPU-sized piece of the learning recipe (docs/results.md): two generated tasks,
 minutes of SFT, the model is taught one task's prompt with two answers: the reference kernel, and the same
 kernel storing ``-x`` (wrong). Sampling then picks either, so a group holds correct and wrong kernels, and the
 signal-health log (``<run>/grpo/signal_health.json``) must show non-zero reward variance. The full recipe runs
-as ``benchmarks/learning_demo.py --config configs/demo_cpu.yaml`` (slow test below).
+as ``benchmarks/studies/learning_demo.py --config configs/demo_cpu.yaml`` (slow test below).
 """
 
 import importlib.util
@@ -25,7 +25,7 @@ STORE = "tl.store(out_ptr + offs, x, mask=mask)"
 
 
 def learning_demo():
-    spec = importlib.util.spec_from_file_location("learning_demo", ROOT / "benchmarks" / "learning_demo.py")
+    spec = importlib.util.spec_from_file_location("learning_demo", ROOT / "benchmarks" / "studies" / "learning_demo.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -1,4 +1,4 @@
-"""Study two's registered rules (benchmarks/study2_criterion.py): S* and SFT_best, the futility rule, the edge
+"""Study two's registered rules (benchmarks/studies/study2_criterion.py): S* and SFT_best, the futility rule, the edge
 screen and the stream's order, the steps and the equal verifier budget, the rate check, the criterion's
 hypotheses, Holm's secondary comparison and the power figure from study one's committed counts."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "benchmarks" / "studies"))
 
 import study2_criterion as reg  # noqa: E402
 

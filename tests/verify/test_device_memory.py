@@ -1,7 +1,7 @@
 """Running out of device memory beside other candidates is the batch's doing: the unit runs again, alone.
 
 On an H100, 48 children and the judge ran six honest KernelBench GEMMs out of memory in their correctness trials
-(docs/benchmarks.md, "Out of memory in a busy batch"). Here, on the CPU: what counts as running out (the judge's own
+(docs/benchmarks-history.md, "Out of memory in a busy batch"). Here, on the CPU: what counts as running out (the judge's own
 exceptions; a child's allocator's reports, never its exception or text), the judge's retry of a unit with the GPU to
 itself (``Session.gpu_unit``, a GPU's only) on fresh inputs and a poisoned arena (``Session.retry_trial``), and
 whole verdicts of candidates that claim to run out (issue 51: a claim buys nothing).

@@ -154,7 +154,7 @@ def test_all_bundled_solutions_accepted_and_timed(tmp_path):
 
 
 @pytest.mark.xfail(strict=False, reason=(
-    "known gap, docs/benchmarks.md 'Verifier throughput (GPU)': on an H200 this passed once and failed once "
+    "known gap, docs/benchmarks-history.md 'Verifier throughput (GPU)': on an H200 this passed once and failed once "
     "(5 of 6 medians within 2.7%, one 7.5% high; judged then by a fixed 10% band) with 3 children per GPU; exact timing under GPU sharing is "
     "not established, so workers_per_gpu stays 1 by default"))
 def test_timing_exact_with_three_children_per_gpu(tmp_path):

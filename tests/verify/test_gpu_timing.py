@@ -88,7 +88,7 @@ def test_honest_kernel_clean_and_adaptive_stop_agrees_with_fixed_count():
     """The adaptive stop does not bias the median: where it stops early (1% interval), the median agrees with 100
     fixed trials on the same tensors, each figure's interval widened by the run-to-run term (``estimates_agree``).
 
-    With the verifier's warm-up, most runs on a 256 MiB ReLU stop early (``benchmarks/timing_policy.py``: 4 of 5
+    With the verifier's warm-up, most runs on a 256 MiB ReLU stop early (``benchmarks/probes/timing_policy.py``: 4 of 5
     runs, the fifth ran to 100 trials); up to 3 runs are tried for one that does."""
     from tritonrl.config import VerifyConfig
     from tritonrl.verify.shared import timing_protocol
@@ -138,7 +138,7 @@ def test_side_stream_work_that_skips_the_wait_is_counted():
     """A slow kernel on a side stream that never waits for the current stream, returned from early: the region's
     device-wide sync counts it (the same kernel on the current stream is the yardstick). The flush before the
     start event is not waited for, so such work could overlap it; for a ~2 ms kernel nothing measurable is
-    hidden (benchmarks/timing_policy.py)."""
+    hidden (benchmarks/probes/timing_policy.py)."""
     import torch
 
     from tritonrl.verify.shared import timing_protocol

@@ -165,7 +165,7 @@ def verdicts(tmp_path_factory, request):
         cases = [p for p, m in CASES if m == mode and runnable(p) is None and (p.name, m) in chosen]
         # On a CPU the honest fixtures also go through the checked timing path (the test seam): a timed call's
         # coarse watch must accept what the correctness trials' fine watch did (two honest kernels were refused in
-        # timed calls only, on a GPU, where nothing else ran that path: docs/benchmarks.md, "Warm children").
+        # timed calls only, on a GPU, where nothing else ran that path: docs/benchmarks-history.md, "Warm children").
         seam = [p for p in cases if _seam(p) or (not CUDA and expected(p, mode) == "done")]
         plain = [p for p in cases if header(p, "class") != "i1" and p not in seam]
         timed = [p for p in cases if header(p, "class") != "i1" and p in seam]

@@ -30,7 +30,7 @@ EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: whoever read stdout stopped reading (`|
 
 # Subcommand modules, in the order --help lists them. A module that cannot be imported (for instance
 # because the `train` extra is missing) still lets the others work.
-COMMAND_MODULES = ("tasks", "verify", "train", "evaluate", "pipeline", "config")
+COMMAND_MODULES = ("tasks", "verify", "train", "evaluate", "pipeline", "serve", "config")
 
 
 def build_parser() -> Parser:

@@ -23,20 +23,21 @@ from tritonrl.config import PipelineConfig, config_field, load_config, validate_
 
 # ---------------------------------------------------------------- config keys as flags (shared by train, pipeline)
 def add_config_arguments(parser: argparse.ArgumentParser, flags: dict[str, str], config_required: bool = True,
-                         set_example: str = "rl.steps=10") -> None:
+                         set_example: str = "rl.steps=10", schema: type = PipelineConfig) -> None:
     """``--config``, ``--set`` and one flag per ``{flag: dotted key}``, typed and documented from the field."""
     parser.add_argument("--config", required=config_required, help="YAML file (see configs/)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help=f"override a config value, e.g. --set {set_example} (repeatable; "
                              "`tritonrl config show --comments` lists every key)")
     for flag, key in flags.items():
-        add_field_flag(parser, flag, key)
+        add_field_flag(parser, flag, key, schema=schema)
 
 
-def add_field_flag(parser: argparse.ArgumentParser, flag: str, key: str, note: str = "") -> None:
-    """A flag for config key ``key``: choices from a Literal, store_true for a bool, help from the metadata
-    (then ``note``, for what the flag does beyond the key)."""
-    f, hint = config_field(PipelineConfig, key)
+def add_field_flag(parser: argparse.ArgumentParser, flag: str, key: str, note: str = "",
+                   schema: type = PipelineConfig) -> None:
+    """A flag for config key ``key`` of ``schema``: choices from a Literal, store_true for a bool, help from the
+    metadata (then ``note``, for what the flag does beyond the key)."""
+    f, hint = config_field(schema, key)
     help_text = f"{f.metadata.get('help', '')}{note} (config key {key})".strip()
     dest = _dest(key)
     if hint is bool:

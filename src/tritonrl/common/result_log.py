@@ -77,7 +77,7 @@ def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, land: Any, 
     if verifier is None:
         from tritonrl.verify.parent.backends import make_verifier
 
-        verifier = owned = make_verifier(verify)  # verify.backend: local or ray
+        verifier = owned = make_verifier(verify)  # verify.backend: local, ray or http
     try:
         device = getattr(verifier, "device", None) or verify.device
         for index, result in stream_verdicts(verifier, items, stop):

@@ -87,8 +87,9 @@ def sample_round(model, tokenizer, tasks: list[KernelTask], config: TrainingConf
     template = load_template(config.data.prompt_template)
     prompts = [build_messages(t, template) for t in tasks]
     # batch_size 1: n samples of one prompt are a batch already; no seed: the run's RNG (the trainer seeded it);
-    # no top_p: the model's own generation config.
-    sampling = Sampling(temperature=config.rl.temperature, max_new_tokens=config.rl.max_completion_length)
+    # rl.top_p as GRPO and RLOO sample (1.0, the default: off)
+    sampling = Sampling(temperature=config.rl.temperature, top_p=config.rl.top_p,
+                        max_new_tokens=config.rl.max_completion_length)
     texts = HFGenerator(model, tokenizer, sampling).generate(prompts, config.best_of_n.n)
     samples = [ScoredSample(t.key, p, c) for t, p, group in zip(tasks, prompts, texts, strict=True) for c in group]
     rewards, results = reward.score([s.completion for s in samples], [s.task_key for s in samples])

@@ -94,7 +94,7 @@ class VerifierReward:
         if verifier is None:
             from tritonrl.verify.parent.backends import make_verifier
 
-            verifier = make_verifier(verify_config or VerifyConfig())  # verify.backend: local or ray
+            verifier = make_verifier(verify_config or VerifyConfig())  # verify.backend: local, ray or http
         self.tasks = tasks
         self.verifier = verifier
         self.reward_config = reward_config or RewardConfig()

@@ -28,7 +28,7 @@ def sft_trainer_args(config: TrainingConfig, session: StageSession, max_steps: i
         max_steps=max_steps if max_steps is not None else sft.max_steps,
         per_device_train_batch_size=sft.per_device_batch_size,
         gradient_accumulation_steps=sft.gradient_accumulation_steps, max_length=sft.max_length,
-        **warmup(SFTConfig, sft.warmup_ratio), bf16=sft.bf16, use_cpu=sft.use_cpu,
+        **warmup(SFTConfig, sft.warmup_ratio), lr_scheduler_type=sft.lr_scheduler, bf16=sft.bf16, use_cpu=sft.use_cpu,
         **gradient_checkpointing(config),
     )
 

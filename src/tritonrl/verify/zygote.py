@@ -72,7 +72,7 @@ def run_fork(job: dict, sock: socket.socket, control: socket.socket) -> None:
 
 # A candidate's child (and its toolchain helper) runs this much nicer than the judge: a batch's children compiling on
 # every core held the judge's thread off the CPU for longer than the timer's hold covers while it timed a reference
-# (KernelBench GEMM references read 2.7 ms as 3.4-7.5 ms; docs/benchmarks.md, "Warm children"). A candidate's own
+# (KernelBench GEMM references read 2.7 ms as 3.4-7.5 ms; docs/benchmarks-history.md, "Warm children"). A candidate's own
 # timed calls run in its child, which then competes only with the other children, as before.
 CANDIDATE_NICE = 10
 

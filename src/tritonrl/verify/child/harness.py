@@ -89,7 +89,7 @@ def release_memory(device: str) -> bool:
     256 MiB weight) go back to the device, and the poison block is made again, so an idle child holds what a fresh
     one does (``shared.device_memory``). Only then: given back after every trial, the driver's work of taking the
     blocks back and handing them out again landed in other candidates' timed regions (empty regions of 2.4 ms in a
-    busy batch on an H100, docs/benchmarks.md, "Out of memory in a busy batch"). Whether it released."""
+    busy batch on an H100, docs/benchmarks-history.md, "Out of memory in a busy batch"). Whether it released."""
     if not device.startswith("cuda"):
         return False
     free, total = _mem_get_info(device)
@@ -106,7 +106,7 @@ def filled_allocations() -> Iterator[None]:
     trials: the watch credits a launch with the bytes it changed, and in a recycled buffer a kernel that writes the
     value the memory held changes none (an honest ReLU's zeros), which left a torch re-layout of its output
     ``COPIED`` and raised the share of a ReLU's output that repeats torch's input past a copy's (honest kernels
-    refused in timed calls only: docs/benchmarks.md, "Warm children")."""
+    refused in timed calls only: docs/benchmarks-history.md, "Warm children")."""
     fill_allocations(True)
     try:
         yield

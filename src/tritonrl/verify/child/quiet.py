@@ -42,7 +42,7 @@ def checksum(t: torch.Tensor | torch.UntypedStorage) -> tuple[int, bytes]:
     make no whole word). Word ``i`` of chunk ``c`` weighs ``w[i] * k[c]`` (both keyed hashes, odd: the weight of
     a position is still unknown without the key); the chunk's ``w`` is made once per device, so a storage costs
     three passes over its words and one synchronization (a KernelBench GEMM's watched forward spent 24 ms of
-    61 on checksums, ten passes each and one synchronization per 16 M words: docs/benchmarks.md)."""
+    61 on checksums, ten passes each and one synchronization per 16 M words: docs/benchmarks-history.md)."""
     storage = t if isinstance(t, torch.UntypedStorage) else _untyped_storage(t)
     flat = _set(_empty(0, dtype=torch.uint8, device=storage.device), storage)
     whole = flat.numel() // 4 * 4

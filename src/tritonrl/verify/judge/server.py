@@ -59,7 +59,7 @@ class Judge:
         self.prefetch_budget = PrefetchBudget.for_device(self.device, spec.get("prefetch_bytes"))
         self.lock = RWLock()
         # Children starting CUDA at once (sessions take turns, first come first served). Forked children making
-        # their contexts on an H100 (benchmarks/cuda_start_probe.py), first and last ready: 36 at once 4.3 / 8.0 s;
+        # their contexts on an H100 (benchmarks/probes/cuda_start_probe.py), first and last ready: 36 at once 4.3 / 8.0 s;
         # 4 at a time 0.6 / 7.1 s; 8 at a time 1.0 / 6.3 s. A few at a time get the first candidates to their trials,
         # and the GPU, sooner, and the last no later.
         self.cuda_starts = (threading.Semaphore(int(spec.get("cuda_starts", 8))) if self.device.startswith("cuda")

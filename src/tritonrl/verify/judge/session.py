@@ -99,7 +99,7 @@ class Session:
         """The child's CUDA start at its turn (``Judge.cuda_starts``: a few children of a GPU at a time). The wait for
         the turn is the batch's, not the candidate's: it is recorded (``stage_s["start_wait"]``) and not charged to
         the child's budget (charged, it timed out honest candidates of a loaded batch: 9-14 s of a 20 s limit spent
-        waiting, docs/benchmarks.md, "Four H200s again"); the start itself is (a child started ahead of its candidate,
+        waiting, docs/benchmarks-history.md, "Four H200s again"); the start itself is (a child started ahead of its candidate,
         ``VerifyConfig.warm_children``, is charged the same: only its answers' waits count, not the wait for its
         plan). A batch still ends in a known time: each start in front is bounded by its own budget."""
         waited = time.monotonic()

@@ -133,7 +133,7 @@ def reference_timing(session, trial: TrialSpec, policy: timing_protocol.TimingPo
     """The reference ``Model`` timed here, as the candidate is (cached per inputs' shapes, GPU, policy), in the
     run of the task's first candidate to reach its timing. Not ahead of need, at the batch's start: measured while
     the batch's children compiled (a host of 16 cores, 36 children), the judge's thread was held off the CPU for
-    longer than the hold covers, and KernelBench GEMM references read 2.7 ms as 3.4-7.5 ms (docs/benchmarks.md,
+    longer than the hold covers, and KernelBench GEMM references read 2.7 ms as 3.4-7.5 ms (docs/benchmarks-history.md,
     "Warm children")."""
     judge, compile_baseline = session.judge, bool(session.timing_spec.get("compile"))
     key = "|".join(map(str, (trial.cache_key(judge.device, session.config["randomize"]), judge.gpu_name,

@@ -5,7 +5,7 @@
 
 A GPU's memory is shared by the judge and every candidate child on it, so an honest candidate can run out of it
 because of what else is in the batch: on an H100, 48 children and the judge ran six honest KernelBench GEMMs out of
-memory in their correctness trials (docs/benchmarks.md, "Out of memory in a busy batch"). A verdict must not
+memory in their correctness trials (docs/benchmarks-history.md, "Out of memory in a busy batch"). A verdict must not
 depend on the batch, so a unit of GPU work that ran out beside other candidates' work runs once more with the GPU
 to itself (``Session.gpu_unit``); only running out there is the candidate's failure (or, for the judge's own
 allocations, the verifier's).

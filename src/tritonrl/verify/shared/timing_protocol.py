@@ -77,7 +77,7 @@ def time_forward(fn: Callable[[], Any], warmup: int, trials: int, flush_bytes: i
     inside the region and the end event's launch), measured the same way around an empty region in this call:
     ``overhead_ms``; the uncorrected median is ``raw_median_ms``. The adaptive, output-checked protocol is
     ``time_calls``. ``hold_ms`` fixes the timer's hold instead of learning it in the warm-up, and ``flush_last``
-    picks the order of hold and flush (``CudaTimer``): probes of the protocol (``benchmarks/child_timing_probe.py``).
+    picks the order of hold and flush (``CudaTimer``): probes of the protocol (``benchmarks/probes/child_timing_probe.py``).
     """
     timer = CudaTimer(flush_bytes, flush_last=flush_last)
     fn()  # compilation and autotuning never land in a trial, nor in the hold
@@ -123,7 +123,7 @@ class CudaTimer:
 
     No synchronize between the L2 flush and the start event (as ``triton.testing.do_bench``): the host's launch
     cost overlaps the flush. Synchronizing there instead (as KernelBench's harness) was measured on an H100
-    (``benchmarks/timing_policy.py``): it counts the host's launch latency, more for a Triton launch than for a
+    (``benchmarks/probes/timing_policy.py``): it counts the host's launch latency, more for a Triton launch than for a
     torch op (0.228 vs 0.183 ms for a 256 MiB relu kernel), and widened the run-to-run spread of the medians; a
     2 ms kernel launched on a side stream without waiting for the current stream hid nothing in either region.
 
@@ -134,7 +134,7 @@ class CudaTimer:
     holds the forward's GPU work back to back, right after a flush, as do_bench's does. (The hold came after the
     flush until `b0817a5`: a kernel then started after up to 2 ms of a nearly idle GPU, and the bundled 0.13 ms
     solutions read 5-14 us over do_bench while the judge's own reference, held ~30 us, did not; whether the
-    order is that cause is for ``benchmarks/child_timing_probe.py`` to show on a GPU, ``flush_last=False``.) ``learn()`` (called by the protocol after each warm-up run, never after a timed one) sets the
+    order is that cause is for ``benchmarks/probes/child_timing_probe.py`` to show on a GPU, ``flush_last=False``.) ``learn()`` (called by the protocol after each warm-up run, never after a timed one) sets the
     hold from the longest host time seen so far (``HOLD_FACTOR`` times it, at most ``HOLD_MAX_MS``); it is frozen
     before the calibration and the timed runs, so the null regions and the timed calls carry the same hold (the
     judge's clock check compares their wall-clock gaps). A kernel on a side stream that does not wait for the
@@ -149,7 +149,7 @@ class CudaTimer:
     from the synchronize and its next launch were inside every region, 10-30 us and varying in a sandboxed child,
     more after a timed call than after an empty one; the judge read the bundled 0.13 ms solutions 4-7% slow and
     2-5% apart across processes while the same timer in-process agreed with do_bench
-    (``benchmarks/child_timing_probe.py``, docs/benchmarks.md, "Four H200s again"). ``last_tail_ms`` and
+    (``benchmarks/probes/child_timing_probe.py``, docs/benchmarks-history.md, "Four H200s again"). ``last_tail_ms`` and
     ``tails_over`` say what the tail was (diagnosis).
     """
 

@@ -75,7 +75,7 @@ def ci_converged(samples: Sequence[float], rel_ci: float, confidence: float = DE
 
 
 # Run-to-run spread of a speedup that a single run's samples cannot show (allocations, clocks, the machine): 33
-# bundled solutions judged twice at their timing shapes, on different H100s (benchmarks/timing_repeatability.py,
+# bundled solutions judged twice at their timing shapes, on different H100s (benchmarks/probes/timing_repeatability.py,
 # benchmarks/results/bundled_accept_h100*.jsonl). Memory-bound kernels moved by up to 22% (compute-bound ones by
 # 1-5%); with 5% only 29 of 33 pairs agreed (``estimates_agree``), with 8% 31, with 10% 32. docs/timing.md.
 RUN_TO_RUN_REL = 0.10

@@ -1,8 +1,8 @@
 """Is a bundled solution's spread across processes its own, or the judge's? The same kernels timed without the judge.
 
-    PYTHONPATH=src python benchmarks/own_variance.py --from-jsonl bundled_gpu.jsonl --out own_variance.json   # GPU
-    PYTHONPATH=src python benchmarks/own_variance.py --tasks l1_relu,l1_silu --processes 5
-    PYTHONPATH=src python benchmarks/own_variance.py --table-only --out own_variance.json --from-jsonl bundled_gpu.jsonl
+    PYTHONPATH=src python benchmarks/probes/own_variance.py --from-jsonl bundled_gpu.jsonl --out own_variance.json   # GPU
+    PYTHONPATH=src python benchmarks/probes/own_variance.py --tasks l1_relu,l1_silu --processes 5
+    PYTHONPATH=src python benchmarks/probes/own_variance.py --table-only --out own_variance.json --from-jsonl bundled_gpu.jsonl
 
 ``benchmarks/bundled_gpu.py`` judges each solution in five processes and reports the speedup's CV across them.
 Where that CV is over 2%, this script times the same reference ``Model`` and the same solution ``ModelNew`` at the
@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: gpu_bench
 from gpu_bench import gpu_name, load_module  # noqa: E402  (also sets TRITON_INTERPRET=0)
 
 CV_TARGET = 0.02

@@ -2,10 +2,10 @@
 side by side, one GPU each, judged by the pre-registered criterion (``learning_demo_criterion.py``).
 
     # here, on the CPU, before any device call: the splits, the tokenizer, the length audit (``--prepare``)
-    python benchmarks/learning_demo_gpu.py --config configs/demo4.yaml --prepare
+    python benchmarks/studies/learning_demo_gpu.py --config configs/demo4.yaml --prepare
     # on the GPU host, the same command in every call until it prints "done": it starts the run in its own process
     # session (it outlives the call while the machine is held), waits up to --wait-s, and copies what exists to --out
-    python benchmarks/learning_demo_gpu.py --config configs/demo4.yaml --gpus 0,1,2,3 --wait-s 540 --out $OUT
+    python benchmarks/studies/learning_demo_gpu.py --config configs/demo4.yaml --gpus 0,1,2,3 --wait-s 540 --out $OUT
 
 The run is a queue of jobs, each a process of this file (``--job NAME``) on one GPU, resumable and marked done in
 ``<run_dir>/jobs/NAME.json`` (wall seconds, GPU): ``sft``; ``val:STEP`` (each SFT checkpoint on the validation split,

@@ -1,7 +1,7 @@
 """Does RL through our verifier make a model better? The demonstration recipe, one command, resumable in chunks.
 
-    python benchmarks/learning_demo.py --config configs/demo.yaml --budget-s 540       # repeat until it exits 0
-    python benchmarks/learning_demo.py --config configs/demo.yaml --summarize-only     # the JSON from a finished run
+    python benchmarks/studies/learning_demo.py --config configs/demo.yaml --budget-s 540       # repeat until it exits 0
+    python benchmarks/studies/learning_demo.py --config configs/demo.yaml --summarize-only     # the JSON from a finished run
 
 Steps (each skipped when already done, so a killed or budget-stopped command is simply run again):
 1. data: generated tasks (``tritonrl.taskgen``) into the dirs the config names: ``data.source`` (the RL

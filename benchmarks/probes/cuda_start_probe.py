@@ -1,11 +1,11 @@
 """How long forked children take to start CUDA, N at once, with and without a cap on how many start at a time.
 
-    python benchmarks/cuda_start_probe.py      # on a GPU machine; prints one line per (N, cap)
+    python benchmarks/probes/cuda_start_probe.py      # on a GPU machine; prints one line per (N, cap)
 
 The verifier's children are forked from a zygote that never starts CUDA, so each makes its own context; the judge
 lets ``cuda_starts`` of them do it at a time (``tritonrl.verify.judge.server``). This measures why: per line, when
 the first, median and last child had CUDA (seconds from the forks), and the cuInit and context parts. Figures are in
-docs/benchmarks.md ("Seventh GPU pass").
+docs/benchmarks-history.md ("Seventh GPU pass").
 """
 import json
 import multiprocessing as mp

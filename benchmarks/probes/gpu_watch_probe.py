@@ -1,21 +1,21 @@
 """Replay a child's correctness and timed calls of an honest kernel in one process, to find where a device fails.
 
-    CUDA_LAUNCH_BLOCKING=1 PYTHONPATH=src python benchmarks/gpu_watch_probe.py            # on a GPU machine
-    TRITON_INTERPRET=1 PYTHONPATH=src python benchmarks/gpu_watch_probe.py --device cpu  # the same steps here
+    CUDA_LAUNCH_BLOCKING=1 PYTHONPATH=src python benchmarks/probes/gpu_watch_probe.py            # on a GPU machine
+    TRITON_INTERPRET=1 PYTHONPATH=src python benchmarks/probes/gpu_watch_probe.py --device cpu  # the same steps here
 
 The monitor (``verify/child/monitor.py``) watches the bundled ReLU fixture as the candidate child does: three
 poisoned, watched forwards (the correctness phase), then, unpoisoned and inside the timer, warm-up calls (coarse),
 watched and plain timed calls in the order that failed on an H100 at ``c11ec4e`` (a watched call after a plain one:
-``CUDA error: device-side assert triggered``; docs/benchmarks.md, "GPU tests at c11ec4e"). Each call prints the
+``CUDA error: device-side assert triggered``; docs/benchmarks-history.md, "GPU tests at c11ec4e"). Each call prints the
 rule it broke (None: none); the first exception prints its whole traceback, which with ``CUDA_LAUNCH_BLOCKING=1``
 is the operation that failed.
 
-    PYTHONPATH=src python benchmarks/gpu_watch_probe.py --candidate C.py --problem P.py --profile 5 --out F.json
+    PYTHONPATH=src python benchmarks/probes/gpu_watch_probe.py --candidate C.py --problem P.py --profile 5 --out F.json
 
 replays the same calls of a KernelBench candidate (``ModelNew`` of ``C.py`` built from ``P.py``'s
 ``get_init_inputs``, called on its ``get_inputs``) and says where each kind of call's host time goes: the seconds
 of each call, and cProfile's functions of the watched and the plain calls by their own time (what a timing run
-holds the GPU for while its GPU waits: docs/benchmarks.md).
+holds the GPU for while its GPU waits: docs/benchmarks-history.md).
 """
 
 from __future__ import annotations

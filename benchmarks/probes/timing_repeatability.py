@@ -1,6 +1,6 @@
 """Do two judgements of the same solutions agree within their speedup intervals? Calibrates ``RUN_TO_RUN_REL``.
 
-    python benchmarks/timing_repeatability.py benchmarks/results/bundled_accept_h100.jsonl \\
+    python benchmarks/probes/timing_repeatability.py benchmarks/results/bundled_accept_h100.jsonl \\
         benchmarks/results/bundled_accept_h100_repeat.jsonl --recorded-systematic 0.05
 
 Reads two ``bundled_accept_gpu.py`` outputs (the last row per task counts) and pairs the tasks judged correct in

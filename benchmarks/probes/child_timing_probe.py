@@ -1,11 +1,11 @@
 """Where does a short kernel's extra time in the judge come from? One solution timed four ways in one run.
 
-    PYTHONPATH=src python benchmarks/child_timing_probe.py --tasks l1_relu,l1_gelu --json $OUT/probe.json   # GPU
-    TRITON_INTERPRET=1 PYTHONPATH=src python benchmarks/child_timing_probe.py --device cpu                # steps only
+    PYTHONPATH=src python benchmarks/probes/child_timing_probe.py --tasks l1_relu,l1_gelu --json $OUT/probe.json   # GPU
+    TRITON_INTERPRET=1 PYTHONPATH=src python benchmarks/probes/child_timing_probe.py --device cpu                # steps only
 
-On an H200 (docs/benchmarks.md, "Four H200s, then one") the judge read the bundled ~0.13 ms Triton solutions
+On an H200 (docs/benchmarks-history.md, "Four H200s, then one") the judge read the bundled ~0.13 ms Triton solutions
 3-10% slower than ``triton.testing.do_bench`` and with a 2-5% CV across processes, while its reference, timed in the
-judge's own process, agreed with do_bench within ~1% (``benchmarks/own_variance.py``); no timed call's host time
+judge's own process, agreed with do_bench within ~1% (``benchmarks/probes/own_variance.py``); no timed call's host time
 outlasted the timer's hold. Per task, at its timing shape, each way ``--repeats`` times (the medians, and each
 relative to do_bench's):
 
@@ -35,7 +35,7 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: gpu_bench
 import torch  # noqa: E402
 from gpu_bench import gpu_name, load_module  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Which timing protocol gives the same figure twice: the run-to-run spread of one kernel's median, per variant.
 
-    PYTHONPATH=src python benchmarks/timing_policy.py --out timing_policy.json          # on a GPU, ~2 min
+    PYTHONPATH=src python benchmarks/probes/timing_policy.py --out timing_policy.json          # on a GPU, ~2 min
 
 Separate verifications of one kernel time it in separate runs: fresh input tensors (new allocations), after an
 idle gap (the GPU's clocks drop while the CPU compares outputs). A protocol whose per-run interval is narrow but
@@ -29,7 +29,7 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: gpu_bench
 from gpu_bench import common_args, load_module, report  # noqa: E402
 
 from tritonrl.tasks import get_task  # noqa: E402

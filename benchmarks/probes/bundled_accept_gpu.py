@@ -1,6 +1,6 @@
 """Every bundled solution verified once on a GPU at its timing shape: accepted or not, as each finishes.
 
-    PYTHONPATH=src python benchmarks/bundled_accept_gpu.py --jsonl accept.jsonl --max-minutes 8
+    PYTHONPATH=src python benchmarks/probes/bundled_accept_gpu.py --jsonl accept.jsonl --max-minutes 8
 
 The GPU form of ``tests/verify/test_gpu.py::test_all_bundled_solutions_accepted_and_timed``, resumable: one
 ``Verifier`` (``workers_per_gpu`` children share the GPU for import, compilation and correctness; timing stays
@@ -19,7 +19,7 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: gpu_bench
 import gpu_bench  # noqa: E402,F401  (sets TRITON_INTERPRET=0)
 
 from tritonrl.config import VerifyConfig  # noqa: E402

@@ -1,6 +1,6 @@
 """Does GRPO raise its own training reward? A direction check on a fixed set of train tasks, no held-out involved.
 
-    TRITON_INTERPRET=1 python benchmarks/grpo_direction.py --config configs/demo_cpu.yaml --out /tmp/dir/lr3e-5 \
+    TRITON_INTERPRET=1 python benchmarks/studies/grpo_direction.py --config configs/demo_cpu.yaml --out /tmp/dir/lr3e-5 \
         --tasks-n 16 --steps 40 --k 8 --set rl.learning_rate=3.0e-5 --set rl.num_generations=8
 
 1. ``--tasks-n`` tasks of the train split (``data.source``), taken round-robin over the families

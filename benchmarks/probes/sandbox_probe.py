@@ -1,6 +1,6 @@
 """What the candidate's sandbox applies on this machine, and what it costs a child's start.
 
-    PYTHONPATH=src python benchmarks/sandbox_probe.py [--device cuda] [--n 4]
+    PYTHONPATH=src python benchmarks/probes/sandbox_probe.py [--device cuda] [--n 4]
 
 Judges the bundled l1_relu solution ``n`` times and prints each verdict's protections (``timing["sandbox"]``), the
 child's report when one is missing, and the child's start steps (seconds: isolate, toolchain, cuda, native,

@@ -1,0 +1,52 @@
+"""benchmarks/serve_load.py: its mix and its report's arithmetic (fast); a bounded real run on loopback (``slow``:
+2 clients x 3 requests against a real ``tritonrl serve``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "serve_load.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("serve_load", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["serve_load"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_mix_is_one_honest_kernel_in_n_and_cheap_rejections(bench):
+    mix = bench.load_mix()
+    kinds = [bench.item_at(k, 5, mix)[0] for k in range(10)]
+    assert kinds.count("honest") == 2 and kinds[0] == "honest" and kinds[5] == "honest"
+    assert {kind for kind in kinds if kind != "honest"} <= {"no_code", "pytorch_fallback", "no_kernel", "syntax_error"}
+    assert [expected for _, _, expected in mix] == [True, False, False, False, False]
+
+
+def test_percentiles_and_metrics_parse(bench):
+    assert bench.percentile([3.0, 1.0, 2.0], 0.5) == 2.0
+    assert bench.percentile(list(range(101)), 0.99) == 99
+    text = ("# HELP x\ntritonrl_serve_batch_items_count 4.0\ntritonrl_serve_batch_items_sum 10.0\n"
+            "tritonrl_serve_busy_seconds_total 2.5\ntritonrl_serve_infrastructure_failures_total 0.0\n")
+    assert bench._metrics(text) == {"batches": 4, "mean_batch_items": 2.5, "busy_s": 2.5,
+                                    "infrastructure_failures": 0}
+
+
+@pytest.mark.slow
+def test_a_bounded_load_run_answers_every_request_once(bench, tmp_path):
+    out = tmp_path / "serve_load.json"
+    status = bench.main(["--device", "cpu", "--workers", "2", "--clients", "2", "--requests", "3",
+                         "--out", str(out)])
+    report = json.loads(out.read_text())
+    assert status == 0
+    load = report["load"]
+    assert load["answered_once"] and load["all_verdicts_as_expected"] and load["statuses"] == {"200": 6}
+    assert load["service"]["exit_status"] == 0
+    assert {"date", "commit", "host"} <= set(report["machine"]) and "serve_load.py" in report["command"]

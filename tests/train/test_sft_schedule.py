@@ -1,0 +1,54 @@
+"""``sft.lr_scheduler``: linear (warm-up, then decay; transformers' default) or constant (a study continuing SFT at
+the rate it had reached); and Best-of-N samples at ``rl.top_p``, as GRPO and RLOO do."""
+
+import pytest
+
+from tritonrl.config import load_config
+from tritonrl.errors import ConfigError
+
+
+def args_for(make_config, *overrides):
+    from tritonrl.train.sft import STAGE, sft_trainer_args
+    from tritonrl.train.stage_session import StageSession
+
+    config = make_config(*overrides)
+    return sft_trainer_args(config, StageSession(config, STAGE))
+
+
+def test_sft_schedules_linearly_by_default_and_constantly_when_asked(make_config):
+    assert str(getattr(args_for(make_config).lr_scheduler_type, "value", "")) == "linear"
+    args = args_for(make_config, "sft.lr_scheduler=constant", "sft.warmup_ratio=0", "sft.learning_rate=4e-4")
+    assert args.lr_scheduler_type.value == "constant" and args.learning_rate == pytest.approx(4e-4)
+
+
+def test_a_constant_schedule_with_warm_up_is_refused_at_load():
+    with pytest.raises(ConfigError, match="warmup_ratio"):
+        load_config(None, ["sft.lr_scheduler=constant", "sft.warmup_ratio=0.05"])
+    with pytest.raises(ConfigError, match="lr_scheduler"):
+        load_config(None, ["sft.lr_scheduler=cosine"])
+
+
+def test_best_of_n_samples_at_rl_top_p(make_config, monkeypatch):
+    import tritonrl.train.best_of_n as bon
+    from tritonrl.tasks import get_task
+
+    seen = {}
+
+    class Generator:
+        def __init__(self, model, tokenizer, sampling):
+            seen["sampling"] = sampling
+
+        def generate(self, prompts, k):
+            return [["x"] * k for _ in prompts]
+
+    class Reward:
+        def score(self, completions, keys):
+            from types import SimpleNamespace
+
+            return [0.0] * len(completions), [SimpleNamespace(correct=False)] * len(completions)
+
+    monkeypatch.setattr(bon, "HFGenerator", Generator)
+    config = make_config("rl.top_p=0.95", "rl.temperature=1.0")
+    samples = bon.sample_round(None, None, [get_task("l1_relu")], config, Reward())
+    assert seen["sampling"].top_p == pytest.approx(0.95) and seen["sampling"].temperature == 1.0
+    assert len(samples) == config.best_of_n.n

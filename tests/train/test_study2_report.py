@@ -1,0 +1,157 @@
+"""Study two's driver around the registered rules (benchmarks/studies/study2_report.py, study2_main.py): the result
+recomputed from per-task counts by ``study2_criterion`` alone, the main phase's refusal without a committed
+calibration, the constant rate of Best-of-N and SFT+, and which held-out evaluations each arm gets."""
+
+import json
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks" / "studies"))
+
+import study2_calibration as calib  # noqa: E402
+import study2_criterion as reg  # noqa: E402
+import study2_main as main_run  # noqa: E402
+import study2_report as report  # noqa: E402
+
+ARMS = ("sft_star@1.0", "grpo_s0@1.0", "grpo_s1@1.0", "control_s0@1.0", "rloo@1.0", "bon@1.0", "sftplus@1.0",
+        "sft_best@best", "grpo_s0@best", "grpo_s1@best")
+
+
+def constructed(gain: int, tasks: int = 120, seed: int = 0) -> dict:
+    """Per-task counts where GRPO gets ``gain`` more of 16 samples right than SFT@S* on every task."""
+    rng = random.Random(seed)
+    base = {f"t{i}": rng.randrange(0, 13) for i in range(tasks)}
+    shift = {"grpo_s0": gain, "grpo_s1": gain, "bon": gain // 2}
+
+    def arm(key):
+        k = 8 if key.split("@")[0] in ("rloo", "bon", "sftplus") or key.endswith("@best") else 16
+        d = shift.get(key.split("@")[0], 0)
+        return {t: [min(k, max(0, round((c + d) * k / 16) + rng.choice((-1, 0, 0, 1)))), k] for t, c in base.items()}
+
+    return {"tasks": {t: {"signature": f"op{int(t[1:]) // 3}", "family": f"f{int(t[1:]) % 4}", "distance": 1}
+                      for t in base},
+            "counts": {key: arm(key) for key in ARMS},
+            "unseen": {"grpo_s0": {"p1": [2, 4], "p2": [4, 4]}},
+            "calibration": {"s_star": 700, "sft_best": 900, "headroom_val": 0.12, "sft_best_temperature": "1.0",
+                            "learning_rate": 3e-5},
+            "verifier_calls": {arm: reg.verifier_calls(arm, 60) for arm in ("grpo_s0", "grpo_s1", "control_s0",
+                                                                            "rloo", "bon", "sftplus")},
+            "device": "NVIDIA H200", "runs": [{"run": "grpo_s0@1.0", "status": "done"}]}
+
+
+def test_the_result_is_the_criterions_figures_from_the_counts_alone(tmp_path):
+    doc = constructed(gain=4)
+    out = report.result(json.loads(json.dumps(doc)), resamples=500)
+    assert set(out) >= {"preregistration_commit", "criterion", "criterion_met", "hypotheses", "device",
+                        "heldout_tasks", "headroom_val", "grpo_minus_sft", "arms", "algorithms", "runs"}
+    cluster = {t: v["signature"] for t, v in doc["tasks"].items()}
+    rates = {k.removesuffix("@1.0"): reg.task_rates({t: tuple(c) for t, c in v.items()})
+             for k, v in doc["counts"].items()}
+    figures = reg.figures(rates, cluster, resamples=500)
+    assert out["hypotheses"] == reg.hypotheses(figures, 0.12) == {"H1": True, "H2": True, "H3": True}
+    assert out["criterion_met"] is True and out["grpo_minus_sft"]["ci95"] == figures["grpo_minus_sft"]["ci95"]
+    assert out["grpo_minus_sft"]["mean"] == pytest.approx(figures["grpo_minus_sft"]["mean"])
+    assert out["algorithms"]["equal_budget"] and out["algorithms"]["winner"] in (None, "grpo")
+    assert out["algorithms"]["pairs"] == reg.algorithms(rates, cluster, resamples=500)["pairs"]
+    assert out["arms"]["grpo_s0"]["verifier_calls"] == 60 * 32 * 8 and out["arms"]["sftplus"]["verifier_calls"] == 0
+    assert out["heldout_tasks"] == 120 and out["unseen"]["grpo_s0"] == pytest.approx(0.75)
+    assert report.plot(out, tmp_path / "study2.png").endswith("study2.png") and (tmp_path / "study2.png").stat().st_size
+
+
+def test_no_gain_misses_and_a_missing_arm_is_no_criterion():
+    out = report.result(constructed(gain=0), resamples=500)
+    assert out["criterion_met"] is False and not out["hypotheses"]["H1"]
+    doc = constructed(gain=4)
+    del doc["counts"]["control_s0@1.0"]
+    out = report.result(doc, resamples=200)
+    assert out["criterion_met"] is False and out["missing"] == ["control_s0"]
+
+
+def test_the_main_phase_refuses_without_a_finished_committed_calibration(tmp_path):
+    with pytest.raises(SystemExit, match="needs the committed calibration result"):
+        calib.load_committed(tmp_path / "study2_calibration.json")
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"s_star": 700, "sft_best": 900, "headroom_val": 0.12, "futile": False}))
+    with pytest.raises(SystemExit, match="not a finished calibration"):
+        calib.load_committed(path)
+    done = {"s_star": 700, "sft_best": 900, "headroom_val": 0.05, "futile": True, "digests": {},
+            "sft_best_temperature": "1.0", "learning_rate": 3e-5}
+    path.write_text(json.dumps(done))
+    with pytest.raises(SystemExit, match="futility rule"):
+        calib.load_committed(path)
+    assert calib.load_committed(path, rehearsal=True)["s_star"] == 700
+    import study2
+
+    with pytest.raises(SystemExit, match="needs the committed calibration"):
+        study2.main(["--config", str(ROOT / "configs" / "study2.yaml"), "--phase", "main", "--calibration",
+                     str(tmp_path / "none.json")])
+
+
+def test_best_of_n_and_sft_plus_continue_at_sfts_scheduled_rate_at_s_star():
+    from types import SimpleNamespace
+
+    sft = SimpleNamespace(learning_rate=1e-3, max_steps=1200, warmup_ratio=0.05)  # 60 warm-up steps
+    assert main_run.sft_rate_at(sft, 30) == pytest.approx(1e-3 * 30 / 60)
+    assert main_run.sft_rate_at(sft, 700) == pytest.approx(1e-3 * 500 / 1140)
+    assert main_run.sft_rate_at(sft, 1200) == pytest.approx(0.0)
+
+
+def test_each_arm_gets_the_registered_evaluations():
+    cal = {"s_star": 700, "sft_best": 900, "sft_best_temperature": "greedy"}
+    assert main_run.heldout_evals("grpo_s0", cal) == ["heldout:grpo_s0@1.0", "heldout:grpo_s0@greedy"]
+    assert main_run.heldout_evals("control_s0", cal) == ["heldout:control_s0@1.0"]
+    assert main_run.heldout_evals("sft_best", cal) == ["heldout:sft_best@greedy"]
+    assert main_run.evals_of("bon", cal) == ["unseen:bon", "heldout:bon@1.0"]
+    at_one = {**cal, "sft_best_temperature": "1.0"}
+    assert main_run.heldout_evals("grpo_s1", at_one) == ["heldout:grpo_s1@1.0"]  # its first 8 of 16 at 1.0
+    assert main_run.heldout_evals("sft_best", at_one) == ["heldout:sft_best@1.0"]
+    assert main_run.heldout_evals("sft_best", {**at_one, "sft_best": 700}) == []  # S*'s first 8 of 16
+    assert [main_run.K_AT_1[a] for a in main_run.ARMS] == [16, 16, 16, 8, 8, 8] and main_run.K_AT_1["sft_star"] == 16
+
+
+def test_a_new_hold_keeps_an_arm_whose_samples_are_recorded_and_abandons_one_cut_short(tmp_path):
+    from types import SimpleNamespace
+
+    import study2_jobs as jobs
+
+    run, tasks = tmp_path / "run", tmp_path / "tasks"
+    (tasks / "heldout").mkdir(parents=True)
+    (tasks / "heldout" / "tasks.jsonl").write_text("".join(json.dumps({"name": t}) + "\n" for t in ("a", "b")))
+    config = SimpleNamespace(run=SimpleNamespace(run_dir=str(run)),
+                             data=SimpleNamespace(sft_sources=[str(tasks / "sft")]),
+                             eval=SimpleNamespace(tasks=str(tasks / "heldout")))
+    cal = {"s_star": 20, "sft_best": 20, "sft_best_temperature": "greedy", "headroom_val": 0.1, "futile": False,
+           "digests": {}, "learning_rate": 3e-5}
+    (tmp_path / "cal.json").write_text(json.dumps(cal))
+    args = SimpleNamespace(set=[], config="c.yaml", rehearsal=False, calibration=str(tmp_path / "cal.json"),
+                           heldout_n=None, arms=None)
+    main = run / "main"
+    q = jobs.Queue(config, args, ["0#0"], "main", root=main)
+    jobs.atomic_json(main / "holds.json", [{"hold": 1, "arms": ["grpo_s0", "control_s0"]}])
+    jobs.atomic_json(main / "prompts.json", {"unseen": ["p1", "p2"]})
+
+    def record(name, samples):
+        kind, _, what = name.partition(":")
+        out = main / kind / what
+        out.mkdir(parents=True)
+        (out / "completions.jsonl").write_text("".join(json.dumps({"task": t, "sample": i, "completion": "x"}) + "\n"
+                                                       for t, i in samples))
+
+    def done(name):
+        (main / "jobs" / f"{name.replace(':', '_').replace('@', '_at_')}.json").write_text(json.dumps({"job": name}))
+
+    for name in ("arm:grpo_s0", "unseen:grpo_s0", "heldout:grpo_s0@greedy", "arm:control_s0"):
+        done(name)
+    record("heldout:grpo_s0@1.0", [(t, i) for t in "ab" for i in range(16)])  # sampled, its judging cut short
+    record("heldout:control_s0@1.0", [("a", i) for i in range(5)])  # cut short while sampling
+    main_run.begin_hold(config, args, q, cal)
+    assert [h["hold"] for h in main_run.holds(config)] == [1, 2]
+    assert q.done("arm:grpo_s0") and (main / "heldout" / "grpo_s0@1.0").exists()
+    assert not q.done("arm:control_s0") and (main / "abandoned" / "hold-1" / "heldout-control_s0@1.0").exists()
+    runs = [json.loads(line) for line in (main / "heldout_runs.jsonl").read_text().splitlines()]
+    assert [(r["run"], r["status"].split(":")[0]) for r in runs] == [("control_s0@1.0", "abandoned")]
+    assert main_run.hold_arms(config, args, q, cal) == ["grpo_s1", "control_s0", "rloo", "bon", "sftplus"]
