@@ -153,6 +153,8 @@ def persistent_k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 # name -> (code, expected): "ok" (honest, runs and matches), "wrong" (runs, mismatches torch),
 # "unsupported" (raises, classified cpu_unsupported), "error" (raises, not classified: the candidate's fault)
+SCALAR_MASK = relu_case("BODY", LAUNCH).replace("m = offs < n", "m = (offs < n) & (tl.program_id(0) * BLOCK < n)")
+
 CASES = {
     "autotune_multi": (AUTOTUNE.replace("BODY", RIGHT), "ok"),
     # the second config is wrong: the second tuning round (a new key) rotates to it, so it is caught
@@ -204,6 +206,9 @@ CASES = {
     "host_index_error": (relu_case(RIGHT, "n0 = x.shape[3]\n" + LAUNCH), "error"),
     "tl_math_tanh_missing": (libdevice_case(CUDA_LD, "tl.math.tanh(x)", "torch.tanh(x)"), "error"),
     "tl_builtin_on_host": (relu_case(RIGHT, "offs = tl.arange(0, 128)\n" + LAUNCH), "error"),
+    # a block mask and a scalar condition: the scalar comparison was an int32 handle, the combined mask int32
+    "mask_with_scalar_condition": (SCALAR_MASK.replace("BODY", RIGHT), "ok"),
+    "mask_with_scalar_condition_wrong": (SCALAR_MASK.replace("BODY", WRONG), "wrong"),
 }
 
 RUNNER = r"""
@@ -269,7 +274,7 @@ def test_case_with_shims(shimmed, name):
 
 def test_every_shim_installed(shimmed):
     report, _ = shimmed
-    for shim in ("driver", "autotune", "libdevice", "torch_cuda", "scalar_index"):
+    for shim in ("driver", "autotune", "libdevice", "torch_cuda", "scalar_index", "compare_int1"):
         assert report.get(shim, "").startswith("ok"), report
 
 

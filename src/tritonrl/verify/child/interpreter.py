@@ -33,6 +33,11 @@ Shims (each feature-detected; a missing hook on another triton version is skippe
   ``int(array)``, which numpy 2.4 and later refuse for arrays of one dimension, so ``for k in range(0, K, BLOCK)``
   over a kernel argument ``K`` raised ``TypeError`` (every GEMM reference on the GPU hosts' stack, triton 3.6 with
   numpy 2.5, was rejected: study two's calibration found it). Triton 3.9 squeezes first; so do we, on any version.
+* **comparison masks**: the interpreter labels a comparison's result with its operands' type (``pid * B < n`` is an
+  int32 handle holding bools), so broadcasting that scalar to a block made an int32 array, and a mask combining it
+  with a block's (``(offs < n) & (pid * B < n)``) was int32: triton 3.9's load and store refuse it (``mask has
+  unsupported dtype``; 3.6 took it), though the GPU front end types it ``int1``, as every comparison. A result of
+  bools is labelled ``int1`` here too; the values are untouched.
 """
 
 from __future__ import annotations
@@ -428,6 +433,32 @@ def _install_scalar_index(report: dict) -> None:
     report["scalar_index"] = "ok"
 
 
+def _install_compare_int1(report: dict) -> None:
+    """A comparison's handle is ``int1`` (module docstring): the builder's ``binary_op`` relabels a result of bools."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter as interp
+
+    builder = getattr(interp, "InterpreterBuilder", None)
+    original = getattr(builder, "binary_op", None)
+    if original is None:
+        report["compare_int1"] = "skipped: no InterpreterBuilder.binary_op in this triton"
+        return
+    if getattr(original, "_tritonrl_compare_int1", False):
+        report["compare_int1"] = "ok (already installed)"
+        return
+
+    def binary_op(self, lhs, rhs, op):
+        out = original(self, lhs, rhs, op)
+        if out.data.dtype == np.bool_ and out.dtype != tl.int1:
+            return interp.TensorHandle(out.data, tl.int1)
+        return out
+
+    binary_op._tritonrl_compare_int1 = True
+    builder.binary_op = binary_op
+    report["compare_int1"] = "ok"
+
+
 # ------------------------------------------------------------------------------------------- entry points
 def is_interpreter() -> bool:
     import os
@@ -447,7 +478,8 @@ def install_interpreter_compat() -> dict[str, str]:
 
     for name, install in (("driver", _install_driver), ("autotune", _install_autotune),
                           ("libdevice", _install_libdevice), ("torch_cuda", _install_torch_cuda),
-                          ("scalar_index", _install_scalar_index), ("fidelity", fidelity.install)):
+                          ("scalar_index", _install_scalar_index), ("compare_int1", _install_compare_int1),
+                          ("fidelity", fidelity.install)):
         try:
             install(report)
         except Exception as exc:  # noqa: BLE001 - a shim that cannot install leaves the construct unsupported
