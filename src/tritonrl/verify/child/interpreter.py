@@ -354,7 +354,31 @@ def _install_autotune(report: dict) -> None:
 
     prune_configs._tritonrl_interp = True
     Autotuner.prune_configs = prune_configs
+    Autotuner._bench = _fitting_bench(Autotuner._bench)
     report["autotune"] = "ok: no benchmarking; pruned configs rotated per tuning round (first round: first config)"
+
+
+def _fitting_bench(original: Callable) -> Callable:
+    """A tuning round's configs, in the rotated order, until the first one a GPU would load: a config that needs more
+    shared memory than a block has (``frontend.out_of_shared_memory``) gets an infinite time, as Triton's own
+    benchmark gives a config that raises ``OutOfResources`` on a GPU, so it is never the one run (an honest
+    tutorial GEMM lists 128x256x64 tiles, over sm_90's limit in fp32). The configs after the first that fits are
+    not checked: the fake benchmarker ranks them after it anyway."""
+
+    @functools.wraps(original)
+    def _bench(self, *args, config, **meta):
+        from tritonrl.verify.child.frontend import out_of_shared_memory
+
+        fn = getattr(self.fn, "fn", None)
+        state = self.__dict__.setdefault("_tritonrl_fit", {"round": None})
+        rounds = self.__dict__.get("_tritonrl_rounds", 0)
+        if state["round"] != rounds and isinstance(fn, types.FunctionType) \
+                and out_of_shared_memory(fn, args, dict(meta, **config.all_kwargs())):
+            return [math.inf, math.inf, math.inf]
+        state["round"] = rounds  # a config of this round fits: the rest rank after it
+        return original(self, *args, config=config, **meta)
+
+    return _bench
 
 
 # ---------------------------------------------------------------------------------------------- torch.cuda
