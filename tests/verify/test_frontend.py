@@ -3,6 +3,8 @@ kernel reads has changed (its reach)."""
 
 import types
 
+import triton.language as tl
+
 from tritonrl.verify.child import frontend
 
 
@@ -37,3 +39,53 @@ def test_the_reach_changes_with_a_rebound_helper_or_module_attribute():
     scope["unrelated"] = 1  # a global the kernel does not name changes nothing
     mod.other = 3
     assert frontend.kernel_reach(kernel) == third
+
+
+# Issue 51: a kernel a GPU would refuse to load for its shared memory is refused on the CPU too.
+def _gemm(a, b, c, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, K, BK):
+        x = tl.load(a + rm[:, None] * K + (k + rk)[None, :])
+        y = tl.load(b + (k + rk)[:, None] * BN + rn[None, :])
+        acc += tl.dot(x, y, input_precision="ieee")
+    tl.store(c + rm[:, None] * BN + rn[None, :], acc)
+
+
+def _gemm_ttir(tiles: tuple[int, int, int], num_stages: int):
+    """The TTIR of ``_gemm`` (fp32) for sm_90, as the front-end check makes it, with its backend and options."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import ASTSource, make_backend
+    from triton.runtime.jit import JITFunction
+
+    target = GPUTarget("cuda", 90, 32)
+    backend = make_backend(target)
+    signature = {"a": "*fp32", "b": "*fp32", "c": "*fp32", "K": "i32", "BM": "constexpr", "BN": "constexpr",
+                 "BK": "constexpr"}
+    source = ASTSource(JITFunction(_gemm), signature, {(4,): tiles[0], (5,): tiles[1], (6,): tiles[2]}, {})
+    options = backend.parse_options({"num_warps": 4, "num_stages": num_stages, "ptx_version": frontend.PTX_VERSION})
+    context = frontend._context(backend)
+    module = source.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(),
+                            context)
+    return module, backend, options, target, context
+
+
+def test_shared_memory_is_what_the_backends_whole_compile_reports():
+    module, backend, options, target, _context = _gemm_ttir((64, 64, 32), num_stages=3)
+    used = frontend.shared_bytes(module, backend, options, 90)
+    module, backend, options, target, _context = _gemm_ttir((64, 64, 32), num_stages=3)
+    metadata: dict = {}  # what a GPU compile runs before its PTX (under a second at this size)
+    module = backend.make_ttgir(backend.make_ttir(module, metadata, options, 90), metadata, options, 90)
+    backend.make_llir(module, metadata, options, 90)
+    assert used == metadata["shared"] > 0
+    module, backend, options, target, _context = _gemm_ttir((64, 64, 32), num_stages=3)
+    assert frontend._resource_problem(module, backend, options, target) is None
+
+
+def test_a_kernel_over_a_blocks_shared_memory_is_refused_with_the_gpus_words():
+    module, backend, options, target, _context = _gemm_ttir((256, 256, 128), num_stages=2)
+    problem = frontend._resource_problem(module, backend, options, target)
+    assert problem is not None and problem.startswith(frontend.OUT_OF_SHARED_MEMORY)
+    assert f"Hardware limit: {frontend.SHARED_MEMORY_LIMIT}" in problem and "num_stages=2" in problem

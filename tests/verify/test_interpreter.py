@@ -90,6 +90,37 @@ def get_calls(): return [[torch.randn(1000)], [torch.randn(300)]]
 def reference(x): return x.sum().reshape(1)
 """
 
+# Issue 51: a tuning round skips a config a GPU would refuse for its shared memory (256x256x64 fp32 tiles, three
+# stages: 262,144 bytes on sm_90), as Triton's benchmark does on a GPU; the first round meets it first.
+AUTOTUNE_GEMM = HEADER + """
+@triton.autotune(configs=[triton.Config({"BM": 256, "BN": 256, "BK": 64}, num_warps=8, num_stages=3),
+                          triton.Config({"BM": 32, "BN": 32, "BK": 32}, num_warps=4, num_stages=SMALL_STAGES)],
+                 key=["M"])
+@triton.jit
+def mm_k(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        kk = k0 + rk
+        a = tl.load(a_ptr + rm[:, None] * K + kk[None, :], mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + kk[:, None] * N + rn[None, :], mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b, input_precision="ieee")
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        M, K = a.shape
+        N = b.shape[1]
+        c = torch.empty((M, N), dtype=a.dtype)
+        mm_k[lambda meta: (triton.cdiv(M, meta["BM"]), triton.cdiv(N, meta["BN"]))](a, b, c, M, N, K)
+        return c
+
+def get_calls(): return [[torch.randn(48, 64), torch.randn(64, 40)], [torch.randn(40, 64), torch.randn(64, 40)]]
+def reference(a, b): return a @ b
+"""
+
 HEURISTICS = HEADER + """
 @triton.heuristics({"BLOCK": lambda args: triton.next_power_of_2(args["n_cols"])})
 @triton.jit
@@ -153,6 +184,8 @@ def persistent_k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 # name -> (code, expected): "ok" (honest, runs and matches), "wrong" (runs, mismatches torch),
 # "unsupported" (raises, classified cpu_unsupported), "error" (raises, not classified: the candidate's fault)
+SCALAR_MASK = relu_case("BODY", LAUNCH).replace("m = offs < n", "m = (offs < n) & (tl.program_id(0) * BLOCK < n)")
+
 CASES = {
     "autotune_multi": (AUTOTUNE.replace("BODY", RIGHT), "ok"),
     # the second config is wrong: the second tuning round (a new key) rotates to it, so it is caught
@@ -204,6 +237,14 @@ CASES = {
     "host_index_error": (relu_case(RIGHT, "n0 = x.shape[3]\n" + LAUNCH), "error"),
     "tl_math_tanh_missing": (libdevice_case(CUDA_LD, "tl.math.tanh(x)", "torch.tanh(x)"), "error"),
     "tl_builtin_on_host": (relu_case(RIGHT, "offs = tl.arange(0, 128)\n" + LAUNCH), "error"),
+    "autotune_skips_config_over_shared_memory": (AUTOTUNE_GEMM.replace("SMALL_STAGES", "2"), "ok"),
+    # every config over the limit: the GPU's launch fails too (interpreter_only)
+    "autotune_every_config_over_shared_memory": (AUTOTUNE_GEMM.replace('"BM": 32, "BN": 32, "BK": 32', '"BM": 256, '
+                                                                      '"BN": 256, "BK": 128').replace(
+                                                                          "SMALL_STAGES", "2"), "error"),
+    # a block mask and a scalar condition: the scalar comparison was an int32 handle, the combined mask int32
+    "mask_with_scalar_condition": (SCALAR_MASK.replace("BODY", RIGHT), "ok"),
+    "mask_with_scalar_condition_wrong": (SCALAR_MASK.replace("BODY", WRONG), "wrong"),
 }
 
 RUNNER = r"""
@@ -269,7 +310,7 @@ def test_case_with_shims(shimmed, name):
 
 def test_every_shim_installed(shimmed):
     report, _ = shimmed
-    for shim in ("driver", "autotune", "libdevice", "torch_cuda", "scalar_index"):
+    for shim in ("driver", "autotune", "libdevice", "torch_cuda", "scalar_index", "compare_int1"):
         assert report.get(shim, "").startswith("ok"), report
 
 

@@ -8,15 +8,21 @@ rejected as reading input values into Python, in one run of two)."""
 import torch
 
 from tritonrl.verify.child.provenance import (
+    CONST,
     COPIED,
     ECHO,
     INPUT,
     KERNEL,
+    RELAID,
     STALE,
+    TAINTS_PERMISSIVE,
     TORCH,
     UNSET,
+    CoarseProvenance,
     Provenance,
     credit_launch,
+    launch_taint,
+    permutes,
     storage_key,
 )
 
@@ -120,3 +126,64 @@ def test_class_membership_is_isins_without_its_temporary():
     among = torch.tensor([1, 5, 9, 15], dtype=torch.uint8)
     assert torch.equal(member(classes, among), torch.isin(classes, among))
     assert not member(classes, torch.tensor([], dtype=torch.uint8)).any()
+
+
+# Issue 51: torch's transpose of a kernel's data between two kernels (2x, transpose, 0.5x) on ``l1_transpose``.
+def test_a_permuted_copy_is_told_from_slices_broadcasts_and_kept_layouts():
+    x = torch.randn(4, 6)
+    assert permutes(torch.empty(6, 4), x.t())  # x.t().contiguous()
+    assert permutes(torch.empty(6, 4).t(), x)  # a copy into a transposed view
+    assert permutes(torch.empty(2, 3, 4), torch.randn(2, 4, 3).transpose(1, 2))
+    assert not permutes(torch.empty(4, 3), x[:, ::2])  # a slice keeps the order
+    assert not permutes(torch.empty(4, 6), torch.randn(6))  # a broadcast row
+    assert not permutes(torch.empty(4, 6).t(), x.t())  # the same layout on both sides (clone of a view)
+    assert not permutes(torch.empty(1, 6), x[:1])
+
+
+def _kernel_data(prov, t: torch.Tensor) -> torch.Tensor:
+    prov.mark(t, KERNEL)
+    return t
+
+
+def test_torchs_transpose_of_a_kernels_data_may_be_returned_but_not_computed_on():
+    prov = Provenance()
+    buf = _kernel_data(prov, torch.randn(4, 6) * 2)
+    moved = buf.t().contiguous()
+    prov.fresh(moved)
+    prov.copy(moved, buf.t())
+    assert prov.classes(moved) == {RELAID}  # an output of it is the kernel's (r11_i8_honest_kernel_then_...)
+    assert launch_taint(prov, [moved, torch.empty(6, 4)]) == TORCH  # a kernel fed it computes torch's data
+    half = moved.half()  # a cast keeps it re-laid
+    prov.fresh(half)
+    prov.copy(half, moved)
+    assert prov.classes(half) == {RELAID}
+    kept = buf.t().clone()  # the same layout: no permutation, still the kernel's
+    prov.fresh(kept)
+    prov.copy(kept, buf.t())
+    assert prov.classes(kept) == {KERNEL}
+
+
+def test_permissive_mode_and_constants_are_not_relaid():
+    prov = Provenance(taints=TAINTS_PERMISSIVE)
+    buf = _kernel_data(prov, torch.randn(4, 6))
+    moved = buf.t().contiguous()
+    prov.fresh(moved)
+    prov.copy(moved, buf.t())
+    assert prov.classes(moved) == {KERNEL}
+    strict = Provenance()
+    zeros = torch.zeros(4, 6)
+    strict.mark(zeros, CONST)
+    moved = zeros.t().contiguous()
+    strict.fresh(moved)
+    strict.copy(moved, zeros.t())
+    assert strict.classes(moved) == {KERNEL}
+
+
+def test_timed_calls_relay_alike():
+    prov = CoarseProvenance()
+    buf = torch.randn(4, 6)
+    prov.mark(buf, KERNEL)
+    moved = buf.t().contiguous()
+    prov.copy(moved, buf.t())
+    assert prov.classes(moved) == {RELAID}
+    assert launch_taint(prov, [moved]) == TORCH

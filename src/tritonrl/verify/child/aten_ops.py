@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten
 
-from tritonrl.verify.child.provenance import COPIED, ECHO, FOREIGN, INPUT, KERNEL, PARAM, TORCH
+from tritonrl.verify.child.provenance import COPIED, ECHO, FOREIGN, INPUT, KERNEL, PARAM, RELAID, TORCH
 
 _Tensor = torch.Tensor
 try:
@@ -33,7 +33,8 @@ FILL_OPS = frozenset({  # write values that are not a kernel's: constants, range
     "arange", "scalar_tensor", "fill_", "zero_",
 })
 LIFT_OPS = frozenset({"lift_fresh", "lift_fresh_copy"})  # a tensor made from Python or numpy data
-CARRIES_DATA = frozenset({INPUT, PARAM, KERNEL, COPIED, TORCH, ECHO, FOREIGN})  # a storage holding this call's data
+# a storage holding this call's data
+CARRIES_DATA = frozenset({INPUT, PARAM, KERNEL, COPIED, TORCH, ECHO, FOREIGN, RELAID})
 COPY_OPS = frozenset({"clone", "copy_", "_to_copy", "_copy_from", "_copy_from_and_resize", "contiguous"})
 META_OPS = frozenset({"sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_contiguous", "size",
                       "stride", "dim", "is_same_size", "_has_compatible_shallow_copy_type", "record_stream"})

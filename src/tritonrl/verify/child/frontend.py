@@ -5,9 +5,14 @@ plain Python function (directly, through a dict, a list, ``getattr``), use numpy
 array (``x.handle``, ``getattr(x, "handle")``). Reading the body's names for such uses is a check by spelling.
 So before each launch the kernel goes through Triton's own front end for the judging GPU (sm_90: ``ast_to_ttir``,
 the same code generator the GPU path runs, with this launch's argument types and constants): whatever it
-rejects, however spelled, is ``InterpreterOnly`` (flag ``interpreter_only``, with the compiler's message). Only
-the front end runs (Triton to TTIR, a few milliseconds, once per kernel and specialization); nothing is built for
-a device.
+rejects, however spelled, is ``InterpreterOnly`` (flag ``interpreter_only``, with the compiler's message).
+
+A GPU also refuses a kernel that compiles but needs more shared memory per block than the device has (a
+256x256x512 fp32 GEMM tile: 2-3 MiB against sm_90's 232,448 bytes; Triton raises ``OutOfResources`` at load). So
+the TTIR then goes through the CUDA backend's own TTIR and TTGIR passes and its shared-memory allocation
+(``shared_bytes``: layouts, pipelining, the allocation pass; no LLVM lowering, nothing built for a device, no
+``ptxas``), and a kernel over the limit is refused with the GPU's own words. It costs 35-60 ms for an elementwise
+kernel, 0.2-0.5 s for a GEMM, once per kernel and specialization.
 
 Jit functions are ``InterpretedFunction``s under the interpreter (the candidate's helpers, and Triton's own
 ``tl.max``, ``tl.sum``, ``tl.cdiv`` ...); the front end reads the kernel through a copy of its globals in which
@@ -28,6 +33,13 @@ from __future__ import annotations
 import types
 from typing import Any
 
+from tritonrl.verify.child.interpreter import GPU_PROPERTIES
+
+# Shared memory one block may use on the judging GPU (sm_90: H100 and H200): a kernel that needs more is refused at
+# load there (Triton's ``OutOfResources``)
+SHARED_MEMORY_LIMIT = GPU_PROPERTIES["max_shared_mem"]
+OUT_OF_SHARED_MEMORY = "out of resource: shared memory"  # how such a refusal starts (Triton's own words)
+PTX_VERSION = 87  # CUDA 12.8's, for the allocation pass when no option names one (a GPU compile asks ptxas)
 _CHECKED: dict[Any, str | None] = {}
 _JIT: dict[Any, tuple[tuple, Any]] = {}  # Python function -> (its reach when made, its JITFunction)
 _NAMES: dict[Any, tuple[str, ...]] = {}  # code object -> every name it and its nested code read
@@ -54,15 +66,25 @@ def frontend_problem(fn: Any, args: tuple, kwargs: dict) -> str | None:
         options, signature, constexprs, attrs = jit._pack_args(backend, _options(kwargs), bound, specialization,
                                                                options)
         problem = None
+        context = _context(backend)  # outlives the module made in it
         try:
-            _to_ttir(jit, signature, constexprs, attrs, options, backend, target)
+            module = _to_ttir(jit, signature, constexprs, attrs, options, backend, target, context)
         except CompilationError as exc:
             problem = _message(exc)
+        else:
+            problem = _resource_problem(module, backend, options, target)
         _CHECKED[key] = problem
         return problem
     except Exception as exc:  # noqa: BLE001 - whatever the front end cannot be shown is not judged on the CPU
         return (f"the GPU front end could not be shown this launch ({type(exc).__name__}: {str(exc)[:200]}); "
                 "a kernel no GPU compiler accepted is not judged on the CPU")
+
+
+def out_of_shared_memory(fn: Any, args: tuple, kwargs: dict) -> bool:
+    """Whether a GPU would refuse the launch only for the shared memory it needs (``frontend_problem``'s verdict,
+    kept: the launch that follows with the same arguments is not checked again)."""
+    problem = frontend_problem(fn, args, kwargs)
+    return problem is not None and problem.startswith(OUT_OF_SHARED_MEMORY)
 
 
 def _helper(value: Any) -> bool:
@@ -206,17 +228,61 @@ def _teach_codegen() -> None:
     codegen.CodeGenerator.get_Attribute = get_Attribute
 
 
-def _to_ttir(jit: Any, signature: dict, constexprs: dict, attrs: dict, options: Any, backend: Any,
-             target: Any) -> Any:
+def _context(backend: Any) -> Any:
     from triton._C.libtriton import ir
-    from triton.compiler.compiler import ASTSource
 
-    src = ASTSource(jit, signature, constexprs, attrs)
     context = ir.context()
     ir.load_dialects(context)
     backend.load_dialects(context)
+    return context
+
+
+def _to_ttir(jit: Any, signature: dict, constexprs: dict, attrs: dict, options: Any, backend: Any,
+             target: Any, context: Any) -> Any:
+    from triton.compiler.compiler import ASTSource
+
+    src = ASTSource(jit, signature, constexprs, attrs)
     return src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(),
                        context)
+
+
+def _resource_problem(module: Any, backend: Any, options: Any, target: Any) -> str | None:
+    """Why a GPU would refuse to load the kernel for lack of shared memory, else None: what the backend's own
+    passes allocate (``shared_bytes``) against what one block may have on the judging GPU."""
+    if getattr(target, "backend", None) != "cuda":
+        raise FrontendUnavailable(f"no shared-memory check for a {getattr(target, 'backend', '?')} target")
+    used = shared_bytes(module, backend, options, target.arch)
+    if used <= SHARED_MEMORY_LIMIT:
+        return None
+    return (f"{OUT_OF_SHARED_MEMORY}, Required: {used}, Hardware limit: {SHARED_MEMORY_LIMIT} (per block on "
+            f"sm_{target.arch}, with num_warps={options.num_warps}, num_stages={options.num_stages}; a GPU refuses "
+            "to load it: smaller BLOCK sizes or num_stages)")
+
+
+def shared_bytes(module: Any, backend: Any, options: Any, capability: int) -> int:
+    """Shared memory (bytes) one program of the TTIR ``module`` takes on a CUDA GPU of ``capability``: the
+    backend's TTIR and TTGIR stages (layouts, software pipelining with ``num_stages`` buffers of each pipelined
+    load), then the first passes of its LLVM stage, up to and including the shared-memory allocation, which sets
+    ``ttg.shared`` (what a GPU compile reports as ``metadata.shared``). The rest of that stage (the lowering to LLVM,
+    35 s for a 256x256x512 fp32 GEMM) is not run. Triton 3.6 and 3.9 alike (``test_frontend.py`` compares the
+    figure with their whole compile's).
+    Runs on a machine without a GPU: passes only, no ``ptxas`` (the PTX version is ``PTX_VERSION``'s)."""
+    from triton._C.libtriton import ir, nvidia, passes
+
+    metadata: dict = {}
+    module = backend.make_ttir(module, metadata, options, capability)
+    module = backend.make_ttgir(module, metadata, options, capability)
+    pm = ir.pass_manager(module.context)
+    passes.ttgpuir.add_combine_tensor_select_and_if(pm)
+    try:
+        passes.ttgpuir.add_allocate_warp_groups(pm, False)  # Triton 3.9: (pm, consan)
+    except TypeError:
+        passes.ttgpuir.add_allocate_warp_groups(pm)  # Triton 3.6
+    passes.convert.add_scf_to_cf(pm)
+    passes.gluon.add_inliner(pm)
+    nvidia.passes.ttgpuir.add_allocate_shared_memory_nv(pm, capability, options.ptx_version or PTX_VERSION)
+    pm.run(module, "tritonrl_shared_memory")
+    return int(module.get_int_attr("ttg.shared") or 0)
 
 
 def _message(exc: Exception) -> str:

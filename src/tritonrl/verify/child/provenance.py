@@ -22,14 +22,18 @@ _untyped_storage = torch.Tensor.untyped_storage
 _storage_ptr = torch.UntypedStorage.data_ptr
 _storage_nbytes = torch.UntypedStorage.nbytes
 
-STALE, UNSET, INPUT, PARAM, CONST, KERNEL, COPIED, TORCH, ECHO, FOREIGN = range(10)
-CLASS_NAMES = ("stale", "unset", "input", "param", "const", "kernel", "copied", "torch", "echo", "foreign")
+STALE, UNSET, INPUT, PARAM, CONST, KERNEL, COPIED, TORCH, ECHO, FOREIGN, RELAID = range(11)
+CLASS_NAMES = ("stale", "unset", "input", "param", "const", "kernel", "copied", "torch", "echo", "foreign", "relaid")
 # A copy (or echo) is recognised from at least this many elements written: one value equal to an input's at its
 # place is no evidence (an honest reduction to one value writes an input's value; at position 0 it matched).
 MIN_COPY_ELEMENTS = 2
-WRITTEN = {KERNEL, ECHO}  # written by a kernel in this forward (ECHO: the same bits as an input, same place)
+# RELAID (strict mode): a kernel's data that torch copied in a permuted order (a transpose materialised). It may be
+# returned, as the kernel's; a launch handed it computes torch's data (``launch_taint``): torch did the layout work.
+WRITTEN = {KERNEL, ECHO, RELAID}  # written by a kernel in this forward (ECHO: the same bits as an input, same place)
 NOT_KERNELS = {STALE, COPIED, TORCH, FOREIGN}  # what an output byte must not be
-LAUNDERED = NOT_KERNELS | {UNSET}     # what a copy kernel may not pass on as its own (UNSET: written unseen)
+# what a copy kernel may not pass on as its own (UNSET: written unseen); also what a launch not handed it must not
+# reach (``Monitor._blind``)
+LAUNDERED = NOT_KERNELS | {UNSET, RELAID}
 WEAK_NOT_KERNELS = {COPIED, TORCH, FOREIGN}  # the same in timed calls (unpoisoned memory: a rewrite changes no byte)
 # What a launch handed such data writes, in strict mode (in permissive mode torch may compute, so only FOREIGN):
 # numpy's or Python's values (FOREIGN: memory the watch never saw made, data from Python lists or numpy arrays)
@@ -41,6 +45,7 @@ _LAUNDERED = torch.tensor(sorted(LAUNDERED), dtype=_uint8)
 _ORIGINAL = torch.tensor([INPUT, PARAM], dtype=_uint8)
 _REMEMBERED = {COPIED, TORCH}  # made by torch in a forward: kept for ``settle_outputs`` unless they taint launches
 _OWN = torch.tensor([CONST, KERNEL], dtype=_uint8)  # what a cast or a layout copy may move and stay a kernel's
+_OWN_RELAID = torch.tensor([CONST, KERNEL, RELAID], dtype=_uint8)
 
 
 def storage_key(t: torch.Tensor) -> tuple[str, int]:
@@ -54,12 +59,42 @@ def taint_of(kinds: set[int], taints: tuple[int, ...]) -> int | None:
 
 def copy_class(classes: set[int]) -> int:
     """The class of a torch copy, in another layout, of data of ``classes``: a kernel's results and constants stay
-    the kernel's, foreign and torch-made data stay what they are, anything else is torch's copy (``COPIED``)."""
+    the kernel's (its re-laid data stays re-laid), foreign and torch-made data stay what they are, anything else is
+    torch's copy (``COPIED``)."""
     if classes <= {KERNEL, CONST}:
         return KERNEL
+    if classes <= {KERNEL, CONST, RELAID}:
+        return RELAID
     if classes == {UNSET}:
         return UNSET
     return FOREIGN if FOREIGN in classes else TORCH if TORCH in classes else COPIED
+
+
+def permutes(dst: torch.Tensor, src: torch.Tensor) -> bool:
+    """Whether a copy of ``src`` into ``dst`` (``src`` broadcast to ``dst``'s shape) moves elements to another
+    order in memory: their dimensions (those of more than one element, broadcast ones aside) ordered by stride
+    differ, as in ``x.t().contiguous()``, ``x.permute(...).reshape(...)`` or a copy into a transposed view. A slice,
+    a broadcast, a cast or a copy that keeps the layout (``clone`` of a transposed view) keeps the order. Shapes and
+    strides only: no tensor op."""
+    pad = dst.dim() - src.dim()
+    if pad < 0:
+        return False
+    shape, stride = (1,) * pad + tuple(src.shape), (0,) * pad + tuple(src.stride())
+    dims = [d for d in range(dst.dim()) if dst.shape[d] > 1 and shape[d] > 1 and stride[d]]
+    if any(shape[d] != dst.shape[d] for d in dims):
+        return False
+    return (sorted(dims, key=lambda d: (-dst.stride(d), d)) != sorted(dims, key=lambda d: (-stride[d], d)))
+
+
+def relayout_class(classes: set[int], dst: torch.Tensor, src: torch.Tensor, strict: bool) -> int:
+    """The class of a torch copy of data of ``classes`` from ``src`` into ``dst`` in another layout: ``copy_class``,
+    except that in strict mode a kernel's data copied in a permuted order is ``RELAID`` (torch did a transpose's
+    work: issue 51's red team had a kernel write 2x, torch transpose it and a second kernel halve it, on
+    ``l1_transpose``). Constants alone (a permuted fill) stay the kernel's."""
+    cls = copy_class(classes)
+    if strict and cls == KERNEL and KERNEL in classes and permutes(dst, src):
+        return RELAID
+    return cls
 
 
 class Provenance:
@@ -158,8 +193,8 @@ class Provenance:
             self._wrote(dst, self.classes(dst))
             return
         if not dense:
-            cls = copy_class(self.classes(src))
-            if cls == KERNEL and self.moved_input(src):
+            cls = relayout_class(self.classes(src), dst, src, TORCH in self.taints)
+            if cls in (KERNEL, RELAID) and self.moved_input(src):
                 cls = COPIED  # a kernel's copy of an input, re-laid out by torch: torch did the layout work
             self.mark(dst, cls)
             self.remember(dst, {cls})
@@ -170,6 +205,8 @@ class Provenance:
         element[(source == FOREIGN).any(dim=-1)] = FOREIGN
         element[(source == UNSET).all(dim=-1)] = UNSET
         element[torch.isin(source, _OWN.to(source.device)).all(dim=-1)] = KERNEL
+        relaid = (source == RELAID).any(dim=-1) & torch.isin(source, _OWN_RELAID.to(source.device)).all(dim=-1)
+        element[relaid] = RELAID  # a cast of torch's re-layout of a kernel's data: still that
         self.region(dst).copy_(element.unsqueeze(-1).expand(*element.shape, dst.element_size()))
         classes = set(torch.unique(element).tolist())
         self._wrote(dst, classes)
@@ -331,7 +368,7 @@ class CoarseProvenance:
         classes = self.classes(src)
         same_layout = (dst.dtype == src.dtype and dst.shape == src.shape and dst.is_contiguous()
                        and src.is_contiguous())
-        self._write(dst, classes if same_layout else {copy_class(classes)})
+        self._write(dst, classes if same_layout else {relayout_class(classes, dst, src, TORCH in self.taints)})
 
 
 def copy_ends(name: str, inputs: list, outs: list) -> tuple[Any, Any]:
@@ -430,6 +467,8 @@ def launch_taint(prov: Provenance | CoarseProvenance, given: list) -> int | None
     kinds: set[int] = set()
     for t in given:
         kinds |= prov.storage_kinds(t)
+    if RELAID in kinds:  # torch's re-layout of a kernel's data (strict mode only): what it feeds is torch's work
+        kinds.add(TORCH)
     return taint_of(kinds, prov.taints)
 
 
