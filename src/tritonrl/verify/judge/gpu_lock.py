@@ -24,7 +24,9 @@ The lock dir is ``$TRITONRL_GPU_LOCK_DIR`` or ``<tmp>/tritonrl-gpu-locks`` (one 
 user); the kernel drops a lock when its holder dies, so a killed process never leaves a GPU locked. GPU ids are
 compared as written (``CUDA_VISIBLE_DEVICES`` entries): processes that name one GPU differently (an index and a
 UUID) do not see each other's lock. Correctness work of other processes is not held off (a shared cross-process
-lease would be a lock per call; timing is what needs the GPU alone).
+lease would be a lock per call; timing is what needs the GPU alone). A trainer that generates while its reward is
+verified (``rl.generation_chunks > 1``) holds the file lock shared around each chunk's generation
+(``GpuFileLock.hold(shared=True)``), so timing runs fall between chunks or after them.
 """
 
 from __future__ import annotations
@@ -168,12 +170,14 @@ class GpuFileLock:
         return fd
 
     @contextmanager
-    def hold(self) -> Iterator[float]:
-        """The GPU's file lock for the block; yields the seconds waited for it."""
+    def hold(self, shared: bool = False) -> Iterator[float]:
+        """The GPU's file lock for the block; yields the seconds waited for it. ``shared``: held beside other
+        shared holders and against every exclusive one: a trainer generating on the GPU while its verifier works
+        beside it (``tritonrl.train.reward_overlap``) holds it shared, so no timing run overlaps the generation."""
         fd = self._open()
         start = time.monotonic()
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
             yield time.monotonic() - start
         finally:
             os.close(fd)  # closing the last descriptor releases the lock
