@@ -63,8 +63,9 @@ def captured_trainer(monkeypatch):
 
 
 def test_fast_generation_compiles_once_and_lora_steps_do_not_recompile(make_config, captured_trainer):
-    """Three GRPO steps that train the LoRA weights (in place) between generations: the decode step's graph is
-    compiled in step 1 and never again; the generations use the static cache of the planned length."""
+    """Two GRPO steps that train the LoRA weights (in place) between generations, with gradient checkpointing
+    (TRL turns it off and on around each of the step's two chunked generate calls): the decode step's graph is
+    compiled in step 1 and never again."""
     import torch
     from transformers import TrainerCallback
 
@@ -75,17 +76,18 @@ def test_fast_generation_compiles_once_and_lora_steps_do_not_recompile(make_conf
             counts.append(fg.compiled_graphs())
 
     torch._dynamo.reset()
-    config = make_config("rl.steps=3", "rl.generation_compile={backend: eager}", "rl.max_completion_length=6",
-                         "rl.trl={generation_kwargs: {min_new_tokens: 6}}")
+    config = make_config("rl.steps=2", "rl.generation_compile={backend: eager}", "rl.max_completion_length=4",
+                         "rl.trl={generation_kwargs: {min_new_tokens: 4}}", "model.gradient_checkpointing=true",
+                         "rl.generation_chunks=2", "rl.per_device_batch_size=4")
     captured_trainer["callbacks"].append(Count())
     result = rl.run_rl(config, verifier=FakeVerifier(faster_by_text))
     trainer = captured_trainer["trainer"]
-    assert result.status == "done" and result.global_step == 3
+    assert result.status == "done" and result.global_step == 2
     assert trainer.generation_plan.mode == "fast"
     assert trainer.generation_config.cache_implementation == "static"
     assert trainer.generation_config.disable_compile is False
     assert counts[0] >= 1, "the decode step was never compiled"
-    assert counts == [counts[0]] * 3, f"recompiled after step 1: graphs per step {counts}"
+    assert counts == [counts[0]] * 2, f"recompiled after step 1: graphs per step {counts}"
 
 
 def test_eager_generation_sets_only_the_kv_cache(make_config, captured_trainer):
@@ -96,3 +98,34 @@ def test_eager_generation_sets_only_the_kv_cache(make_config, captured_trainer):
     assert trainer.generation_config.disable_compile is True  # TRL's own setting kept
     assert trainer.generation_config.cache_implementation is None
 
+
+
+def test_one_static_cache_is_reused_and_generates_what_a_fresh_one_does(tiny_model_dir):
+    """Greedy generation with the static cache reused (reset in place) across calls with different prompt
+    lengths gives the tokens a fresh cache gives; the second call gets the first call's cache object back."""
+    import torch
+    from transformers import AutoModelForCausalLM, GenerationConfig
+
+    def generate_three(reuse: bool):
+        model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+        handed = []
+        if reuse:
+            fg.reuse_static_cache(model)
+            prepare = model._prepare_static_cache
+            model._prepare_static_cache = lambda *a, **k: handed.append(prepare(*a, **k)) or handed[-1]
+        config = GenerationConfig(max_new_tokens=6, do_sample=False, cache_implementation="static",
+                                  max_cache_len=64, pad_token_id=0, eos_token_id=1)
+        rng = torch.Generator().manual_seed(1)
+        outs = []
+        for n in (9, 17, 5):
+            ids = torch.randint(10, 1000, (3, n), generator=rng)
+            mask = torch.ones_like(ids)
+            mask[0, :3] = 0
+            with torch.no_grad():
+                outs.append(model.generate(input_ids=ids, attention_mask=mask, generation_config=config))
+        return outs, handed
+
+    fresh, _ = generate_three(False)
+    reused, handed = generate_three(True)
+    assert all(torch.equal(a, b) for a, b in zip(fresh, reused))
+    assert len(handed) == 3 and handed[0] is handed[1] is handed[2]

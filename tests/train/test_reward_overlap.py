@@ -122,3 +122,11 @@ def test_grpo_with_two_chunks_verifies_each_chunk_as_it_is_generated(make_config
     assert len(logged) == 2 and all(0 <= h["verify/hidden_fraction"] <= 1 for h in logged)
     # TRL's reward is the verifier's: the mean it logged is the mean of faster_by_text's rewards
     assert all(h["rewards/verifier_reward/mean"] == pytest.approx(h["verify/mean_reward"]) for h in logged)
+
+
+def test_the_verification_time_counts_overlapping_calls_once():
+    from tritonrl.train.reward_overlap import union_s
+
+    assert union_s([]) == 0
+    assert union_s([(0, 2), (1, 3), (5, 6)]) == 4  # two chunks' calls overlapping for 1 s, then a third
+    assert union_s([(0, 4), (1, 2)]) == 4

@@ -20,6 +20,16 @@ What TRL 1.16 and transformers (5.17 on the GPU host, 5.24 here) already do, and
 - LoRA in place: PEFT's unmerged adapters are parameters the compiled graph reads as inputs (torch's inlined
   ``nn.Module`` parameters); the optimizer updates them in place, so no step recompiles
   (``tests/train/test_fast_generation.py`` counts dynamo's compiles over steps that train).
+- One cache for the run: transformers allocates a new static cache in every ``generate`` (its
+  ``_prepare_static_cache``, the same in 5.17 and 5.24), which costs the allocation (GBs at 64 x 1k tokens for a
+  1.5B model) and gives the CUDA graphs new addresses to re-record. ``reuse_static_cache`` keeps one cache per
+  (batch, length) and hands it back reset (``Cache.reset``, in place), so the addresses never change.
+- One set of input-grad hooks: TRL turns gradient checkpointing off and on around every ``generate``, and each
+  time transformers' ``enable_input_require_grads`` adds a forward hook on the input embeddings, which its
+  ``disable`` removes only for transformers' own PEFT integration, not a ``PeftModel`` (transformers 5.17-5.24):
+  with a hook more every call, the compiled forward's guard on the hook count failed at each generation,
+  recompiled, and after torch's recompile limit (8) ran eagerly. ``single_input_grad_hooks`` makes the call
+  replace the hooks it added before (``tests/train/test_fast_generation.py`` trains with gradient checkpointing on).
 - EOS: ``generate`` stops when every sequence of the batch has finished; finished rows keep their slot (and their
   compute) until then, as static batches must; TRL masks what follows each EOS.
 
@@ -131,10 +141,54 @@ def install_generation(trainer, config: TrainingConfig, prompts: list, compile_a
                         compile_config=compile_config)
     for name, value in settings.items():
         setattr(trainer.generation_config, name, value)
+    single_input_grad_hooks(trainer.model)
+    if plan.mode == "fast":
+        reuse_static_cache(trainer.model)
     if isinstance(getattr(trainer, "generation_kwargs", None), dict):  # TRL's copy for older transformers
         trainer.generation_kwargs.update({k: v for k, v in settings.items() if k != "compile_config"})
     trainer.generation_plan = plan
     return plan
+
+
+def single_input_grad_hooks(model) -> None:
+    """Make ``enable_input_require_grads`` of ``model``'s transformers model replace the hooks it added before
+    instead of adding more (see the module's docstring); its own ``disable_input_require_grads`` removes them."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    if getattr(base, "_tritonrl_single_hooks", False) or not hasattr(base, "disable_input_require_grads"):
+        return
+    enable = base.enable_input_require_grads
+
+    def enable_once() -> None:
+        base.disable_input_require_grads()
+        base._require_grads_hooks = []
+        enable()
+
+    base.enable_input_require_grads = enable_once
+    base._tritonrl_single_hooks = True
+
+
+def reuse_static_cache(model) -> None:
+    """``model``'s transformers model gives ``generate`` the static cache of its last call of the same batch size
+    and length, reset in place, instead of a new one (see the module's docstring)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    prepare = getattr(base, "_prepare_static_cache", None)
+    if prepare is None or getattr(base, "_tritonrl_cache_reused", False):
+        if prepare is None:
+            say_once("this transformers has no _prepare_static_cache: each generate allocates its static cache")
+        return
+    caches: dict[tuple, object] = {}
+
+    def prepare_once(cache_implementation, batch_size, max_cache_len, *args, **kwargs):
+        key = (cache_implementation, batch_size, max(max_cache_len, getattr(base, "_previous_max_cache_length", -1)))
+        cache = caches.get(key)
+        if cache is None or base.config.is_encoder_decoder:
+            cache = caches[key] = prepare(cache_implementation, batch_size, max_cache_len, *args, **kwargs)
+        else:
+            cache.reset()
+        return cache
+
+    base._prepare_static_cache = prepare_once
+    base._tritonrl_cache_reused = True
 
 
 def compiled_graphs() -> int:

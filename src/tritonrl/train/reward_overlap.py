@@ -6,13 +6,14 @@ TRL computes rewards after the whole batch is generated (``_calculate_rewards``,
 functions only overlap each other), and GRPO's advantages need every reward of a group (and, with
 ``scale_rewards: batch``, of the batch) before any backward pass. So the overlap that stays on-policy is inside
 the step: the rank's prompts are generated in ``rl.generation_chunks`` equal chunks (one compiled shape), and as
-each chunk finishes its completions are decoded and handed to a background thread that verifies them
-(``BackgroundVerification``: the reward's own verifier, one ``verify_many`` per chunk, in order). The verification
+each chunk finishes its completions are decoded and handed to background threads that verify them
+(``BackgroundVerification``: the reward's own verifier, one ``verify_many`` per chunk; the calls of several chunks
+may run at once, the verifier's slots bound the candidates in flight). The verification
 of chunk k runs while chunk k+1 is generated; the last chunk's runs beside TRL's log-prob passes. When TRL then
 calls the reward with the whole batch, ``VerifierReward.score`` collects the verdicts (waiting only for those
 not yet in), so the rewards are exactly the serial path's verdicts of the same completions; the curriculum, the
 metrics and the shuffle control see the batch as before. Logged per batch: ``verify/time_s`` (the verification's
-seconds), ``verify/wait_s`` (what the step waited for it) and ``verify/hidden_fraction`` (1 - wait / time).
+wall seconds, overlapping calls counted once), ``verify/wait_s`` (what the step waited for it) and ``verify/hidden_fraction`` (1 - wait / time).
 
 The verifier's timing keeps the GPU to itself: each chunk's generation holds the GPU's file lock shared
 (``tritonrl.verify.judge.gpu_lock.GpuFileLock.hold(shared=True)``), as do the GPU passes after the last chunk
@@ -41,13 +42,15 @@ def _text_key(task_key: str, completion) -> tuple[str, str]:
 
 
 class BackgroundVerification:
-    """Chunks verified in one background thread, in order; the reward ``collect``s a batch's verdicts."""
+    """Chunks verified in background threads as they come; the reward ``collect``s a batch's verdicts."""
 
-    def __init__(self, lease=None) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tritonrl-verify")
+    def __init__(self, lease=None, concurrent_chunks: int = 1) -> None:
+        # Several chunks' calls may run at once: a chunk's slowest candidate does not hold the next chunk back (the
+        # local Verifier's slots bound the candidates in flight, whoever submits them).
+        self._pool = ThreadPoolExecutor(max_workers=max(1, concurrent_chunks), thread_name_prefix="tritonrl-verify")
         self._pending: dict[tuple[str, str], deque[tuple[Future, int]]] = {}
         self._lock = threading.Lock()
-        self._busy_s = 0.0
+        self._intervals: list[tuple[float, float]] = []  # (start, end) of each verify_many call of the batch
         self._said: set[str] = set()
         self.lease = lease  # a GpuFileLock, taken shared around this process's GPU work (None on a CPU)
         self._held = ExitStack()
@@ -79,7 +82,7 @@ class BackgroundVerification:
             return verifier.verify_many(items)
         finally:
             with self._lock:
-                self._busy_s += time.perf_counter() - started
+                self._intervals.append((started, time.perf_counter()))
 
     # ------------------------------------------------------------ the reward's side
     def collect(self, reward, completions, task_key) -> list:
@@ -103,8 +106,8 @@ class BackgroundVerification:
         if stale:
             self._say(f"{stale} completions verified beside generation were not in the reward's batch")
         with self._lock:
-            busy_s, self._busy_s = self._busy_s, 0.0
-        reward._verify_s, reward._wait_s, reward._hits = busy_s, wait_s, 0
+            intervals, self._intervals = self._intervals, []
+        reward._verify_s, reward._wait_s, reward._hits = union_s(intervals), wait_s, 0
         return results
 
     def _take(self, key):
@@ -124,6 +127,16 @@ class BackgroundVerification:
     def close(self) -> None:
         self.release_gpu()
         self._pool.shutdown(wait=True)
+
+
+def union_s(intervals: list[tuple[float, float]]) -> float:
+    """Seconds covered by the union of ``intervals`` (the verification's wall time, calls overlapping)."""
+    total, end = 0.0, float("-inf")
+    for start, stop in sorted(intervals):
+        if stop > end:
+            total += stop - max(start, end)
+            end = stop
+    return total
 
 
 def generate_in_chunks(trainer, generate, chunks: int, background: BackgroundVerification, reward,
@@ -193,7 +206,7 @@ def install_overlap(trainer, reward, chunks: int, device_type: str) -> Backgroun
         from tritonrl.verify.judge.gpu_lock import GpuFileLock
 
         lease = GpuFileLock(rank_gpu())
-    background = BackgroundVerification(lease)
+    background = BackgroundVerification(lease, concurrent_chunks=chunks)
     reward.background = background
     trainer.reward_overlap = (chunks, background, reward)
     return background
