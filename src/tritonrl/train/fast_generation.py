@@ -86,10 +86,21 @@ def say_once(message: str) -> None:
         print(f"tritonrl: {message}", file=sys.stderr, flush=True)
 
 
+LONGEST_CANDIDATES = 256  # prompts tokenized to find the longest: the longest by characters
+
+
+def _chars(prompt) -> int:
+    if isinstance(prompt, str):
+        return len(prompt)
+    return sum(len(str(m.get("content", ""))) for m in prompt)
+
+
 def longest_prompt_tokens(tokenizer, prompts: list) -> int:
-    """Tokens of the longest prompt as TRL tokenizes it (chat template with the generation prompt)."""
+    """Tokens of the longest prompt as TRL tokenizes it (chat template with the generation prompt), among the
+    ``LONGEST_CANDIDATES`` longest by characters (a large dataset is not tokenized whole at start; a longer prompt
+    that slips through grows the cache once, and that step recompiles)."""
     longest = 0
-    for prompt in prompts:
+    for prompt in sorted(prompts, key=_chars, reverse=True)[:LONGEST_CANDIDATES]:
         if isinstance(prompt, str):
             ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
         else:
