@@ -129,3 +129,10 @@ def test_one_static_cache_is_reused_and_generates_what_a_fresh_one_does(tiny_mod
     reused, handed = generate_three(True)
     assert all(torch.equal(a, b) for a, b in zip(fresh, reused))
     assert len(handed) == 3 and handed[0] is handed[1] is handed[2]
+
+
+def test_sharded_parameters_generate_eagerly(make_config, monkeypatch):
+    monkeypatch.setattr(fg, "_SAID", set())
+    monkeypatch.setenv("ACCELERATE_USE_FSDP", "true")
+    config = make_config("rl.use_cpu=false")
+    assert "sharded across ranks (fsdp)" in fg.fallback_reason(config, "cuda")

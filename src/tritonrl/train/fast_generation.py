@@ -33,8 +33,9 @@ What TRL 1.16 and transformers (5.17 on the GPU host, 5.24 here) already do, and
 - EOS: ``generate`` stops when every sequence of the batch has finished; finished rows keep their slot (and their
   compute) until then, as static batches must; TRL masks what follows each EOS.
 
-Where the fast path cannot run (no CUDA device, ``rl.use_cpu``, ``rl.use_vllm``, no Triton for inductor) the run
-generates eagerly and says so once (``fallback_reason``). ``install_generation(..., compile_anywhere=True)`` (tests
+Where the fast path cannot run (no CUDA device, ``rl.use_cpu``, ``rl.use_vllm``, no Triton for inductor), or has
+not been tried (parameters sharded by FSDP or ZeRO-3, gathered anew for every ``generate``), the run generates
+eagerly and says so once (``fallback_reason``). ``install_generation(..., compile_anywhere=True)`` (tests
 and the benchmark's CPU rehearsal) compiles on any device, with the backend ``rl.generation_compile`` names.
 """
 
@@ -68,6 +69,10 @@ def fallback_reason(config: TrainingConfig, device_type: str) -> str | None:
         return "rl.use_vllm=true: vLLM generates"
     if rl.use_cpu or device_type != "cuda":
         return f"no CUDA device (training on {'cpu' if rl.use_cpu else device_type})"
+    from tritonrl.common.ranks import sharded_launch
+
+    if (sharded := sharded_launch()) is not None:  # parameters gathered anew for every generate: not measured
+        return f"parameters sharded across ranks ({sharded}); the compiled path is for DDP / one GPU"
     import torch
 
     if not hasattr(torch, "compile"):
