@@ -26,9 +26,11 @@ Written to ``--out`` (one JSON object; the fast path's figures at the top level,
 first), ``step_s`` (mean of the steps after the first), ``phases_s`` (per step: ``generation``, ``reward_wait``
 (the step waiting for verification), ``forward_backward`` (training_step less its generation batch),
 ``optimizer``, ``other``), ``verification_s`` and ``reward_hidden_fraction`` (1 - wait / verification seconds),
-``recompiles_after_step_1`` (graphs dynamo built after step 1: 0 means no recompile), ``peak_memory_gib``
+``recompiles_after_step_1`` (graphs dynamo built after step 1: 0 means no recompile), ``dynamo`` (graph breaks by
+reason, inductor's CUDA-graph counters), ``peak_memory_gib``
 (torch's peak allocation), ``first_step_s`` (with the compile), per-step rows, and ``fast_over_eager`` (the
-generation tokens/s ratio). ``done_when`` checks issue 52's targets (null on a CPU: they are GPU targets).
+generation tokens/s ratio). ``done_when`` checks issue 52's targets (null on a CPU: they are GPU targets). A path
+that raises is recorded as ``{"error": ...}`` and the next path still runs (one device call holds both).
 
 ``--cpu-rehearsal``: the project's tiny model, 16 completions x 16 tokens, 2 Level-1 tasks judged on the CPU
 (Triton's interpreter), dynamo's ``eager`` backend (tracing, no code generation): the same code path and JSON
@@ -283,12 +285,22 @@ def summarize(path: str, clock, trainer, reward, graphs_before: int, wall_s: flo
         "recompiles_after_step_1": (last - clock.graphs_after_step_1) if clock.graphs_after_step_1 is not None
         else None,
         "compiled_graphs": last - graphs_before,
+        "dynamo": dynamo_counters(),
         "candidates_by_kind": dict(reward.kinds_seen),
         "correct_rate": [round(s.correct_rate, 3) for s in reward.history],
         "wall_s": round(wall_s, 1),
         "rows": [{**r, "step_s": round(r["step_s"], 3), "verification_s": round(r["verification_s"], 3),
                   "phases_s": {k: round(v, 3) for k, v in r["phases_s"].items()}} for r in clock.rows],
     }
+
+
+def dynamo_counters() -> dict:
+    """What torch.compile did in this process so far: graph breaks (by reason) and CUDA-graph counters."""
+    from torch._dynamo.utils import counters
+
+    return {"graph_breaks": {str(k)[:200]: v for k, v in counters["graph_break"].items()},
+            "inductor_cudagraph": {k: v for k, v in counters["inductor"].items() if "cudagraph" in k},
+            "unique_graphs": int(counters["stats"]["unique_graphs"])}
 
 
 # ------------------------------------------------------------------------------------------------ the run
@@ -327,7 +339,8 @@ def done_when(fast: dict, eager: dict | None, cpu: bool) -> dict | None:
 def headline(out: dict, cpu: bool) -> None:
     """The fast path's figures at the top level, the ratio to the eager path and the targets, once known."""
     fast, eager = out.get("fast"), out.get("eager")
-    if not fast:
+    eager = eager if eager and "error" not in eager else None
+    if not fast or "error" in fast:
         return
     for key in ("generation_tokens_per_s", "step_s", "phases_s", "verification_s", "reward_hidden_fraction",
                 "recompiles_after_step_1", "peak_memory_gib"):
@@ -368,7 +381,13 @@ def main(argv: list[str] | None = None) -> dict:
                        "Triton's interpreter with timing off; a check of the code path, not a GPU figure")
     for path in [p.strip() for p in args.paths.split(",") if p.strip()]:
         print(f"rl_step: {path} path ...", file=sys.stderr, flush=True)
-        out[path] = run_path(args, model_dir, path)
+        try:
+            out[path] = run_path(args, model_dir, path)
+        except Exception as exc:  # noqa: BLE001 - one device call runs both paths: a failing one must not cost the other
+            import traceback
+
+            traceback.print_exc()
+            out[path] = {"path": path, "error": f"{type(exc).__name__}: {exc}"[:2000]}
         headline(out, args.cpu_rehearsal)
         write(args, out)
     print(json.dumps({k: out.get(k) for k in ("device", "generation_tokens_per_s", "step_s", "phases_s",

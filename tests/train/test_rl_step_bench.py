@@ -84,3 +84,20 @@ def test_the_cpu_rehearsal_writes_the_gpu_json_shape(bench, tmp_path):
     assert set(data["phases_s"]) == {"generation", "reward_wait", "forward_backward", "optimizer", "other"}
     assert data["recompiles_after_step_1"] == 0 and data["fast"]["generation"] == "fast"
     assert 0 <= data["reward_hidden_fraction"] <= 1 and data["eager"]["reward_hidden_fraction"] == 0
+
+
+def test_a_failing_path_is_recorded_and_the_other_still_runs(bench, tmp_path, monkeypatch):
+    calls = []
+
+    def run_path(args, model_dir, path):
+        calls.append(path)
+        if path == "fast":
+            raise RuntimeError("inductor failed")
+        return {"path": path, "generation_tokens_per_s": 100.0}
+
+    monkeypatch.setattr(bench, "run_path", run_path)
+    monkeypatch.setattr(bench, "build", lambda args: (tmp_path, {"size": "tiny", "parameters": 1}))
+    out = bench.main(["--cpu-rehearsal", "--out", str(tmp_path / "out.json")])
+    assert calls == ["fast", "eager"] and out["fast"]["error"] == "RuntimeError: inductor failed"
+    assert "generation_tokens_per_s" not in out  # no headline from a failed path
+    assert json.loads((tmp_path / "out.json").read_text())["eager"]["generation_tokens_per_s"] == 100.0
