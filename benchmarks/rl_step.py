@@ -252,7 +252,11 @@ def run_path(args, model_dir: Path, path: str) -> dict:
     result["peak_memory_gib"] = round(torch.cuda.max_memory_allocated() / 2**30, 2) if cuda else None
     del trainer, model
     gc.collect()
-    if cuda:
+    if cuda:  # the next path's peak memory must not hold this one's compiled graphs and CUDA-graph pool
+        from torch._inductor.cudagraph_trees import reset_cudagraph_trees
+
+        torch._dynamo.reset()
+        reset_cudagraph_trees()
         torch.cuda.empty_cache()
     return result
 
