@@ -143,7 +143,7 @@ def generate_in_chunks(trainer, generate, chunks: int, background: BackgroundVer
                        prompt_ids: list, images, multimodal_fields, *args, **kwargs):
     """``generate`` (TRL's ``_generate_single_turn``) over ``chunks`` equal slices of ``prompt_ids``, each
     slice's completions submitted to ``background`` as soon as they exist. Returns what ``generate`` returns, for
-    the whole batch."""
+    the whole batch: GRPO's (completion ids, logprobs or None), RLOO's completion ids alone."""
     n = len(prompt_ids)
     if n % chunks:
         raise ValueError(f"rl.generation_chunks = {chunks} does not divide this rank's generation batch of {n} "
@@ -161,16 +161,18 @@ def generate_in_chunks(trainer, generate, chunks: int, background: BackgroundVer
         stop = start + size
         background.hold_gpu()
         try:
-            ids, logprobs = generate(prompt_ids[start:stop], images[start:stop] if images else images,
-                                     multimodal_fields, *args, **kwargs)
+            out = generate(prompt_ids[start:stop], images[start:stop] if images else images, multimodal_fields,
+                           *args, **kwargs)
         finally:
             background.release_gpu()
+        pair = isinstance(out, tuple)
+        ids, logprobs = out if pair else (out, None)
         background.submit(reward, trainer.processing_class.batch_decode(ids, skip_special_tokens=True),
                           keys[start:stop])
         all_ids.extend(ids)
         all_logprobs = None if logprobs is None or all_logprobs is None else all_logprobs + list(logprobs)
     background.hold_gpu()  # the log-prob passes that follow, until the reward is collected
-    return all_ids, all_logprobs
+    return (all_ids, all_logprobs) if pair else all_ids
 
 
 def with_reward_overlap(trainer_cls):
