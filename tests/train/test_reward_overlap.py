@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -132,3 +133,29 @@ def test_the_verification_time_counts_overlapping_calls_once():
     assert union_s([]) == 0
     assert union_s([(0, 2), (1, 3), (5, 6)]) == 4  # two chunks' calls overlapping for 1 s, then a third
     assert union_s([(0, 4), (1, 2)]) == 4
+
+
+def test_generation_holds_the_gpu_shared_so_a_timing_run_waits(tmp_path):
+    """Around each chunk (and after the last, until the reward is collected) the trainer holds the GPU's file lock
+    shared: a timing run's exclusive lock cannot be taken then, and can between chunks and after the collect."""
+    from tritonrl.verify.judge.gpu_lock import GpuFileLock
+
+    keys = ["l1_relu", "l1_gelu"] * 2
+    reward = VerifierReward(TASKS, verifier=FakeVerifier(faster_by_text), group_size=2)
+    background = BackgroundVerification(GpuFileLock("0", str(tmp_path)))
+    reward.background, background.task_keys = background, keys
+    timing = GpuFileLock("0", str(tmp_path))
+    seen = []
+
+    def generate(prompt_ids, images, multimodal_fields):
+        fd = timing.try_hold()
+        seen.append(fd is None)  # RLOO's form: the completion ids alone
+        return [[p[0]] for p in prompt_ids]
+
+    ids = generate_in_chunks(Trainer(), generate, 2, background, reward, [[i] for i in range(4)], None, {})
+    assert seen == [True, True] and timing.try_hold() is None  # held during both chunks and after the last
+    reward(completions=Tokenizer().batch_decode(ids), task_key=keys)
+    fd = timing.try_hold()  # the reward collected: the GPU is free for timing runs
+    assert fd is not None
+    os.close(fd)
+    background.close()
