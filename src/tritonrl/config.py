@@ -475,6 +475,17 @@ class RLRunConfig(Section):
         "help": "colocate: vLLM context (prompt + completion) in tokens; null: the model's", "ge": 1})
     vllm_enable_sleep_mode: bool = field(default=False, metadata={
         "help": "colocate: offload vLLM weights/cache during the optimizer step (less memory, slower)"})
+    # tritonrl.train.fast_generation: transformers' static cache + compiled decode step (no vLLM)
+    generation: Literal["fast", "eager"] = field(default="fast", metadata={
+        "help": "transformers generation (no vLLM): fast = static KV cache sized once + torch.compile'd decode "
+                "step (CUDA only: elsewhere eager, said once); eager = TRL's default dynamic cache"})
+    generation_compile: dict[str, Any] = field(default_factory=dict, metadata={
+        "help": "generation=fast: transformers CompileConfig options (fullgraph, dynamic, backend, mode, options); "
+                "default mode reduce-overhead (CUDA graphs)"})
+    # tritonrl.train.reward_overlap: verification of chunk k beside the generation of chunk k+1
+    generation_chunks: int = field(default=1, metadata={
+        "help": "generate a rank's batch in this many equal chunks, each verified in the background as soon as "
+                "it is generated (1: one generate call, verification after it)", "ge": 1})
     curriculum: bool = field(default=True, metadata={
         "help": "sample prompts by the adaptive curriculum (off: uniform, TRL's sampler)"})
     async_reward: bool = field(default=False, metadata={"help": "verify in a thread via TRL's async rewards"})
@@ -522,6 +533,29 @@ class RLRunConfig(Section):
                       "use a value >= it, e.g. 0.28")
         self._check_turns()
         self._check_trl_keys()
+        self._check_generation()
+
+    def _check_generation(self) -> None:
+        unknown = sorted(set(self.generation_compile) - COMPILE_CONFIG_KEYS)
+        if unknown:
+            self.fail("generation_compile", f"has key(s) {', '.join(unknown)}; transformers' CompileConfig takes "
+                      f"{', '.join(sorted(COMPILE_CONFIG_KEYS))}")
+        if self.generation_chunks == 1:
+            return
+        batch = self.per_device_batch_size * self.gradient_accumulation_steps
+        if batch % self.generation_chunks:
+            self.fail("generation_chunks", f"= {self.generation_chunks} must divide a rank's generation batch, "
+                      f"rl.per_device_batch_size x rl.gradient_accumulation_steps = {batch} (equal chunks keep "
+                      "one compiled shape)")
+        for name, why in (("use_vllm", "vLLM generates the whole batch at once"),
+                          ("verify_cache", "the cache dedups across a whole batch; use one or the other"),
+                          ("async_reward", "the overlap already verifies in the background")):
+            if getattr(self, name):
+                self.fail("generation_chunks", f"> 1 does not apply with rl.{name}=true ({why}); set "
+                          "rl.generation_chunks=1")
+        if self.turns > 1:
+            self.fail("generation_chunks", "> 1 does not apply with rl.turns > 1 (each turn is verified inside "
+                      "the rollout); set rl.generation_chunks=1")
 
     def _check_turns(self) -> None:
         if self.turns == 1:
@@ -555,6 +589,9 @@ class RLRunConfig(Section):
             cls = "GRPOConfig" if self.algo == "grpo" else "RLOOConfig"
             self.fail("trl", f"has key(s) {', '.join(unknown)} that the installed TRL's {cls} does not know; "
                       f"check the spelling against trl.{cls}")
+
+
+COMPILE_CONFIG_KEYS = frozenset({"fullgraph", "dynamic", "backend", "mode", "options"})  # transformers 5.17-5.24
 
 
 @functools.cache

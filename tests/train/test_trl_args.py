@@ -74,3 +74,65 @@ def test_rloo_maps_scale_rewards_to_normalize_advantages(tmp_path, scale, normal
     assert args.normalize_advantages is normalize
     assert not [m for m in caught if "ignored" in m]
     assert "loss_type" not in {f.name for f in dataclasses.fields(args)}
+
+
+# ------------------------------------------------------------------------------------ rl.use_vllm (issue 52)
+# What each field we pass means in TRL's own help text: colocate-only, server-only, or both modes.
+VLLM_FIELDS = {"use_vllm": None, "vllm_mode": None, "vllm_enable_sleep_mode": None,
+               "vllm_gpu_memory_utilization": "colocate", "vllm_max_model_length": "colocate",
+               "vllm_server_base_url": "server"}
+
+
+@pytest.mark.parametrize("algo", ["grpo", "rloo"])
+@pytest.mark.parametrize("mode", ["colocate", "server"])
+def test_use_vllm_builds_the_arguments_trl_documents(tmp_path, algo, mode):
+    """``rl.use_vllm`` in each mode: every vLLM argument we pass is a field of the installed TRL's config class,
+    documented (its help) for the mode it is used in, and reaches the built config unchanged. Built for real, on
+    a CPU (TRL checks vLLM itself only when the trainer starts); no vLLM generation ran (none can run here)."""
+    from trl import GRPOConfig, RLOOConfig
+
+    cls = GRPOConfig if algo == "grpo" else RLOOConfig
+    url = "http://gen-node:8000"
+    args, caught = build(tmp_path, f"rl.algo={algo}", "rl.use_cpu=false", "rl.use_vllm=true",
+                         f"rl.vllm_mode={mode}", f"rl.vllm_server_base_url={url}",
+                         "rl.vllm_gpu_memory_utilization=0.4", "rl.vllm_max_model_length=6144",
+                         "rl.vllm_enable_sleep_mode=true")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    sections = doc_sections(cls)
+    for name, only_in in VLLM_FIELDS.items():
+        assert name in fields, f"TRL's {cls.__name__} has no field {name}"
+        if only_in is not None:
+            where = sections.get(name, "") + " " + fields[name].metadata.get("help", "")
+            assert f"only used when `vllm_mode` is `\"{only_in}\"`" in where or f"is set to `'{only_in}'`" in where, \
+                f"{name}: TRL no longer documents it for {only_in} mode ({where!r})"
+    assert args.use_vllm is True and args.vllm_mode == mode
+    assert (args.vllm_server_base_url, args.vllm_gpu_memory_utilization, args.vllm_max_model_length,
+            args.vllm_enable_sleep_mode) == (url, 0.4, 6144, True)
+    assert "colocate" in fields["vllm_mode"].metadata["help"] and "server" in fields["vllm_mode"].metadata["help"]
+    assert not [m for m in caught if "vllm" in m.lower() and "ignored" in m]
+
+
+def doc_sections(cls) -> dict[str, str]:
+    """field -> the heading of the section of ``cls``'s docstring that documents it ("> Parameters that ...")."""
+    import re
+
+    heading, out = "", {}
+    for line in (cls.__doc__ or "").splitlines():
+        if line.strip().startswith("> "):
+            heading = line.strip()
+        elif match := re.match(r"\s{8}(\w+) \(`", line):
+            out[match.group(1)] = heading
+    return out
+
+
+def test_use_vllm_without_vllm_installed_is_one_clear_error(tmp_path):
+    import importlib.util
+
+    from tritonrl.errors import ConfigError
+    from tritonrl.train.rl import check_rl_config
+
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vLLM is installed here")
+    config = load_config(None, ["rl.use_vllm=true"])
+    with pytest.raises(ConfigError, match="needs vLLM installed"):
+        check_rl_config(config.rl)

@@ -129,6 +129,56 @@ def _overlaps(results) -> tuple[int, int]:
     return timing, shared
 
 
+def test_a_shared_file_lock_lets_shared_holders_in_and_keeps_a_timing_run_out(tmp_path):
+    """A trainer generating beside its verifier holds the GPU's file lock shared (rl.generation_chunks): other
+    shared holders come in, an exclusive one (a timing run) waits until every shared holder has left."""
+    from tritonrl.verify.judge.gpu_lock import GpuFileLock
+
+    lock = GpuFileLock("0", str(tmp_path))
+    order = []
+
+    def timing_run():
+        with lock.hold():
+            order.append("exclusive")
+
+    with lock.hold(shared=True), lock.hold(shared=True) as waited:  # a second shared holder waits for nobody
+        assert waited < 1.0
+        thread = threading.Thread(target=timing_run)
+        thread.start()
+        time.sleep(0.3)
+        order.append("shared released")
+    thread.join(5)
+    assert order == ["shared released", "exclusive"]
+
+
+def test_a_timing_run_waiting_for_another_process_lets_the_judges_other_work_go_on(tmp_path):
+    """While a trainer holds the GPU's file lock shared (generating), a timing run of the judge waits for it
+    without holding the judge's in-process exclusive lock, so another candidate's shared lease is granted at once;
+    once the trainer lets go, the timing run gets the GPU (both locks)."""
+    from tritonrl.verify.judge.gpu_lock import CrossProcessGpuLease, GpuFileLock
+
+    rw = RWLock()
+    timing = CrossProcessGpuLease("0", rw, GpuFileLock("0", str(tmp_path)))
+    other = GpuLease("0", rw)
+    events = []
+
+    def timing_run():
+        with timing.exclusive():
+            events.append("timing")
+            assert not GpuFileLock("0", str(tmp_path)).try_hold()  # the file lock is this judge's now
+
+    trainer = GpuFileLock("0", str(tmp_path))
+    with trainer.hold(shared=True):
+        thread = threading.Thread(target=timing_run)
+        thread.start()
+        time.sleep(0.2)  # the timing run is waiting on the file lock
+        assert other.share() < 0.15  # another candidate's trial is not held back behind it
+        events.append("trial")
+        other.release()
+    thread.join(5)
+    assert events == ["trial", "timing"] and timing.waited_s >= 0.15
+
+
 def test_a_timing_run_never_overlaps_another_candidates_gpu_work(tmp_path, monkeypatch):
     monkeypatch.setenv("TRITONRL_TIMING_ON_CPU", "1")
     good, crash = (RUNTIME / "good_relu.py").read_text(), (RUNTIME / "os_exit.py").read_text()

@@ -106,6 +106,7 @@ class VerifierReward:
         self.cache: dict[tuple[str, str], object] | None = {} if cache else None
         self.shuffle_rng = random.Random(seed) if shuffle else None
         self.health: list[dict[str, float]] = []  # one entry per reward batch: signal_health() of that batch
+        self.background = None  # a BackgroundVerification (tritonrl.train.reward_overlap), rl.generation_chunks > 1
 
     def close(self) -> None:
         """Release the verifier's worker processes, if it has any."""
@@ -119,19 +120,29 @@ class VerifierReward:
 
         if task_key is None:
             raise ValueError("the training dataset needs a 'task_key' column for VerifierReward")
+        if self.background is not None:  # verdicts of chunks verified while the rest was generated
+            results = self.background.collect(self, completions, task_key)
+            return [compute_reward(r, self.reward_config) for r in results], results
         started = time.perf_counter()
         keys = [self._cache_key(key, c) for key, c in zip(task_key, completions, strict=True)]
         known = self.cache if self.cache is not None else {}
         todo: dict[tuple[str, str], VerifyItem] = {}
         for key, c, cache_key in zip(task_key, completions, keys, strict=True):
             if cache_key not in known and cache_key not in todo:
-                todo[cache_key] = VerifyItem(self.tasks[key], completion=c)
+                todo[cache_key] = self.item(key, c)
         fresh = dict(zip(todo, self.verifier.verify_many(list(todo.values())), strict=True)) if todo else {}
         if self.cache is not None:
             self.cache.update(fresh)
         results = [fresh[k] if k in fresh else known[k] for k in keys]
         self._verify_s, self._hits = time.perf_counter() - started, len(keys) - len(todo)
+        self._wait_s = self._verify_s
         return [compute_reward(r, self.reward_config) for r in results], results
+
+    def item(self, task_key: str, completion):
+        """The ``VerifyItem`` judging ``completion`` for ``task_key`` (a benchmark feeds real candidates here)."""
+        from tritonrl.verify import VerifyItem
+
+        return VerifyItem(self.tasks[task_key], completion=completion)
 
     def _cache_key(self, task_key: str, completion) -> tuple[str, str]:
         from tritonrl.extract import completion_text, extract_code
@@ -169,6 +180,9 @@ class VerifierReward:
         metrics = stats.as_metrics()
         health = dict(health) if health is not None else signal_health(rewards, self.group_size)
         health["verify/time_s"] = getattr(self, "_verify_s", 0.0)
+        if self.background is not None:  # how much of the verification the step did not wait for
+            health["verify/wait_s"] = getattr(self, "_wait_s", 0.0)
+            health["verify/hidden_fraction"] = hidden_fraction(health["verify/time_s"], health["verify/wait_s"])
         if self.cache is not None:
             health["verify/cache_hit_rate"] = getattr(self, "_hits", 0) / max(1, len(rewards))
         self.health.append(health)
@@ -193,6 +207,11 @@ class AsyncVerifierReward(VerifierReward):
         rewards, results = await asyncio.to_thread(self.score, completions, task_key)
         self._account(results, rewards, task_key, log_metric)
         return self._shuffled(rewards)
+
+
+def hidden_fraction(verify_s: float, wait_s: float) -> float:
+    """Share of the verification's seconds the trainer spent on other work (1: the step never waited for it)."""
+    return 0.0 if verify_s <= 0 else min(1.0, max(0.0, 1.0 - wait_s / verify_s))
 
 
 def signal_health(rewards: Sequence[float], group_size: int) -> dict[str, float]:

@@ -26,7 +26,9 @@ from tritonrl.config import RLRunConfig, TrainingConfig
 from tritonrl.errors import ConfigError
 from tritonrl.train.curriculum import Curriculum, CurriculumSampler
 from tritonrl.train.data import load_training_tasks, rl_rows, to_dataset
+from tritonrl.train.fast_generation import install_generation
 from tritonrl.train.reward_adapters import AsyncVerifierReward, VerifierReward
+from tritonrl.train.reward_overlap import install_overlap, with_reward_overlap
 from tritonrl.train.stage_session import StageSession, gradient_checkpointing, peft_config, trl_args
 
 
@@ -94,7 +96,23 @@ def trainer_class(config: TrainingConfig, trainer_cls):
         from tritonrl.train.multiturn import with_turn_baselines
 
         cls = with_turn_baselines(cls)
+    if config.rl.generation_chunks > 1:
+        cls = with_reward_overlap(cls)
     return cls
+
+
+def build_trainer(config: TrainingConfig, trainer_cls, args, model, tokenizer, dataset, rows: list[dict], reward,
+                  rollout: dict, callbacks: list, compile_anywhere: bool = False):
+    """The online trainer with its generation (``rl.generation``: ``install_generation``) and, with
+    ``rl.generation_chunks > 1``, the reward beside generation (``install_overlap``). ``compile_anywhere``:
+    compile the decode step on any device (tests, the benchmark's CPU rehearsal)."""
+    trainer = trainer_class(config, trainer_cls)(
+        model=model, reward_funcs=[reward], train_dataset=dataset, processing_class=tokenizer,
+        args=args, peft_config=peft_config(config), callbacks=callbacks, **rollout,
+    )
+    install_generation(trainer, config, [row["prompt"] for row in rows], compile_anywhere=compile_anywhere)
+    install_overlap(trainer, reward, config.rl.generation_chunks, trainer.accelerator.device.type)
+    return trainer
 
 
 def run_rl(config: TrainingConfig, verifier=None) -> StageResult:
@@ -132,15 +150,15 @@ def run_online(config: TrainingConfig, trainer_cls, trainer_args, verifier=None)
         if ranks.is_main():
             session.manifest.record(stage, init_model=init)
         model, tokenizer = load_model(config.model, init)
-        trainer = trainer_class(config, trainer_cls)(
-            model=model, reward_funcs=[reward], train_dataset=dataset, processing_class=tokenizer,
-            args=args, peft_config=peft_config(config),
-            callbacks=session.callbacks({"curriculum": curriculum} if curriculum else {})
-            + no_signal_stop(config, reward, session.stage_dir),
-            **rollout,
-        )
+        trainer = build_trainer(config, trainer_cls, args, model, tokenizer, dataset, rows, reward, rollout,
+                                session.callbacks({"curriculum": curriculum} if curriculum else {})
+                                + no_signal_stop(config, reward, session.stage_dir))
         trainer.curriculum = curriculum
-        trainer.train(resume_from_checkpoint=session.resume_checkpoint())
+        try:
+            trainer.train(resume_from_checkpoint=session.resume_checkpoint())
+        finally:
+            if getattr(reward, "background", None) is not None:
+                reward.background.close()
         final = None
         if not session.agreed_stop():  # every rank the same answer: all save or none (signals.agree)
             extra = {"curriculum": curriculum.state_dict()} if curriculum else {}

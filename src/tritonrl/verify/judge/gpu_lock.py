@@ -24,7 +24,11 @@ The lock dir is ``$TRITONRL_GPU_LOCK_DIR`` or ``<tmp>/tritonrl-gpu-locks`` (one 
 user); the kernel drops a lock when its holder dies, so a killed process never leaves a GPU locked. GPU ids are
 compared as written (``CUDA_VISIBLE_DEVICES`` entries): processes that name one GPU differently (an index and a
 UUID) do not see each other's lock. Correctness work of other processes is not held off (a shared cross-process
-lease would be a lock per call; timing is what needs the GPU alone).
+lease would be a lock per call; timing is what needs the GPU alone). A trainer that generates while its reward is
+verified (``rl.generation_chunks > 1``) holds the file lock shared around each chunk's generation
+(``GpuFileLock.hold(shared=True)``), so timing runs fall between chunks or after them; a judge whose timing run
+waits for the file lock gives its in-process exclusive lock back while it waits (``CrossProcessGpuLease``), so
+its other candidates' trials go on beside the generation.
 """
 
 from __future__ import annotations
@@ -167,21 +171,43 @@ class GpuFileLock:
             pass
         return fd
 
+    def try_hold(self) -> int | None:
+        """The exclusive file lock now, as an open descriptor (close it to release), or None if another holder
+        has it."""
+        fd = self._open()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        return fd
+
     @contextmanager
-    def hold(self) -> Iterator[float]:
-        """The GPU's file lock for the block; yields the seconds waited for it."""
+    def hold(self, shared: bool = False) -> Iterator[float]:
+        """The GPU's file lock for the block; yields the seconds waited for it. ``shared``: held beside other
+        shared holders and against every exclusive one: a trainer generating on the GPU while its verifier works
+        beside it (``tritonrl.train.reward_overlap``) holds it shared, so no timing run overlaps the generation."""
         fd = self._open()
         start = time.monotonic()
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
             yield time.monotonic() - start
         finally:
             os.close(fd)  # closing the last descriptor releases the lock
 
 
+FILE_LOCK_POLL_S = 0.02  # how often a timing run asks again for a GPU another process holds
+
+
 class CrossProcessGpuLease(GpuLease):
     """A ``GpuLease`` whose exclusive mode also holds the GPU's file lock (taken after the in-process lock, so
-    threads of one process queue in memory and only one of them waits on the file)."""
+    threads of one process queue in memory and only one of them waits on the file).
+
+    The file lock is asked for without blocking: while another process holds it (its timing run, or a trainer
+    generating on this GPU, ``rl.generation_chunks``, which holds it shared for seconds), the in-process exclusive
+    lock is given back and asked for again ``FILE_LOCK_POLL_S`` later, so this judge's other candidates (their
+    trials, under the shared lease) go on meanwhile instead of waiting behind a timing run that cannot start.
+    Once both are held, the timing run has the GPU to itself as before."""
 
     def __init__(self, gpu: str, lock: RWLock, file_lock: GpuFileLock) -> None:
         super().__init__(gpu, lock)
@@ -189,6 +215,17 @@ class CrossProcessGpuLease(GpuLease):
 
     @contextmanager
     def exclusive(self) -> Iterator[float]:
-        with super().exclusive() as waited, self.file_lock.hold() as waited_file:
-            self.waited_s += waited_file
-            yield waited + waited_file
+        waited = 0.0
+        while True:
+            with super().exclusive() as waited_lock:
+                waited += waited_lock
+                fd = self.file_lock.try_hold()
+                if fd is not None:
+                    try:
+                        yield waited
+                    finally:
+                        os.close(fd)  # closing the descriptor releases the file lock
+                    return
+            time.sleep(FILE_LOCK_POLL_S)  # outside the in-process lock: the shared work of this judge goes on
+            waited += FILE_LOCK_POLL_S
+            self.waited_s += FILE_LOCK_POLL_S

@@ -1,0 +1,215 @@
+"""Fast generation without vLLM: transformers' static KV cache and compiled decode step inside TRL's generate.
+
+    rl.generation: fast          # the default; eager = TRL's own settings (dynamic cache, no compile)
+    rl.generation_compile: {}    # transformers CompileConfig options; default mode reduce-overhead (CUDA graphs)
+
+What TRL 1.16 and transformers (5.17 on the GPU host, 5.24 here) already do, and what is added here:
+- One batched ``generate`` per step for all completions of a rank, with the KV cache: TRL's transformers path
+  (``GRPOTrainer._generate_single_turn``); it turns gradient checkpointing off around ``generate``
+  (``unwrap_model_for_generation``) and back on for the backward pass. ``use_cache=True`` is set here explicitly.
+- A static cache and a compiled decode step: transformers compiles the decode step by itself when the cache is
+  static, the device is CUDA and ``GenerationConfig.disable_compile`` is false, but TRL builds its generation
+  config with ``disable_compile=True`` (and ``generation_kwargs`` cannot undo it: the key would clash). So after
+  the trainer is built its ``generation_config`` gets ``cache_implementation="static"``, ``disable_compile=False``
+  and a ``CompileConfig``.
+- Shapes that never change: the static cache is ``max_cache_len`` long, set once to the longest prompt of the
+  training set (rounded up to 64 tokens) plus ``rl.max_completion_length``, so every step's cache, whatever its
+  prompts, has one shape and the decode step compiles once (a longer prompt would grow it, once: transformers
+  keeps the largest length it has seen). The batch is the rank's generation batch (or one chunk of it,
+  ``rl.generation_chunks``), the same every step.
+- LoRA in place: PEFT's unmerged adapters are parameters the compiled graph reads as inputs (torch's inlined
+  ``nn.Module`` parameters); the optimizer updates them in place, so no step recompiles
+  (``tests/train/test_fast_generation.py`` counts dynamo's compiles over steps that train).
+- One cache for the run: transformers allocates a new static cache in every ``generate`` (its
+  ``_prepare_static_cache``, the same in 5.17 and 5.24), which costs the allocation (GBs at 64 x 1k tokens for a
+  1.5B model) and gives the CUDA graphs new addresses to re-record. ``reuse_static_cache`` keeps one cache per
+  (batch, length) and hands it back reset (``Cache.reset``, in place), so the addresses never change.
+- One set of input-grad hooks: TRL turns gradient checkpointing off and on around every ``generate``, and each
+  time transformers' ``enable_input_require_grads`` adds a forward hook on the input embeddings, which its
+  ``disable`` removes only for transformers' own PEFT integration, not a ``PeftModel`` (transformers 5.17-5.24):
+  with a hook more every call, the compiled forward's guard on the hook count failed at each generation,
+  recompiled, and after torch's recompile limit (8) ran eagerly. ``single_input_grad_hooks`` makes the call
+  replace the hooks it added before (``tests/train/test_fast_generation.py`` trains with gradient checkpointing on).
+- EOS: ``generate`` stops when every sequence of the batch has finished; finished rows keep their slot (and their
+  compute) until then, as static batches must; TRL masks what follows each EOS.
+
+Where the fast path cannot run (no CUDA device, ``rl.use_cpu``, ``rl.use_vllm``, no Triton for inductor), or has
+not been tried (parameters sharded by FSDP or ZeRO-3, gathered anew for every ``generate``), the run generates
+eagerly and says so once (``fallback_reason``). ``install_generation(..., compile_anywhere=True)`` (tests
+and the benchmark's CPU rehearsal) compiles on any device, with the backend ``rl.generation_compile`` names.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from tritonrl.config import TrainingConfig
+
+PROMPT_BUCKET_TOKENS = 64  # the longest prompt is rounded up to this: the cache's length
+DEFAULT_COMPILE = {"fullgraph": False, "mode": "reduce-overhead"}  # transformers' own defaults, made explicit
+_SAID: set[str] = set()  # fallbacks already announced in this process
+
+
+@dataclass
+class GenerationPlan:
+    """How a trainer generates: ``mode`` fast or eager, and why eager when fast was asked (``fallback``)."""
+
+    mode: str
+    fallback: str | None = None
+    max_cache_len: int | None = None
+    compile: dict[str, Any] = field(default_factory=dict)
+
+
+def fallback_reason(config: TrainingConfig, device_type: str) -> str | None:
+    """Why ``rl.generation: fast`` cannot run here (None: it can)."""
+    rl = config.rl
+    if rl.use_vllm:
+        return "rl.use_vllm=true: vLLM generates"
+    if rl.use_cpu or device_type != "cuda":
+        return f"no CUDA device (training on {'cpu' if rl.use_cpu else device_type})"
+    from tritonrl.common.ranks import sharded_launch
+
+    if (sharded := sharded_launch()) is not None:  # parameters gathered anew for every generate: not measured
+        return f"parameters sharded across ranks ({sharded}); the compiled path is for DDP / one GPU"
+    import torch
+
+    if not hasattr(torch, "compile"):
+        return f"torch {torch.__version__} has no torch.compile"
+    if (config.rl.generation_compile.get("backend") or "inductor") == "inductor":
+        from torch.utils._triton import has_triton
+
+        if not has_triton():
+            return "Triton is missing (torch.compile's inductor backend needs it on a GPU)"
+    return None
+
+
+def say_once(message: str) -> None:
+    if message not in _SAID:
+        _SAID.add(message)
+        print(f"tritonrl: {message}", file=sys.stderr, flush=True)
+
+
+LONGEST_CANDIDATES = 256  # prompts tokenized to find the longest: the longest by characters
+
+
+def _chars(prompt) -> int:
+    if isinstance(prompt, str):
+        return len(prompt)
+    return sum(len(str(m.get("content", ""))) for m in prompt)
+
+
+def longest_prompt_tokens(tokenizer, prompts: list) -> int:
+    """Tokens of the longest prompt as TRL tokenizes it (chat template with the generation prompt), among the
+    ``LONGEST_CANDIDATES`` longest by characters (a large dataset is not tokenized whole at start; a longer prompt
+    that slips through grows the cache once, and that step recompiles)."""
+    longest = 0
+    for prompt in sorted(prompts, key=_chars, reverse=True)[:LONGEST_CANDIDATES]:
+        if isinstance(prompt, str):
+            ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        else:
+            ids = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True)
+            ids = ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids
+        longest = max(longest, len(ids))
+    return longest
+
+
+def cache_length(longest_prompt: int, max_completion_length: int) -> int:
+    bucket = -(-max(1, longest_prompt) // PROMPT_BUCKET_TOKENS) * PROMPT_BUCKET_TOKENS
+    return bucket + max_completion_length
+
+
+def plan_generation(config: TrainingConfig, tokenizer, prompts: list, device_type: str,
+                    compile_anywhere: bool = False) -> GenerationPlan:
+    """What ``install_generation`` sets; no side effects but the one-time message of a fallback."""
+    rl = config.rl
+    if rl.generation == "eager" or rl.use_vllm:
+        return GenerationPlan("eager")
+    reason = None if compile_anywhere and not rl.use_vllm else fallback_reason(config, device_type)
+    if reason is not None:
+        say_once(f"rl.generation=fast falls back to eager generation: {reason}")
+        return GenerationPlan("eager", fallback=reason)
+    if rl.turns > 1 and rl.turn_max_prompt_tokens:
+        longest = rl.turn_max_prompt_tokens  # later turns' prompts grow up to the budget
+    else:
+        longest = longest_prompt_tokens(tokenizer, prompts)
+    return GenerationPlan("fast", max_cache_len=cache_length(longest, rl.max_completion_length),
+                          compile={**DEFAULT_COMPILE, **rl.generation_compile})
+
+
+def install_generation(trainer, config: TrainingConfig, prompts: list, compile_anywhere: bool = False
+                       ) -> GenerationPlan:
+    """Set ``trainer``'s transformers generation (TRL's ``generation_config``) by ``rl.generation``; vLLM runs
+    are left alone. ``prompts``: the training set's, to size the static cache."""
+    if config.rl.use_vllm or getattr(trainer, "generation_config", None) is None:
+        return GenerationPlan("eager")
+    device_type = trainer.accelerator.device.type
+    plan = plan_generation(config, trainer.processing_class, prompts, device_type, compile_anywhere)
+    settings: dict[str, Any] = {"use_cache": True}  # the KV cache, always (TRL's default too; said, not assumed)
+    if plan.mode == "fast":
+        from transformers.generation import CompileConfig
+
+        compile_config = CompileConfig(**plan.compile)
+        if compile_anywhere:
+            compile_config._compile_all_devices = True  # transformers' own switch for devices other than CUDA
+        settings.update(cache_implementation="static", max_cache_len=plan.max_cache_len, disable_compile=False,
+                        compile_config=compile_config)
+    for name, value in settings.items():
+        setattr(trainer.generation_config, name, value)
+    single_input_grad_hooks(trainer.model)
+    if plan.mode == "fast":
+        reuse_static_cache(trainer.model)
+    if isinstance(getattr(trainer, "generation_kwargs", None), dict):  # TRL's copy for older transformers
+        trainer.generation_kwargs.update({k: v for k, v in settings.items() if k != "compile_config"})
+    trainer.generation_plan = plan
+    return plan
+
+
+def single_input_grad_hooks(model) -> None:
+    """Make ``enable_input_require_grads`` of ``model``'s transformers model replace the hooks it added before
+    instead of adding more (see the module's docstring); its own ``disable_input_require_grads`` removes them."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    if getattr(base, "_tritonrl_single_hooks", False) or not hasattr(base, "disable_input_require_grads"):
+        return
+    enable = base.enable_input_require_grads
+
+    def enable_once() -> None:
+        base.disable_input_require_grads()
+        base._require_grads_hooks = []
+        enable()
+
+    base.enable_input_require_grads = enable_once
+    base._tritonrl_single_hooks = True
+
+
+def reuse_static_cache(model) -> None:
+    """``model``'s transformers model gives ``generate`` the static cache of its last call of the same batch size
+    and length, reset in place, instead of a new one (see the module's docstring)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    prepare = getattr(base, "_prepare_static_cache", None)
+    if prepare is None or getattr(base, "_tritonrl_cache_reused", False):
+        if prepare is None:
+            say_once("this transformers has no _prepare_static_cache: each generate allocates its static cache")
+        return
+    caches: dict[tuple, object] = {}
+
+    def prepare_once(cache_implementation, batch_size, max_cache_len, *args, **kwargs):
+        key = (cache_implementation, batch_size, max(max_cache_len, getattr(base, "_previous_max_cache_length", -1)))
+        cache = caches.get(key)
+        if cache is None or base.config.is_encoder_decoder:
+            cache = caches[key] = prepare(cache_implementation, batch_size, max_cache_len, *args, **kwargs)
+        else:
+            cache.reset()
+        return cache
+
+    base._prepare_static_cache = prepare_once
+    base._tritonrl_cache_reused = True
+
+
+def compiled_graphs() -> int:
+    """Graphs torch.compile has built in this process so far (dynamo's count): the same number before and after a
+    step means that step compiled nothing (no recompile)."""
+    from torch._dynamo.utils import counters
+
+    return int(counters["stats"]["unique_graphs"])

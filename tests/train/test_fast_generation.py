@@ -1,0 +1,138 @@
+"""rl.generation: the fast path's settings, its clean fallback on a CPU, and no recompiles after the first step."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.fake_verifier import FakeVerifier, faster_by_text
+from tritonrl.train import fast_generation as fg
+from tritonrl.train import rl
+
+
+def test_fast_is_the_default_and_its_options_are_checked_at_load(make_config):
+    from tritonrl.errors import ConfigError
+
+    assert make_config().rl.generation == "fast" and make_config().rl.generation_compile == {}
+    with pytest.raises(ConfigError, match="generation_compile has key.*fullgraf"):
+        make_config("rl.generation_compile={fullgraf: true}")
+
+
+def test_on_a_cpu_fast_falls_back_to_eager_and_says_so_once(make_config, capsys, monkeypatch):
+    monkeypatch.setattr(fg, "_SAID", set())
+    config = make_config()
+    first = fg.plan_generation(config, None, [], "cpu")
+    second = fg.plan_generation(config, None, [], "cpu")
+    assert first.mode == second.mode == "eager" and "no CUDA device" in first.fallback
+    err = capsys.readouterr().err
+    assert err.count("rl.generation=fast falls back to eager generation") == 1
+    assert fg.plan_generation(make_config("rl.generation=eager"), None, [], "cpu").fallback is None
+
+
+def test_the_static_cache_is_sized_once_from_the_longest_prompt(make_config, tiny_model_dir):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    prompts = [[{"role": "user", "content": "x " * n}] for n in (3, 70)]
+    longest = fg.longest_prompt_tokens(tokenizer, prompts)
+    plan = fg.plan_generation(make_config(), tokenizer, prompts, "cuda", compile_anywhere=True)
+    assert plan.mode == "fast" and plan.max_cache_len == fg.cache_length(longest, 8)
+    assert plan.max_cache_len % 64 == 8 and plan.max_cache_len >= longest + 8
+    assert plan.compile == {"fullgraph": False, "mode": "reduce-overhead"}
+
+
+def test_vllm_runs_are_left_alone(make_config):
+    config = make_config("rl.use_cpu=false", "rl.use_vllm=true")
+    assert fg.plan_generation(config, None, [], "cuda").mode == "eager"
+
+
+@pytest.fixture()
+def captured_trainer(monkeypatch):
+    """The trainer run_rl builds, compiled on any device (dynamo's eager backend: tracing without codegen)."""
+    box = {"callbacks": []}
+
+    def build(*args, **kwargs):
+        trainer = build_trainer(*args, **{**kwargs, "compile_anywhere": True})
+        for callback in box["callbacks"]:
+            trainer.add_callback(callback)
+        box["trainer"] = trainer
+        return trainer
+
+    build_trainer = rl.build_trainer
+    monkeypatch.setattr(rl, "build_trainer", build)
+    return box
+
+
+def test_fast_generation_compiles_once_and_lora_steps_do_not_recompile(make_config, captured_trainer):
+    """Two GRPO steps that train the LoRA weights (in place) between generations, with gradient checkpointing
+    (TRL turns it off and on around each of the step's two chunked generate calls): the decode step's graph is
+    compiled in step 1 and never again."""
+    import torch
+    from transformers import TrainerCallback
+
+    counts = []
+
+    class Count(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            counts.append(fg.compiled_graphs())
+
+    torch._dynamo.reset()
+    config = make_config("rl.steps=2", "rl.generation_compile={backend: eager}", "rl.max_completion_length=4",
+                         "rl.trl={generation_kwargs: {min_new_tokens: 4}}", "model.gradient_checkpointing=true",
+                         "rl.generation_chunks=2", "rl.per_device_batch_size=4")
+    captured_trainer["callbacks"].append(Count())
+    result = rl.run_rl(config, verifier=FakeVerifier(faster_by_text))
+    trainer = captured_trainer["trainer"]
+    assert result.status == "done" and result.global_step == 2
+    assert trainer.generation_plan.mode == "fast"
+    assert trainer.generation_config.cache_implementation == "static"
+    assert trainer.generation_config.disable_compile is False
+    assert counts[0] >= 1, "the decode step was never compiled"
+    assert counts == [counts[0]] * 2, f"recompiled after step 1: graphs per step {counts}"
+
+
+def test_eager_generation_sets_only_the_kv_cache(make_config, captured_trainer):
+    result = rl.run_rl(make_config("rl.generation=eager"), verifier=FakeVerifier(faster_by_text))
+    trainer = captured_trainer["trainer"]
+    assert result.status == "done"
+    assert trainer.generation_plan.mode == "eager" and trainer.generation_config.use_cache is True
+    assert trainer.generation_config.disable_compile is True  # TRL's own setting kept
+    assert trainer.generation_config.cache_implementation is None
+
+
+
+def test_one_static_cache_is_reused_and_generates_what_a_fresh_one_does(tiny_model_dir):
+    """Greedy generation with the static cache reused (reset in place) across calls with different prompt
+    lengths gives the tokens a fresh cache gives; the second call gets the first call's cache object back."""
+    import torch
+    from transformers import AutoModelForCausalLM, GenerationConfig
+
+    def generate_three(reuse: bool):
+        model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+        handed = []
+        if reuse:
+            fg.reuse_static_cache(model)
+            prepare = model._prepare_static_cache
+            model._prepare_static_cache = lambda *a, **k: handed.append(prepare(*a, **k)) or handed[-1]
+        config = GenerationConfig(max_new_tokens=6, do_sample=False, cache_implementation="static",
+                                  max_cache_len=64, pad_token_id=0, eos_token_id=1)
+        rng = torch.Generator().manual_seed(1)
+        outs = []
+        for n in (9, 17, 5):
+            ids = torch.randint(10, 1000, (3, n), generator=rng)
+            mask = torch.ones_like(ids)
+            mask[0, :3] = 0
+            with torch.no_grad():
+                outs.append(model.generate(input_ids=ids, attention_mask=mask, generation_config=config))
+        return outs, handed
+
+    fresh, _ = generate_three(False)
+    reused, handed = generate_three(True)
+    assert all(torch.equal(a, b) for a, b in zip(fresh, reused))
+    assert len(handed) == 3 and handed[0] is handed[1] is handed[2]
+
+
+def test_sharded_parameters_generate_eagerly(make_config, monkeypatch):
+    monkeypatch.setattr(fg, "_SAID", set())
+    monkeypatch.setenv("ACCELERATE_USE_FSDP", "true")
+    config = make_config("rl.use_cpu=false")
+    assert "sharded across ranks (fsdp)" in fg.fallback_reason(config, "cuda")
