@@ -43,7 +43,8 @@ def test_show_and_variants(capsys):
     assert main(["tasks", "variants", path]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("tiny") and "batch_size 32 -> 2" in lines[0]
-    assert [line.split()[0] for line in lines[1:]] == ["alt1", "alt2"]
+    assert [line.split()[0] for line in lines[1:]] == ["alt1", "alt2", "cpu"]
+    assert lines[-1] == "cpu    full trials as written (within the CPU budget)"
 
 
 def test_prompt(capsys):

@@ -4,7 +4,8 @@
     trials = build_trials(task, config, device="cpu")   # a list of TrialSpec (a TrialPlan)
     trials.reduced      # {"batch_size": (1024, 64), ...}: shapes scaled to the CPU budget; {} when as written
     trials.flags        # ["reduced_shapes"] when reduced: informational, the verdict is still a verdict
-    trials.oversize     # True: over the CPU budget and no reduction fits (a timeout is then cpu_size_limit)
+    trials.oversize     # True: over the CPU budget and no reduction fits
+    trials.declined     # then why the full trials are not run: the verdict will be declined (below); else None
 
 Trials: the tiny variant (when staged), then full trials (base seed, other seeds, values scaled and spread over
 magnitudes, alternative shapes: the first at edge sizes ``2^j + 1``, once with plain and once with spread values),
@@ -18,6 +19,14 @@ largest tensor, ``cpu_max_flops`` matmul/conv FLOPs per forward) is judged on it
 (``tritonrl.tasks.variants.reduced_variant``: every size divided by one factor, ratios kept) and on
 alternative shapes around that; timing shapes are never used there. The same candidate code runs; only the
 sizes the task chooses change.
+
+**Declined.** A task over the CPU budget that no reduction fits (sizes fixed in its code: VGG's 224x224 images,
+4096-wide layers) cannot be judged on the CPU within a candidate's time: its full trials are not planned, nor its
+tiny trial when that is over the budget too, and the verdict of a candidate that passes what was planned is
+*declined* (``correct`` None, ``declined`` the reason, ``mark_declined``): neither correct nor wrong. The decision
+reads the task alone (its cost on the meta device against the budget), before any candidate code runs, so no
+candidate can cause it or escape a verdict with it; what was judged (static checks, the import, the tiny trial)
+still fails a candidate that fails it (docs/verifier.md, "Declined verdicts").
 """
 
 from __future__ import annotations
@@ -35,10 +44,12 @@ _FIT_CACHE: dict[tuple, tuple[KernelTask, bool]] = {}
 class TrialPlan(list):
     """The trials in order (a ``list[TrialSpec]``), with how their sizes were chosen."""
 
-    def __init__(self, trials: list[TrialSpec], reduced: dict | None = None, oversize: bool = False) -> None:
+    def __init__(self, trials: list[TrialSpec], reduced: dict | None = None, oversize: bool = False,
+                 declined: str | None = None) -> None:
         super().__init__(trials)
         self.reduced = dict(reduced or {})
         self.oversize = oversize
+        self.declined = declined
 
     @property
     def flags(self) -> list[str]:
@@ -82,8 +93,40 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
     if config.extra_dtype:
         trials.append(TrialSpec(f"full_{config.extra_dtype}", "full", base.key, base.source, seed + 100, 1.0,
                                 config.extra_dtype))
+    if oversize:
+        return _declined_plan(task, trials, config)
     reduced = base.meta.get("changes") if base.variant == "reduced" and base is not task else None
     return TrialPlan(trials, reduced, oversize)
+
+
+def _declined_plan(task: KernelTask, trials: list[TrialSpec], config: VerifyConfig) -> TrialPlan:
+    """The plan of a task the CPU cannot judge: its tiny trial alone, or nothing when that is over the budget
+    too (the candidate is then imported, and declined), with the reason (``TrialPlan.declined``)."""
+    from tritonrl.tasks.variants import task_cost
+
+    tiny = [t for t in trials if t.stage == "tiny" and within_budget(t.source, config) is not False]
+    cost = task_cost(task.source)
+    need = f"{_si(cost.flops)} FLOPs and a {_si(cost.max_numel)}-element tensor" if cost else "?"
+    reason = (f"not judged on this CPU: one forward of {task.name} at its sizes needs {need}, over the CPU budget "
+              f"({_si(config.cpu_max_flops)} FLOPs, {_si(config.cpu_max_numel)} elements: "
+              "verify.cpu_max_flops, verify.cpu_max_numel), and no reduction of its sizes fits (the rest are fixed "
+              "in its code); " + ("only its tiny trial was run" if tiny else "its tiny variant is over the budget "
+                                  "too: only the import was judged") + ". Judge it on a GPU, or with --full-size")
+    return TrialPlan(tiny, oversize=True, declined=reason)
+
+
+def mark_declined(result: VerifyResult, trials: TrialPlan) -> VerifyResult:
+    """A candidate that passed everything a declined plan ran (``trials.declined``) is declined: ``correct`` None,
+    ``declined`` the reason, flag ``declined``, ``stage`` the first stage not judged (full after a tiny trial, else
+    compile: ModelNew was imported, never built). A failure of what was run stays that failure."""
+    if not trials.declined or result.stage is not Stage.DONE:
+        return result
+    result.correct = None
+    result.declined = trials.declined
+    result.stage = Stage.FULL if trials else Stage.COMPILE
+    if Flag.DECLINED.value not in result.flags:
+        result.flags.append(Flag.DECLINED.value)
+    return result
 
 
 def _tiny_alternatives(tiny: list[TrialSpec], plan: list[tuple]) -> list[TrialSpec]:
@@ -150,6 +193,16 @@ def mark_cpu_size_limit(result: VerifyResult, oversize: bool) -> VerifyResult:
         result.error = (f"{result.error}: the task's sizes are over the CPU budget and could not be reduced; "
                         "judge it on a GPU, or raise the timeout")
     return result
+
+
+def _si(count: int | None) -> str:
+    """``66.6G``, ``262K``: a count in three figures."""
+    if count is None:
+        return "no limit"
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.3g}{unit}"
+    return str(count)
 
 
 def _on_cpu(config: VerifyConfig, device: str | None) -> bool:

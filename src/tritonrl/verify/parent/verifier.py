@@ -164,6 +164,8 @@ class Verifier:
             result = self._unjudged(task, code, exc)
         result.elapsed_s = round(time.monotonic() - start, 3)
         result.timing["span"] = [start, time.monotonic()]  # monotonic s: where this verdict sat in a batch
+        if Flag.TIMEOUT.value in result.flags and result.error:
+            result.error = _with_wall_time(result)
         return result
 
     def _unjudged(self, task: KernelTask, code: str | None, exc: Exception) -> VerifyResult:
@@ -253,7 +255,7 @@ class Verifier:
             return rejected
         result = VerifyResult(Stage.COMPILE, valid=True, code=code)
 
-        from tritonrl.verify.parent.plan import mark_cpu_size_limit  # torch: not before a static verdict
+        from tritonrl.verify.parent.plan import mark_cpu_size_limit, mark_declined  # torch: not before a static verdict
 
         @functools.cache
         def plan() -> TrialPlan:  # made while the child starts (``_judge``), once even if judged again
@@ -274,7 +276,7 @@ class Verifier:
         result.flags += trials.flags  # reduced_shapes: judged at sizes the CPU can run (tritonrl.verify.parent.plan)
         self._apply(result, facts)
         result.timing["parent_s"] = watch.seconds()
-        result = mark_cpu_size_limit(result, trials.oversize)
+        result = mark_declined(mark_cpu_size_limit(result, trials.oversize), trials)
         return add_hints(result, code, facts.get("relative_error"), task, self.config, self.device,
                          bool(trials.reduced))
 
@@ -571,6 +573,19 @@ def _warm_plans() -> None:
         warm_meta()
     except Exception as exc:  # noqa: BLE001
         log.info("meta-device warm-up skipped (%s: %s)", type(exc).__name__, exc)
+
+
+def _with_wall_time(result: VerifyResult) -> str:
+    """A timeout's error with the call's own clock on its first line: the judge charges the candidate only its
+    child's time, so a call that took far longer (the judge's references, a queue) says how long and why."""
+    first, *rest = result.error.split("\n")
+    stage_s = result.timing.get("stage_s") or {}
+    uncharged = [f"{name} {stage_s[key]:.1f} s" for name, key in (("the judge's references", "reference"),
+                                                                  ("the wait for a place", "start_wait"))
+                 if isinstance(stage_s.get(key), (int, float)) and stage_s[key] >= 0.05]
+    note = f"; this call took {result.elapsed_s:.1f} s" + (f" ({', '.join(uncharged)}: not charged to the candidate)"
+                                                          if uncharged else "")
+    return "\n".join([first + note, *rest])
 
 
 def _judge_name(gpu: str) -> str:
