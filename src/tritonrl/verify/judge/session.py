@@ -98,6 +98,7 @@ class Session:
             early.shutdown(wait=True)  # nothing of it outlives the session (the plan always comes: a plan or a cancel)
             self.close()
             span[2] = time.monotonic()
+            self.facts["stage_s"]["charged"] = {name: round(s, 4) for name, s in self.charged.items()}
         return self.facts
 
     def start_cuda(self, stage: str) -> dict[str, Any]:

@@ -124,8 +124,7 @@ def mark_declined(result: VerifyResult, trials: TrialPlan) -> VerifyResult:
     result.correct = None
     result.declined = trials.declined
     result.stage = Stage.FULL if trials else Stage.COMPILE
-    if Flag.DECLINED.value not in result.flags:
-        result.flags.append(Flag.DECLINED.value)
+    result.flags = [f for f in result.flags if f != Flag.TIMING_UNAVAILABLE.value] + [Flag.DECLINED.value]
     return result
 
 

@@ -577,15 +577,18 @@ def _warm_plans() -> None:
 
 def _with_wall_time(result: VerifyResult) -> str:
     """A timeout's error with the call's own clock on its first line: the judge charges the candidate only its
-    child's time, so a call that took far longer (the judge's references, a queue) says how long and why."""
+    child's time (``stage_s["charged"]``), so a call that took longer says where the rest went: the judge's
+    references, what came before the session (starting the verifier's processes, the plan), the rest (the end)."""
     first, *rest = result.error.split("\n")
-    stage_s = result.timing.get("stage_s") or {}
-    uncharged = [f"{name} {stage_s[key]:.1f} s" for name, key in (("the judge's references", "reference"),
-                                                                  ("the wait for a place", "start_wait"))
-                 if isinstance(stage_s.get(key), (int, float)) and stage_s[key] >= 0.05]
-    note = f"; this call took {result.elapsed_s:.1f} s" + (f" ({', '.join(uncharged)}: not charged to the candidate)"
-                                                          if uncharged else "")
-    return "\n".join([first + note, *rest])
+    stage_s, total = result.timing.get("stage_s") or {}, result.elapsed_s or 0.0
+    charged = sum(v for v in (stage_s.get("charged") or {}).values() if isinstance(v, (int, float)))
+    session, call = result.timing.get("session_span") or [None], result.timing.get("span") or [None]
+    before = session[0] - call[0] if isinstance(session[0], float) and isinstance(call[0], float) else 0.0
+    parts = [("charged to the candidate", charged), ("the judge's references", stage_s.get("reference") or 0.0),
+             ("starting the verifier's processes and the plan", before)]
+    parts.append(("the rest", total - sum(seconds for _, seconds in parts)))
+    shown = ", ".join(f"{seconds:.1f} s {what}" for what, seconds in parts if seconds >= 0.05)
+    return "\n".join([f"{first}; this call took {total:.1f} s ({shown})", *rest])
 
 
 def _judge_name(gpu: str) -> str:
