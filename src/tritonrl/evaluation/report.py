@@ -102,7 +102,7 @@ def build_report(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None)
     report["verifier_errors"] = sample_errors(unjudged)
     report["n_declined"] = len(declined)
     report["declined"] = declined_samples(declined)
-    report["declined_tasks"] = sorted({e["task"] for e in report["declined"]})
+    report["declined_tasks"] = list(dict.fromkeys(e["task"] for e in report["declined"]))
     if any(row.get("file") for row in rows + unjudged + declined):
         report["files"] = solution_files(rows) + [{**e, "verdict": "verifier error"}
                                                   for e in report["verifier_errors"] if e.get("file")]

@@ -68,12 +68,14 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
     else:  # a bundled task at its timing shape (KernelBench scale): at its own sizes, a GPU times launches
         base, oversize = timing_variant(task) or task, False
     seed, trials = config.seed, []
-    if config.staged:
+    if config.staged and not (oversize and _tiny_over_budget(task, config)):
         try:
             tiny = tiny_variant(task, same_divisibility=not _on_cpu(config, device))
             trials.append(TrialSpec("tiny", "tiny", tiny.key, tiny.source, seed))
         except TaskError:
             pass  # no smaller version of this task runs: the full trials still judge it
+    if oversize:
+        return _declined_plan(task, trials, config)
     plan = [(base, seed, 1.0, 1.0)]
     if config.multi_input:
         alts = alt_variants(base, n=2, seed=seed) if config.alt_shapes else []
@@ -93,10 +95,17 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
     if config.extra_dtype:
         trials.append(TrialSpec(f"full_{config.extra_dtype}", "full", base.key, base.source, seed + 100, 1.0,
                                 config.extra_dtype))
-    if oversize:
-        return _declined_plan(task, trials, config)
     reduced = base.meta.get("changes") if base.variant == "reduced" and base is not task else None
     return TrialPlan(trials, reduced, oversize)
+
+
+def _tiny_over_budget(task: KernelTask, config: VerifyConfig) -> bool:
+    """Whether even the task at its smallest (every size 1, two layers) is over the CPU budget: then so is any tiny
+    variant, and the search for one (real forward passes: 19 s for ResNet-18 on a loaded 2-core machine) is spared."""
+    from tritonrl.tasks.variants import smallest_source
+
+    smallest = smallest_source(task)
+    return smallest is not None and within_budget(smallest, config) is False
 
 
 def _declined_plan(task: KernelTask, trials: list[TrialSpec], config: VerifyConfig) -> TrialPlan:
