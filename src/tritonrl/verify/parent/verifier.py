@@ -255,7 +255,8 @@ class Verifier:
             return rejected
         result = VerifyResult(Stage.COMPILE, valid=True, code=code)
 
-        from tritonrl.verify.parent.plan import mark_cpu_size_limit, mark_declined  # torch: not before a static verdict
+        # torch: not before a static verdict
+        from tritonrl.verify.parent.plan import mark_cpu_size_limit, mark_declined
 
         @functools.cache
         def plan() -> TrialPlan:  # made while the child starts (``_judge``), once even if judged again
