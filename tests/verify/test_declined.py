@@ -51,6 +51,17 @@ def test_a_task_no_reduction_fits_is_declined_in_the_plan_with_the_numbers():
     assert build_trials(TASKS["relu"], VerifyConfig(), device="cpu").declined is None
 
 
+def test_a_task_whose_cost_cannot_be_counted_is_declined_only_when_an_input_alone_is_over_the_budget():
+    # ``.item()`` stops the meta device (a Swin transformer's): its FLOPs are unknown, its inputs are not
+    item = FIXED_WEIGHT.replace("self.proj = nn.Linear(1024, 1024)", "pass").replace(
+        "return torch.relu(self.proj(x))", "return x * (x.sum() > 0).item()").replace("1024)]", "image_size)]")
+    big = KernelTask("item_big", 3, item.replace("batch_size = 64", "batch_size = 4\nimage_size = 3 * 224 * 224"))
+    small = KernelTask("item_small", 3, item.replace("batch_size = 64", "batch_size = 4\nimage_size = 256"))
+    declined = build_trials(big, VerifyConfig(), device="cpu").declined
+    assert "needs an input of 602K elements (its FLOPs cannot be counted on the meta device)" in declined
+    assert build_trials(small, VerifyConfig(), device="cpu").declined is None  # unknown, not over: judged
+
+
 def test_declined_verdict_shape_and_reward(verifier):
     result = verifier.verify(BIG, code=GOOD)
     assert (result.stage, result.valid, result.compiled, result.correct) == (Stage.COMPILE, True, False, None)

@@ -356,6 +356,20 @@ def _flatten(output: object) -> list:
     return [output]
 
 
+def largest_input(source: str) -> int | None:
+    """Elements of the largest tensor ``get_inputs()`` makes, on the meta device (no memory), or None if that fails."""
+    import torch
+
+    namespace: dict = {"__name__": "tritonrl_task_variant"}
+    try:
+        with torch.random.fork_rng(devices=[]), torch.device("meta"), _cuda_redirect("meta"):
+            exec(compile_source(source, "<task variant>"), namespace)  # noqa: S102 -- running the task is the point
+            inputs = namespace["get_inputs"]()
+    except Exception:  # noqa: BLE001 -- inputs that cannot be built on meta: size unknown
+        return None
+    return max((t.numel() for t in _flatten(inputs) if isinstance(t, torch.Tensor)), default=0)
+
+
 def _input_numel(source: str) -> int | None:
     """Total elements of ``get_inputs()`` computed on the meta device (no memory), or None if that fails."""
     import torch

@@ -68,14 +68,15 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
     else:  # a bundled task at its timing shape (KernelBench scale): at its own sizes, a GPU times launches
         base, oversize = timing_variant(task) or task, False
     seed, trials = config.seed, []
-    if config.staged and not (oversize and _tiny_over_budget(task, config)):
+    tiny_over = oversize and config.staged and _tiny_over_budget(task, config)
+    if config.staged and not tiny_over:
         try:
             tiny = tiny_variant(task, same_divisibility=not _on_cpu(config, device))
             trials.append(TrialSpec("tiny", "tiny", tiny.key, tiny.source, seed))
         except TaskError:
             pass  # no smaller version of this task runs: the full trials still judge it
     if oversize:
-        return _declined_plan(task, trials, config)
+        return _declined_plan(task, trials, config, tiny_over)
     plan = [(base, seed, 1.0, 1.0)]
     if config.multi_input:
         alts = alt_variants(base, n=2, seed=seed) if config.alt_shapes else []
@@ -108,19 +109,25 @@ def _tiny_over_budget(task: KernelTask, config: VerifyConfig) -> bool:
     return smallest is not None and within_budget(smallest, config) is False
 
 
-def _declined_plan(task: KernelTask, trials: list[TrialSpec], config: VerifyConfig) -> TrialPlan:
+def _declined_plan(task: KernelTask, trials: list[TrialSpec], config: VerifyConfig, tiny_over: bool) -> TrialPlan:
     """The plan of a task the CPU cannot judge: its tiny trial alone, or nothing when that is over the budget
     too (the candidate is then imported, and declined), with the reason (``TrialPlan.declined``)."""
-    from tritonrl.tasks.variants import task_cost
+    from tritonrl.tasks.variants import largest_input, task_cost
 
     tiny = [t for t in trials if t.stage == "tiny" and within_budget(t.source, config) is not False]
+    if tiny:
+        judged = "only its tiny trial was run"
+    elif tiny_over or trials:
+        judged = "its tiny variant is over the budget too: only the import was judged"
+    else:
+        judged = "no tiny variant of it runs: only the import was judged"
     cost = task_cost(task.source)
-    need = f"{_si(cost.flops)} FLOPs and a {_si(cost.max_numel)}-element tensor" if cost else "?"
+    need = f"{_si(cost.flops)} FLOPs and a {_si(cost.max_numel)}-element tensor" if cost else \
+        f"an input of {_si(largest_input(task.source))} elements (its FLOPs cannot be counted on the meta device)"
     reason = (f"not judged on this CPU: one forward of {task.name} at its sizes needs {need}, over the CPU budget "
               f"({_si(config.cpu_max_flops)} FLOPs, {_si(config.cpu_max_numel)} elements: "
               "verify.cpu_max_flops, verify.cpu_max_numel), and no reduction of its sizes fits (the rest are fixed "
-              "in its code); " + ("only its tiny trial was run" if tiny else "its tiny variant is over the budget "
-                                  "too: only the import was judged") + ". Judge it on a GPU, or with --full-size")
+              f"in its code); {judged}. Judge it on a GPU, or with --full-size")
     return TrialPlan(tiny, oversize=True, declined=reason)
 
 
@@ -176,12 +183,14 @@ def fit_cpu_budget(task: KernelTask, config: VerifyConfig) -> tuple[KernelTask, 
 
 
 def within_budget(source: str, config: VerifyConfig) -> bool | None:
-    """Whether one forward of this task source fits the CPU budget; None when its cost cannot be measured."""
-    from tritonrl.tasks.variants import task_cost
+    """Whether one forward of this task source fits the CPU budget; None when its cost cannot be measured, unless
+    an input alone is over it (a Swin transformer's ``.item()`` stops the meta device; its 224x224 images do not)."""
+    from tritonrl.tasks.variants import largest_input, task_cost
 
     cost = task_cost(source)
     if cost is None:
-        return None
+        largest = largest_input(source) if config.cpu_max_numel else None
+        return False if largest is not None and largest > config.cpu_max_numel else None
     return ((not config.cpu_max_numel or cost.max_numel <= config.cpu_max_numel)
             and (not config.cpu_max_flops or cost.flops <= config.cpu_max_flops))
 
