@@ -247,6 +247,10 @@ def test_only_depth_the_model_is_handed_shrinks():
     assert (kinds["num_layers"], kinds["kernel_size"], kinds["layers"]) == ("count", "fixed", "fixed")
     changes = tiny_variant(KernelTask("stack", 3, stack)).meta["changes"]
     assert changes == {"batch_size": (10, 2), "hidden_size": (256, 8), "num_layers": (6, 2)}
+    # on a GPU sizes that 16 divided stay so (one compilation); a layer count is no size: 16 layers still go to 2
+    gpu = tiny_variant(KernelTask("stack16", 3, stack.replace("num_layers = 6", "num_layers = 16")),
+                       same_divisibility=True).meta["changes"]
+    assert gpu["num_layers"] == (16, 2) and gpu["hidden_size"] == (256, 16)
     # a model whose depth cannot change keeps it: the shallow candidates fail to run, the deep ones are tried
     fixed_depth = stack.replace("        super().__init__()\n", "        super().__init__()\n"
                                 "        assert num_layers == 6\n")

@@ -439,7 +439,9 @@ def _keep_divisibility(constants: list[Constant], new_values: dict[int, object])
     kept = {}
     for i, value in new_values.items():
         old = constants[i].value
-        if isinstance(old, tuple) and isinstance(value, tuple):
+        if constants[i].kind == "count":  # a number of layers, not a size a kernel is handed
+            pass
+        elif isinstance(old, tuple) and isinstance(value, tuple):  # layer widths: each kept width, however many
             value = tuple(_round16(o, v) for o, v in zip(old, value))
         elif isinstance(old, int) and isinstance(value, int):
             value = _round16(old, value)
