@@ -491,7 +491,8 @@ def _funnel_plot(plt, report: dict[str, Any], path: Path) -> str:
                 f"{count} ({100 * count / total:.0f}%)", va="center", fontsize=9)
     ax.set_xlim(0, total * 1.25)
     ax.set_xlabel("samples that passed the stage")
-    ax.set_title(f"Verification funnel ({funnel['samples']} samples, {report['n_tasks']} tasks)")
+    declined = f"; {report['n_declined']} declined, not shown" if report.get("n_declined") else ""
+    ax.set_title(f"Verification funnel ({funnel['samples']} samples, {report['n_tasks']} tasks{declined})")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
