@@ -273,3 +273,11 @@ def test_over_budget_summarises_oldest_attempts_and_keeps_the_task():
     assert tight.messages[1]["content"].startswith(f"Task:\n{TINY_TASK}\n\n")
     lone = build_refinement_messages(base, [Attempt("k" * 9000, WRONG)], max_prompt_tokens=estimate_tokens(base) + 400)
     assert lone.latest_code_dropped and not lone.over_budget and "k" * 100 not in str(lone.messages)
+
+
+def test_feedback_on_a_declined_attempt_says_the_machine_could_not_judge_it():
+    result = VerifyResult(Stage.FULL, valid=True, compiled=True, tiny_correct=True, correct=None,
+                          flags=[Flag.DECLINED.value], declined="not judged on this CPU: its sizes are over the budget")
+    text = format_feedback(result)
+    assert text.startswith("Your previous answer passed what this machine can judge, but not the rest: not judged on "
+                           "this CPU") and "failed" not in text

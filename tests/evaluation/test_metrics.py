@@ -146,3 +146,13 @@ def test_cpu_size_limit_is_its_own_category_and_reduced_shapes_is_not_a_failure(
     summary = metrics.summarize(data)
     assert summary["n_reduced_shapes"] == 2 and summary["n_cpu_size_limit"] == 1
     assert metrics.per_task(data)["b"]["top_failure"] == "cpu_size_limit"
+
+
+def test_a_declined_sample_is_neither_correct_nor_wrong():
+    declined = VerifyResult(stage=Stage.FULL, valid=True, compiled=True, tiny_correct=True, correct=None,
+                            flags=[Flag.DECLINED.value], declined="not judged on this CPU: ...")
+    group = samples("t", 3, [correct(), wrong(), declined])
+    assert metrics.is_declined(declined) and not metrics.is_declined(wrong())
+    assert metrics.judged(group) == group[:2]
+    assert metrics.suite_pass_at_k(group, 1) == pytest.approx(1 / 3)  # on its own a declined one counts as not correct
+    assert metrics.summarize(metrics.judged(group))["correct_rate"] == 0.5  # what reports compute: judged samples

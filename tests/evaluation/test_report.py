@@ -131,3 +131,32 @@ def test_report_lists_each_failed_sample_and_the_device_used(tmp_path):
     assert "| 13_Conv | 0 | cpu_size_limit | timeout, cpu_size_limit | timed out after 60 s (full stage): " in md
     assert "more" not in md  # the first line of an error only
     assert "1 of 3 samples were judged at shapes reduced" in md and "1 samples timed out on the CPU" in md
+
+
+def declined(reason="not judged on this CPU: one forward of 11_VGG16 at its sizes needs 309G FLOPs ..."):
+    return VerifyResult(stage=Stage.COMPILE, valid=True, correct=None, flags=["declined"], declined=reason)
+
+
+def test_declined_samples_are_counted_named_and_left_out_of_every_rate(tmp_path, capsys):
+    rows = [row("1_MLP", 3, 0, ok()), {**row("11_VGG16", 3, 0, declined()), "file": "11.py"},
+            row("11_VGG16", 3, 1, declined()), row("2_Wide", 3, 0, no_code())]
+    built = rep.write_report(rows, tmp_path, {"device": "cpu"})
+    assert built["n_samples"] == 2 and built["n_tasks"] == 2  # the two judged samples: one right, one wrong
+    assert built["correct_rate"] == 0.5 and built["pass_at_k"] == {"pass@1": 0.5}
+    assert built["per_level"]["3"]["n_samples"] == 2 and "11_VGG16" not in built["per_task"]
+    assert built["n_declined"] == 2 and built["declined_tasks"] == ["11_VGG16"]
+    assert built["declined"][0] == {"task": "11_VGG16", "sample": 0, "file": "11.py", "reason": declined().declined}
+    assert [e["task"] for e in built["errors"]] == ["2_Wide"]  # declined is not an error
+    assert {"file": "11.py", "task": "11_VGG16", "sample": 0, "verdict": "declined"} in built["files"]
+    md = (tmp_path / "report.md").read_text()
+    assert "**2 samples declined** (1 tasks: 11_VGG16)" in md and "left out of every number below" in md
+    assert "| 11_VGG16 | 2 | not judged on this CPU: one forward of 11_VGG16" in md
+    # the CLI's summary says so too, and a verdict line says DECLINED with the reason under it
+    from tritonrl.cli.evaluate import _print_summary
+    from tritonrl.cli.verdicts import verdict_lines
+
+    _print_summary(built, tmp_path)
+    assert "2 declined (tasks this device cannot judge within its budget: 11_VGG16)" in capsys.readouterr().out
+    lines = verdict_lines(rows[1])
+    assert lines[0].split("  ")[2:4] == ["DECLINED", "compile: declined"]
+    assert lines[1].strip().startswith("not judged on this CPU")

@@ -43,7 +43,8 @@ def test_show_and_variants(capsys):
     assert main(["tasks", "variants", path]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("tiny") and "batch_size 32 -> 2" in lines[0]
-    assert [line.split()[0] for line in lines[1:]] == ["alt1", "alt2"]
+    assert [line.split()[0] for line in lines[1:]] == ["alt1", "alt2", "cpu"]
+    assert lines[-1] == "cpu    full trials reduced: batch_size 32 -> 16, out_channels 64 -> 16, height 96 -> 24"
 
 
 def test_prompt(capsys):
@@ -87,3 +88,20 @@ def test_training_data_is_decontaminated_when_configured(monkeypatch):
     clean = load_training_tasks(DataConfig(source=sample, levels=[1, 2, 3],
                                            kernelbench_dir=str(FIXTURES / "kernelbench")))
     assert {t.name for t in clean} < {t.name for t in everything}
+
+
+def test_variants_of_a_level3_shaped_task_show_its_depth_and_what_a_cpu_runs(tmp_path, capsys):
+    from tests.tasks.test_variants import DEEP_MLP
+    from tests.verify.test_declined import FIXED_WEIGHT
+
+    (tmp_path / "deep_mlp.py").write_text(DEEP_MLP)
+    assert main(["tasks", "variants", str(tmp_path / "deep_mlp.py")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ("tiny   batch_size 256 -> 2, input_size 2048 -> 9, hidden_layer_sizes [512] * 12 -> [8, 8], "
+                        "output_size 2048 -> 9")
+    assert lines[-1] == ("cpu    full trials reduced: batch_size 256 -> 64, input_size 2048 -> 512, hidden_layer_sizes "
+                         "[512] * 12 -> [128] * 12, output_size 2048 -> 512")
+    (tmp_path / "fixed_weight.py").write_text(FIXED_WEIGHT)
+    assert main(["tasks", "variants", str(tmp_path / "fixed_weight.py")]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("cpu    declined: not judged on this CPU: one forward of fixed_weight at its sizes needs")

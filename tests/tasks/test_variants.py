@@ -186,3 +186,79 @@ def test_reduced_variant_shrinks_the_batch_alone_when_spatial_sizes_cannot_shrin
                             lambda s: (c := task_cost(s)).max_numel <= 1 << 18 and c.flops <= 1 << 26)
     assert small.meta["changes"] == {"batch_size": (128, 1)}
     assert run_source(small.source).ok
+
+
+# ---------------------------------------------------------------- Level-3 depth: layer widths and counts (issue 53)
+DEEP_MLP = """import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def __init__(self, input_size, hidden_layer_sizes, output_size):
+        super().__init__()
+        layers, current = [], input_size
+        for hidden in hidden_layer_sizes:
+            layers += [nn.Linear(current, hidden), nn.ReLU()]
+            current = hidden
+        layers.append(nn.Linear(current, output_size))
+        self.network = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.network(x)
+batch_size = 256
+input_size = 2048
+hidden_layer_sizes = [512] * 12  # deep and narrow, as KernelBench's 3_DeepNarrowMLP
+output_size = 2048
+def get_inputs():
+    return [torch.rand(batch_size, input_size)]
+def get_init_inputs():
+    return [input_size, hidden_layer_sizes, output_size]
+"""
+
+
+def test_a_list_of_layer_widths_from_the_init_inputs_shrinks_in_width_and_depth():
+    kinds = {c.name: (c.value, c.kind) for c in find_constants(DEEP_MLP)}
+    assert kinds["hidden_layer_sizes"] == ((512,) * 12, "layers") and kinds["output_size"][1] == "feature"
+    tiny = tiny_variant(KernelTask("deep_mlp", 3, DEEP_MLP))
+    assert tiny.meta["changes"] == {"batch_size": (256, 2), "input_size": (2048, 9),
+                                    "hidden_layer_sizes": ((512,) * 12, (8, 8)), "output_size": (2048, 9)}
+    assert "hidden_layer_sizes = [8] * 2  # deep and narrow" in tiny.source  # written as it was, comment kept
+    assert run_source(tiny.source).ok
+    # the CPU's full trials: every width divided by one factor, the depth as written
+    small = reduced_variant(KernelTask("deep_mlp", 3, DEEP_MLP),
+                            lambda s: (c := task_cost(s)).max_numel <= 1 << 18 and c.flops <= 1 << 26)
+    assert small.meta["changes"] == {"batch_size": (256, 64), "input_size": (2048, 512),
+                                     "hidden_layer_sizes": ((512,) * 12, (128,) * 12), "output_size": (2048, 512)}
+    assert "hidden_layer_sizes = [128] * 12" in small.source and run_source(small.source).ok
+
+
+def test_only_depth_the_model_is_handed_shrinks():
+    # a layer count from the init inputs goes to 2; a block-count list (ResNet's ``layers``), a list the model is
+    # not handed, and kernel sizes stay as written
+    source = DEEP_MLP.replace("return [input_size, hidden_layer_sizes, output_size]",
+                              "return [input_size, [512] * 12, output_size]")
+    assert {c.name: c.kind for c in find_constants(source)}["hidden_layer_sizes"] == "fixed"
+    stack = ("import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n"
+             "    def __init__(self, hidden_size, num_layers):\n        super().__init__()\n"
+             "        self.layers = nn.ModuleList(nn.Linear(hidden_size, hidden_size) for _ in range(num_layers))\n"
+             "    def forward(self, x):\n        for layer in self.layers:\n            x = torch.tanh(layer(x))\n"
+             "        return x\n"
+             "batch_size = 10\nhidden_size = 256\nnum_layers = 6\nkernel_size = 7\nlayers = [3, 4, 23, 3]\n"
+             "def get_inputs():\n    return [torch.rand(batch_size, hidden_size)]\n"
+             "def get_init_inputs():\n    return [hidden_size, num_layers]\n")
+    kinds = {c.name: c.kind for c in find_constants(stack)}
+    assert (kinds["num_layers"], kinds["kernel_size"], kinds["layers"]) == ("count", "fixed", "fixed")
+    changes = tiny_variant(KernelTask("stack", 3, stack)).meta["changes"]
+    assert changes == {"batch_size": (10, 2), "hidden_size": (256, 8), "num_layers": (6, 2)}
+    # on a GPU sizes that 16 divided stay so (one compilation); a layer count is no size: 16 layers still go to 2
+    gpu = tiny_variant(KernelTask("stack16", 3, stack.replace("num_layers = 6", "num_layers = 16")),
+                       same_divisibility=True).meta["changes"]
+    assert gpu["num_layers"] == (16, 2) and gpu["hidden_size"] == (256, 16)
+    # a model whose depth cannot change keeps it: the shallow candidates fail to run, the deep ones are tried
+    fixed_depth = stack.replace("        super().__init__()\n", "        super().__init__()\n"
+                                "        assert num_layers == 6\n")
+    assert "num_layers" not in tiny_variant(KernelTask("stack6", 3, fixed_depth)).meta["changes"]
+
+
+def test_describe_changes_writes_a_repeated_list_short():
+    from tritonrl.tasks.variants import describe_changes
+
+    assert describe_changes({"batch_size": (1024, 2), "hidden": ((1024,) * 16, (8, 8))}) == \
+        "batch_size 1024 -> 2, hidden [1024] * 16 -> [8, 8]"

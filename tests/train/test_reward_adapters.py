@@ -44,6 +44,10 @@ def test_batch_stats_report_speedups_with_their_intervals():
     assert metrics["verify/mean_speedup"] == pytest.approx((1.6 + 1.05 + 1.2) / 3)
     assert metrics["verify/mean_speedup_ci95_low"] == pytest.approx((1.5 + 0.95) / 2)
     assert metrics["verify/surely_faster_rate"] == pytest.approx(1 / 4)
+    assert "verify/declined_rate" not in metrics  # logged only when the verifier declined some
+    declined = VerifyResult(Stage.FULL, valid=True, correct=None, flags=["declined"], declined="not judged ...")
+    stats = batch_stats([*results, declined], [1.15, 1.0, 0.0, 1.0, 0.0])
+    assert stats.correct_rate == pytest.approx(3 / 5) and stats.as_metrics()["verify/declined_rate"] == 0.2
 
 
 def test_async_reward_matches_sync(fake_verifier):

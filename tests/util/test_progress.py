@@ -21,15 +21,16 @@ class Terminal(io.StringIO):
 CORRECT = VerifyResult(Stage.DONE, valid=True, compiled=True, tiny_correct=True, correct=True)
 WRONG = VerifyResult(Stage.COMPILE, valid=True, flags=["import_error"])
 BROKEN = VerifyResult(Stage.COMPILE, flags=["verifier_error"])
+DECLINED = VerifyResult(Stage.COMPILE, valid=True, correct=None, flags=["declined"], declined="not judged on this CPU")
 
 
 def test_the_line_counts_done_correct_and_verifier_errors_and_estimates_time_left():
     screen = Terminal()
-    with ProgressLine(5, "eval", stream=screen) as line:
-        for result in (CORRECT, WRONG, CORRECT, BROKEN):
+    with ProgressLine(6, "eval", stream=screen) as line:
+        for result in (CORRECT, WRONG, CORRECT, BROKEN, DECLINED):
             line.update(result)
     last = screen.getvalue().replace("\r", "\n").strip().splitlines()[-1]
-    assert last.startswith("eval:  80%|") and "| 4/5, 2 correct, 1 verifier errors [" in last
+    assert last.startswith("eval:  83%|") and "| 5/6, 2 correct, 1 declined, 1 verifier errors [" in last
     assert last.endswith("]") and "<" in last  # elapsed<remaining
 
 

@@ -205,7 +205,7 @@ def test_cli_batch_json_and_exit_codes(tmp_path, capsys):
     lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
     verdicts = sorted((line["file"], line["correct"]) for line in lines[:-1])  # in the order they finished
     assert [correct for _, correct in verdicts] == [True, False]
-    assert lines[-1]["summary"] == {"candidates": 2, "judged": 2, "correct": 1, "unreadable": 0,
+    assert lines[-1]["summary"] == {"candidates": 2, "judged": 2, "correct": 1, "declined": 0, "unreadable": 0,
                                     "interrupted": False, "not_judged": []}
 
 

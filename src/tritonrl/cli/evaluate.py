@@ -251,6 +251,9 @@ def _print_summary(report: dict, out: Path) -> None:
     if report.get("n_verifier_errors"):
         print(f"{report['n_verifier_errors']} verifier errors (the verifier failed, not the kernel): left out of "
               "the rates; the same command with --resume judges them again")
+    if report.get("n_declined"):
+        print(f"{report['n_declined']} declined (tasks this device cannot judge within its budget: "
+              f"{', '.join(report['declined_tasks'])}): neither correct nor wrong, left out of the rates")
     for turn in report.get("turns", {}).get("per_turn", []):
         t, speedup = turn["turn"], fmt(turn["speedup"], False, "null (not timed)")
         print(f"turn {t}: {turn['attempts']} attempts; correct@{t} {fmt(turn['correct'])}, "

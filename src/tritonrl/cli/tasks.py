@@ -4,7 +4,7 @@
     tritonrl tasks list ~/KernelBench --json      # [{"name", "level", "origin", ...}]
     tritonrl tasks list kernelbook.jsonl          # filter report on stderr
     tritonrl tasks show l1_softmax                # source, level, reference solution or not, GPU timing shape
-    tritonrl tasks variants l2_gemm_bias_relu     # the tiny / alt shape variants' changed constants
+    tritonrl tasks variants l2_gemm_bias_relu     # the tiny / alt shapes' changed constants, the CPU's full trials
     tritonrl prompt l1_softmax                    # the chat messages for a task
     tritonrl tasks generate --n 64 --seed 0 --split heldout --out data/gen/heldout   # verified generated tasks
 
@@ -143,16 +143,27 @@ def _timing_lines(task: KernelTask) -> list[str]:
 
 
 def cmd_variants(args: argparse.Namespace) -> int:
-    from tritonrl.tasks.variants import alt_variants, tiny_variant
+    from tritonrl.config import VerifyConfig
+    from tritonrl.tasks.variants import alt_variants, describe_changes, tiny_variant
+    from tritonrl.verify.parent.plan import build_trials
 
     task = get_task(args.task)
-    variants = [tiny_variant(task), *alt_variants(task, n=args.n)]
-    for variant in variants:
-        changes = variant.meta.get("changes", {})
-        described = ", ".join(f"{name} {old} -> {new}" for name, (old, new) in changes.items())
-        print(f"{variant.variant:<6} {described or '(unchanged: already small)'}")
-    if len(variants) == 1:
+    try:
+        variants = [tiny_variant(task)]
+    except TaskError as exc:  # the plan goes on without one (its full trials judge the task): so does this listing
+        variants = []
+        print(f"tiny   none: {exc}")
+    alts = alt_variants(task, n=args.n)
+    for variant in [*variants, *alts]:
+        print(f"{variant.variant:<6} {describe_changes(variant.meta.get('changes', {})) or '(unchanged: already small)'}")
+    if not alts:
         print("(no alternative-shape variant runs for this task)")
+    cpu = build_trials(task, VerifyConfig(), device="cpu")  # what a CPU's full trials run at (docs/evaluation.md)
+    if cpu.declined:
+        print(f"cpu    declined: {cpu.declined}")
+    else:
+        shown = describe_changes(cpu.reduced) or "as written (within the CPU budget)"
+        print(f"cpu    full trials {'reduced: ' if cpu.reduced else ''}{shown}")
     return 0
 
 

@@ -28,6 +28,9 @@ def sample_name(row: dict[str, Any]) -> str:
 
 
 def verdict_word(result: dict[str, Any]) -> str:
+    """CORRECT, REJECTED, or DECLINED: the task cannot be judged on this device (neither correct nor wrong)."""
+    if result.get("declined"):
+        return "DECLINED"
     return "CORRECT" if result.get("correct") else "REJECTED"
 
 
@@ -50,7 +53,7 @@ def verdict_lines(row: dict[str, Any]) -> list[str]:
     ``tritonrl.verify.parent.hints``), indented, each cut at a word."""
     result = row["result"]
     lines = ["  ".join([sample_name(row), row["task"], verdict_word(result), where(result), seconds(result)])]
-    error = (result.get("error") or "").strip().splitlines()
+    error = (result.get("error") or result.get("declined") or "").strip().splitlines()
     if error and not result.get("correct"):
         shown = error[:1] + [line for line in error[1:] if line.startswith("hint: ")]
         lines += ["    " + clip_words(line, ERROR_CHARS if i == 0 else 2 * ERROR_CHARS) for i, line in enumerate(shown)]
@@ -93,7 +96,7 @@ def is_terminal(stream: Any = None) -> bool:
 
 def summary_json(report: dict[str, Any], out: Path) -> str:
     keys = ("n_samples", "n_tasks", "format_rate", "valid_rate", "compiled_rate", "correct_rate", "pass_at_k",
-            "fast_p", "n_verifier_errors")
+            "fast_p", "n_verifier_errors", "n_declined")
     summary = {k: report.get(k) for k in keys}
     if report.get("pass_at_k_note"):
         summary["note"] = report["pass_at_k_note"]

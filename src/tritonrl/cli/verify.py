@@ -11,8 +11,8 @@ a single candidate's JSON object is the last line. Ctrl-C stops at once: running
 verdicts already printed stand, and stderr says which files were not judged. A file that cannot be read (not
 UTF-8) is that file's error, not the batch's. On a CPU, tasks too big for Triton's interpreter are judged at
 reduced shapes (flag ``reduced_shapes``; ``--full-size`` turns that off; see ``tritonrl.verify.parent.plan``).
-Exit status: 0 every candidate correct, 1 at least one not correct, 2 bad usage or an unreadable task,
-130 interrupted.
+Exit status: 0 every candidate correct, 1 at least one not correct (a declined verdict, ``"correct": null``: the
+task cannot be judged on this device, is not correct either), 2 bad usage or an unreadable task, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -190,21 +190,23 @@ def _summary(args: argparse.Namespace, files: list[Path], results: dict[int, Ver
               f"not judged: {', '.join(missing) or 'none'}", file=sys.stderr)
     if len(files) < 2:
         return
-    summary = {"candidates": len(files), "judged": len(results), "correct": sum(r.correct for r in results.values()),
-               "unreadable": unreadable,
+    summary = {"candidates": len(files), "judged": len(results),
+               "correct": sum(bool(r.correct) for r in results.values()),
+               "declined": sum(r.declined is not None for r in results.values()), "unreadable": unreadable,
                "interrupted": interrupted, "not_judged": missing}
     if args.json:
         print(json.dumps({"summary": summary}), flush=True)
     else:
         print(f"summary: {summary['correct']} of {summary['candidates']} correct"
+              + (f", {summary['declined']} declined (not judged on this device)" if summary["declined"] else "")
               + (f", {len(missing)} not judged (interrupted)" if interrupted else ""), flush=True)
 
 
 def _print_human(path: Path, result) -> None:
-    verdict = "CORRECT" if result.correct else "REJECTED"
+    verdict = "DECLINED" if result.declined else "CORRECT" if result.correct else "REJECTED"
     speed = f" speedup {result.speedup:.2f}x" if result.speedup is not None else ""
     flags = f" [{', '.join(result.flags)}]" if result.flags else ""
     print(f"{verdict} {path}: stage {result.stage.value}{speed}{flags} reward {result.reward:.2f}", flush=True)
-    if result.error:
-        for line in result.error.splitlines():
+    if result.error or result.declined:
+        for line in (result.error or result.declined).splitlines():
             print(f"    {line}", flush=True)

@@ -261,6 +261,8 @@ def format_feedback(result: VerifyResult) -> str:
     redacted and capped), or, when it was correct, its speedup with its 95% interval; then what to do."""
     if result.correct:
         return _speed_feedback(result)
+    if result.declined:  # the task, not the answer: nothing of the reference's to redact
+        return f"Your previous answer passed what this machine can judge, but not the rest: {result.declined}\n{FIX_IT}"
     stage = getattr(result.stage, "value", result.stage)
     problem = _STAGE_PROBLEM.get(stage, "it failed")
     lines = [f"Your previous answer failed at the {stage} stage: {problem}."]

@@ -34,7 +34,10 @@ turns 1, 2, ...; a trajectory that stopped early (correct) keeps its state for t
 
 A verifier error (flag ``verifier_error``: the verifier itself failed, a bug, a crash, a full disk) is no verdict
 on the kernel: such samples are left out of every number above and counted apart (``judged`` splits them off;
-``tritonrl eval --resume`` judges them again).
+``tritonrl eval --resume`` judges them again). A declined sample (``VerifyResult.declined``, flag ``declined``: the
+task cannot be judged on this device within its budget, decided from the task alone) is neither correct nor wrong:
+left out of every number above too, and counted and named apart (``n_declined``, ``declined`` in the report). So a
+CPU run's correct rate is over the samples it could judge; the report says how many it could not, and why.
 
 Failures are counted by category: the stage that failed, except a CPU timeout at sizes over the CPU budget that
 could not be reduced (flag ``cpu_size_limit``), which is the machine's limit and has its own category. Flags
@@ -105,9 +108,15 @@ def is_verifier_error(result: VerifyResult) -> bool:
     return Flag.VERIFIER_ERROR.value in result.flags
 
 
+def is_declined(result: VerifyResult) -> bool:
+    """The task could not be judged on this device (``VerifyResult.declined``): neither correct nor wrong."""
+    return result.declined is not None or Flag.DECLINED.value in result.flags
+
+
 def judged(samples: Iterable[Sample]) -> list[Sample]:
-    """The samples that got a verdict: every metric is computed over these (verifier errors are counted apart)."""
-    return [s for s in samples if not is_verifier_error(s.result)]
+    """The samples that got a verdict: every metric is computed over these (verifier errors and declined samples
+    are counted apart)."""
+    return [s for s in samples if not is_verifier_error(s.result) and not is_declined(s.result)]
 
 
 # ---------------------------------------------------------------- rates
@@ -150,7 +159,7 @@ def suite_pass_at_k(samples: list[Sample], k: int) -> float | None:
     groups = group_by_task(samples)
     if not groups or any(len(g) < k for g in groups.values()):
         return None
-    scores = [pass_at_k(len(g), sum(s.result.correct for s in g), k) for g in groups.values()]
+    scores = [pass_at_k(len(g), sum(bool(s.result.correct) for s in g), k) for g in groups.values()]
     return sum(scores) / len(scores)
 
 

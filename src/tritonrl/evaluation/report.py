@@ -5,7 +5,8 @@
 
 ``results.jsonl`` has one row per sample: ``task``, ``level``, ``sample``, ``completion``, ``code``,
 ``result`` (a ``VerifyResult`` dict) and, for a solution file, ``file`` (named in report.md and report.json).
-Verifier errors (the verifier failed, not the kernel) are counted and listed apart, never in a rate. The numbers
+Verifier errors (the verifier failed, not the kernel) and declined samples (tasks this device cannot judge within
+its budget: neither correct nor wrong) are counted and listed apart, never in a rate. The numbers
 come from ``tritonrl.evaluation.metrics``; this module only lays them out.
 A run with refinement turns (rows with ``turn``) reports its first attempts in the headline, per-level and
 per-task sections (comparable with a single-turn run) and correct@t, fast_p@t, speedup@t per turn in
@@ -79,9 +80,11 @@ def build_report(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None)
     """Everything ``report.json`` holds: headline metrics, per level, per task, failures, warnings.
 
     Rows whose verdict is a verifier error are no verdict on the kernel: they are left out of every number and
-    listed apart (``n_verifier_errors``, ``verifier_errors``)."""
+    listed apart (``n_verifier_errors``, ``verifier_errors``); so are declined rows (``n_declined``, ``declined``:
+    each with its reason, ``declined_tasks``: the tasks)."""
     unjudged = [r for r in rows if _verifier_error(r)]
-    rows = [r for r in rows if not _verifier_error(r)]
+    declined = [r for r in rows if not _verifier_error(r) and _declined(r)]
+    rows = [r for r in rows if not _verifier_error(r) and not _declined(r)]
     every = to_samples(rows)
     timed = metrics.timing_available(every)
     samples = metrics.first_attempts(every) if is_multiturn(rows) else every
@@ -97,9 +100,14 @@ def build_report(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None)
     report["errors"] = sample_errors(rows)
     report["n_verifier_errors"] = len(unjudged)
     report["verifier_errors"] = sample_errors(unjudged)
-    if any(row.get("file") for row in rows + unjudged):
+    report["n_declined"] = len(declined)
+    report["declined"] = declined_samples(declined)
+    report["declined_tasks"] = list(dict.fromkeys(e["task"] for e in report["declined"]))
+    if any(row.get("file") for row in rows + unjudged + declined):
         report["files"] = solution_files(rows) + [{**e, "verdict": "verifier error"}
                                                   for e in report["verifier_errors"] if e.get("file")]
+        report["files"] += [{k: e[k] for k in ("file", "task", "sample")} | {"verdict": "declined"}
+                            for e in report["declined"] if e.get("file")]
     report["warnings"] = harness_warnings(report, [r for r in rows if r.get("turn", 1) == 1])
     note = pass_at_k_note(rows)
     if note:
@@ -122,6 +130,21 @@ def pass_at_k_note(rows: list[dict[str, Any]]) -> str | None:
 
 def _verifier_error(row: dict[str, Any]) -> bool:
     return metrics.is_verifier_error(VerifyResult.from_dict(row["result"]))
+
+
+def _declined(row: dict[str, Any]) -> bool:
+    return metrics.is_declined(VerifyResult.from_dict(row["result"]))
+
+
+def declined_samples(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each declined sample: task, sample (turn, file) and why its task could not be judged here."""
+    found = []
+    for row in rows:
+        entry = {"task": row["task"], "sample": int(row.get("sample", 0)),
+                 "reason": (row["result"].get("declined") or "declined").strip()}
+        entry |= {k: row[k] for k in ("turn", "file") if row.get(k) is not None}
+        found.append(entry)
+    return found
 
 
 def turns_summary(samples: list[Sample], rows: list[dict[str, Any]], timed: bool,
@@ -229,7 +252,7 @@ def render_markdown(report: dict[str, Any], title: str = "Evaluation report") ->
     if "turns" in report:
         lines += ["Refinement run: the headline, per-level, per-task and failure sections describe first attempts "
                   "(turn 1), as a single-turn run would; see **Refinement turns** for correct@t.", ""]
-    lines += _verifier_errors_note(report) + ["## Headline", ""]
+    lines += _verifier_errors_note(report) + _declined_note(report) + ["## Headline", ""]
     headline = [["samples", str(report["n_samples"])], ["tasks", str(report["n_tasks"])]]
     headline += [[name, fmt(report[f"{name}_rate"])] for name in metrics.RATE_NAMES]
     lines += markdown_table(["metric", "value"], headline)
@@ -265,6 +288,22 @@ def _verifier_errors_note(report: dict[str, Any]) -> list[str]:
              "`tritonrl eval` command with `--resume` judges them again.", ""]
     rows = [[_sample_name(e), e["error"].replace("|", "\\|") or "-"] for e in errors[:MAX_ERROR_ROWS]]
     return lines + markdown_table(["sample", "error"], rows)
+
+
+def _declined_note(report: dict[str, Any]) -> list[str]:
+    """Samples of tasks this device cannot judge: counted, named with the reason, never in a rate."""
+    declined = report.get("declined") or []
+    if not declined:
+        return []
+    tasks = report.get("declined_tasks") or sorted({e["task"] for e in declined})
+    lines = [f"**{len(declined)} samples declined** ({len(tasks)} tasks: {', '.join(tasks)}): this device cannot "
+             "judge these tasks within its budget, so their samples are neither correct nor wrong (`\"correct\": "
+             "null`, flag `declined`). They are left out of every number below; judge them on a GPU.", ""]
+    reasons: dict[str, list[dict[str, Any]]] = {}
+    for entry in declined:
+        reasons.setdefault(entry["task"], []).append(entry)
+    rows = [[task, str(len(entries)), entries[0]["reason"].replace("|", "\\|")] for task, entries in reasons.items()]
+    return lines + markdown_table(["task", "samples", "why not judged"], rows)
 
 
 def _machine_notes(report: dict[str, Any]) -> list[str]:
@@ -452,7 +491,8 @@ def _funnel_plot(plt, report: dict[str, Any], path: Path) -> str:
                 f"{count} ({100 * count / total:.0f}%)", va="center", fontsize=9)
     ax.set_xlim(0, total * 1.25)
     ax.set_xlabel("samples that passed the stage")
-    ax.set_title(f"Verification funnel ({funnel['samples']} samples, {report['n_tasks']} tasks)")
+    declined = f"; {report['n_declined']} declined, not shown" if report.get("n_declined") else ""
+    ax.set_title(f"Verification funnel ({funnel['samples']} samples, {report['n_tasks']} tasks{declined})")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -10,7 +10,13 @@
     tiny.meta["changes"]                 # {"batch_size": (128, 2), ...}
 
 Each constant is classified by its name and use (batch / spatial / feature sizes, divisors such as groups and
-heads, and fixed structure such as kernel size, stride, padding, dilation, dim indices and small values).
+heads, and fixed structure such as kernel size, stride, padding, dilation, dim indices and small values). Two kinds
+describe a model's depth, and only where ``get_init_inputs`` hands them to the model: a list of layer widths
+(``hidden_layer_sizes = [1024] * 16``, ``layer_sizes = [16384, 16384]``: kind "layers", its widths sizes like
+features, its length a layer count) and a layer count (``num_layers = 6``: kind "count"). The tiny variant keeps
+``TINY_LAYERS`` layers of such a model (a reduced one too, as a last resort); every other variant keeps the depth
+as written. A block-count list (ResNet's ``layers = [3, 4, 23, 3]``) or a width list tied to another constant
+(RegNet's ``block_widths`` beside ``stages``) is not read as either: it stays as written.
 Candidates are decided by trying: the rewritten source is executed in a fresh namespace, ``Model`` is built from
 ``get_init_inputs()`` and run on ``get_inputs()``; only variants that run and return a non-empty tensor are kept.
 Sizes written equal (even under different kinds, e.g. ``batch_size`` and ``input_shape = (batch_size_value,)``) can
@@ -35,6 +41,7 @@ import contextlib
 import dataclasses
 import math
 import random
+import re
 import threading
 import time
 import warnings
@@ -56,7 +63,13 @@ SIZE_WORDS = ("size", "dim", "channel", "feature", "hidden", "embed", "batch", "
 TINY_TIERS = ((2, 8, 8, True), (2, 12, 16, True), (2, 16, 32, False), (4, 32, 64, False))
 UNIFORM_DIVISORS = (64, 32, 16, 8, 4, 2)  # last resort: divide every size by f, keeping all ratios
 ALT_SPREAD = 0.25
-ALT_KINDS = ("batch", "spatial", "feature", "shape")
+SIZE_KINDS = ("batch", "spatial", "feature", "shape", "layers")  # what variants resize ("layers": each width)
+ALT_KINDS = SIZE_KINDS
+WIDTH_KINDS = ("feature", "layers")  # sizes kept multiples of a task's groups/heads
+LAYER_WIDTH_WORDS = ("size", "dim", "width", "feature", "unit", "channel")
+LAYER_COUNT_NAME = re.compile(r"(num|n)_?(hidden_)?layers?")
+TINY_LAYERS = 2  # layers a tiny variant keeps of a deep model: the first, the last and what joins them
+MAX_REPEAT = 4096  # ``[w] * n`` is read as a list of sizes up to this length
 MAX_REAL_ALT_NUMEL = 1 << 22
 MAX_TINY_NUMEL = 1 << 22  # inputs larger than this are never run for real while looking for a tiny variant
 TINY_MAX_S = 1.0
@@ -75,7 +88,8 @@ class Constant:
 
     name: str
     value: int | tuple[int, ...]
-    kind: str  # "batch", "spatial", "feature", "shape" (tuple of sizes), "divisor" or "fixed"
+    kind: str  # "batch", "spatial", "feature", "shape" (tuple of sizes), "layers" (layer widths), "count" (layers),
+    #            "divisor" or "fixed"
     node: ast.expr
 
 
@@ -138,14 +152,33 @@ def find_constants(source: str) -> list[Constant]:
     """Module-level ``name = <int or tuple of ints>`` assignments, classified (see the module docstring)."""
     tree = parse_source(source)
     in_inputs = _names_used_in(tree, "get_inputs")
+    in_init = _names_used_in(tree, "get_init_inputs")
     divisor_names = _divisor_names(tree)
+    assigned = list(_assignments(tree))
+    names = {name for name, _ in assigned}
     found = []
-    for name, value_node in _assignments(tree):
+    for name, value_node in assigned:
         value = _int_value(value_node)
         if value is not None:
-            kind = _classify(name, value, name in in_inputs, name in divisor_names)
+            kind = _depth_kind(name, value, name in in_init) or \
+                _classify(name, value, name in in_inputs, name in divisor_names)
+            if kind == "fixed" and name == "output_size" and "input_size" in names and isinstance(value, int) \
+                    and value > 4:
+                kind = "feature"  # beside an input_size, a layer's width (an MLP, an RNN), not a pooling's output
             found.append(Constant(name, value, kind, value_node))
     return found
+
+
+def _depth_kind(name: str, value: int | tuple, used_in_init: bool) -> str | None:
+    """"layers" for a list of layer widths, "count" for a layer count, both only when ``get_init_inputs`` hands
+    them to the model (the candidate's ``ModelNew`` is then built with the same, smaller depth); else None."""
+    if not used_in_init:
+        return None
+    low = name.lower()
+    if isinstance(value, tuple):
+        widths = ("layer" in low or "hidden" in low) and any(w in low for w in LAYER_WIDTH_WORDS)
+        return "layers" if widths and min(value, default=0) > 0 else None
+    return "count" if LAYER_COUNT_NAME.fullmatch(low) and value > TINY_LAYERS else None
 
 
 def _assignments(tree: ast.Module):
@@ -213,6 +246,12 @@ def _int_value(node: ast.expr) -> int | tuple[int, ...] | None:
         return tuple(items) if items and all(isinstance(i, int) for i in items) else None
     if isinstance(node, ast.Constant):
         return node.value if type(node.value) is int else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):  # ``[1024] * 16``: a list of sizes
+        items, times = (node.left, node.right) if isinstance(node.left, (ast.List, ast.Tuple)) else (node.right, node.left)
+        if isinstance(items, (ast.List, ast.Tuple)):
+            unit, count = _int_value(items), _int_value(times)
+            ok = isinstance(unit, tuple) and isinstance(count, int) and 0 < count * len(unit) <= MAX_REPEAT
+            return unit * count if ok else None
     if isinstance(node, ast.BinOp):
         left, right = _int_value(node.left), _int_value(node.right)
         if not (isinstance(left, int) and isinstance(right, int)):
@@ -246,6 +285,11 @@ def rewrite_constants(source: str, constants: list[Constant], new_values: dict[i
 def _literal(value: object, node: ast.expr) -> str:
     if not isinstance(value, tuple):
         return str(value)
+    if isinstance(node, ast.BinOp):  # written ``[w] * n``: so again while every item is equal, else spelled out
+        is_list = isinstance(node.left, ast.List) or isinstance(node.right, ast.List)
+        if len(set(value)) == 1:
+            return f"[{value[0]}] * {len(value)}" if is_list else f"({value[0]},) * {len(value)}"
+        node = ast.List() if is_list else ast.Tuple()
     inner = ", ".join(str(v) for v in value)
     if isinstance(node, ast.List):
         return f"[{inner}]"
@@ -312,6 +356,20 @@ def _flatten(output: object) -> list:
     return [output]
 
 
+def largest_input(source: str) -> int | None:
+    """Elements of the largest tensor ``get_inputs()`` makes, on the meta device (no memory), or None if that fails."""
+    import torch
+
+    namespace: dict = {"__name__": "tritonrl_task_variant"}
+    try:
+        with torch.random.fork_rng(devices=[]), torch.device("meta"), _cuda_redirect("meta"):
+            exec(compile_source(source, "<task variant>"), namespace)  # noqa: S102 -- running the task is the point
+            inputs = namespace["get_inputs"]()
+    except Exception:  # noqa: BLE001 -- inputs that cannot be built on meta: size unknown
+        return None
+    return max((t.numel() for t in _flatten(inputs) if isinstance(t, torch.Tensor)), default=0)
+
+
 def _input_numel(source: str) -> int | None:
     """Total elements of ``get_inputs()`` computed on the meta device (no memory), or None if that fails."""
     import torch
@@ -343,9 +401,12 @@ def _make_tiny(task: KernelTask, same_divisibility: bool = False) -> KernelTask:
             errors.append("inputs too large to run on CPU")
             continue
         result = run_source(source)
+        if result.ok and TINY_MAX_S <= result.seconds < 3 * TINY_MAX_S:
+            result = run_source(source)  # once more, warm: an op's first call (an LSTM's) can take a second alone
         if result.ok and result.seconds < TINY_MAX_S:
             return _variant(task, "tiny", source, constants, new_values)
         if result.ok:
+            errors.append(f"the smallest shapes that run take {result.seconds:.1f} s")
             break  # candidates only grow from here: the rest would be slower still
         errors.append(result.error)
     # nothing shrinks (or nothing shrunk runs): fine if already small and fast, but never run a large original
@@ -354,6 +415,19 @@ def _make_tiny(task: KernelTask, same_divisibility: bool = False) -> KernelTask:
         return _variant(task, "tiny", task.source, constants, {})
     reason = errors[-1] if errors else result.error or "no shape constants to shrink"
     raise TaskError(f"{task.name}: no tiny variant runs ({reason})")
+
+
+def smallest_source(task: KernelTask) -> str | None:
+    """The task with every size 1 and ``TINY_LAYERS`` layers (divisors and fixed structure as written): a lower
+    bound on any tiny variant's cost, not a variant (it need not run); None without sizes to set."""
+    try:
+        constants = find_constants(task.source)
+    except SyntaxError:
+        return None
+    ones = {i: tuple(1 for _ in c.value) if isinstance(c.value, tuple) else 1
+            for i, c in enumerate(constants) if c.kind in SIZE_KINDS}
+    ones = {i: v for i, v in _fewer_layers(constants, ones).items() if v != constants[i].value}
+    return rewrite_constants(task.source, constants, ones) if ones else None
 
 
 TRITON_DIVISOR = 16  # Triton specializes integer arguments by divisibility by 16 (and by being 1)
@@ -365,7 +439,9 @@ def _keep_divisibility(constants: list[Constant], new_values: dict[int, object])
     kept = {}
     for i, value in new_values.items():
         old = constants[i].value
-        if isinstance(old, tuple) and isinstance(value, tuple):
+        if constants[i].kind == "count":  # a number of layers, not a size a kernel is handed
+            pass
+        elif isinstance(old, tuple) and isinstance(value, tuple):  # layer widths: each kept width, however many
             value = tuple(_round16(o, v) for o, v in zip(old, value))
         elif isinstance(old, int) and isinstance(value, int):
             value = _round16(old, value)
@@ -391,11 +467,30 @@ def _tiny_candidates(constants: list[Constant]):
     target has ``batch_size`` elements and whose prediction rows have ``input_shape = (batch_size,)`` elements).
     """
     seen: list[dict] = []
-    for candidate in _shrinks(constants):
-        for option in (candidate, _tied(constants, candidate)):
-            if option not in seen:
-                seen.append(option)
-                yield option
+    deep = any(c.kind in ("layers", "count") for c in constants)
+    for fewer in ((True, False) if deep else (False,)):  # a deep model: its shallow forms first, then as deep
+        for candidate in _shrinks(constants):
+            candidate = _fewer_layers(constants, candidate) if fewer else candidate
+            for option in (candidate, _tied(constants, candidate)):
+                if option not in seen:
+                    seen.append(option)
+                    yield option
+
+
+def _fewer_layers(constants: list[Constant], candidate: dict[int, object], keep: int = TINY_LAYERS) -> dict:
+    """``candidate`` with each layer count at most ``keep`` and each list of layer widths cut to ``keep`` items
+    (the first and the last, and evenly spaced ones between: a narrowing MLP stays narrowing)."""
+    fewer = dict(candidate)
+    for i, c in enumerate(constants):
+        value = candidate.get(i, c.value)
+        if c.kind == "count":
+            value = min(value, keep)
+        elif c.kind == "layers" and len(value) > keep:
+            value = tuple(value[round(k * (len(value) - 1) / (keep - 1))] for k in range(keep)) if keep > 1 \
+                else value[:1]
+        if value != c.value:
+            fewer[i] = value
+    return fewer
 
 
 def _shrinks(constants: list[Constant]):
@@ -404,7 +499,7 @@ def _shrinks(constants: list[Constant]):
                     if c.kind == "divisor" and shrink_divisors and _small_divisor(c.value) != c.value}
         multiple = math.lcm(1, *[divisors.get(i, c.value) for i, c in enumerate(constants) if c.kind == "divisor"])
         caps = {"batch": (batch_cap, 1), "spatial": (spatial_cap, 1), "feature": (feature_cap, multiple),
-                "shape": (feature_cap, 1)}
+                "shape": (feature_cap, 1)}  # layer widths are capped with the features (``_capped``)
         candidate = dict(divisors)
         candidate.update(_capped(constants, caps))
         yield candidate
@@ -413,7 +508,7 @@ def _shrinks(constants: list[Constant]):
         for i, c in enumerate(constants):
             if c.kind in ("batch", "spatial", "feature"):
                 candidate[i] = max(1, c.value // factor)
-            elif c.kind == "shape":
+            elif c.kind in ("shape", "layers"):
                 candidate[i] = tuple(max(1, v // factor) for v in c.value)
         yield {i: v for i, v in candidate.items() if v != constants[i].value}
 
@@ -425,10 +520,10 @@ def _tied(constants: list[Constant], candidate: dict[int, object]) -> dict[int, 
     """
     new_of: dict[int, list[tuple[str, int]]] = {}
     for i, c in enumerate(constants):
-        if c.kind in ("batch", "spatial", "feature", "shape"):
+        if c.kind in SIZE_KINDS:
             new = _as_tuple(candidate.get(i, c.value))
             for old, value in zip(_as_tuple(c.value), new):
-                new_of.setdefault(old, []).append((c.kind, value))
+                new_of.setdefault(old, []).append((_size_group(c.kind), value))
     choice = {}
     for old, pairs in new_of.items():
         if len({kind for kind, _ in pairs}) > 1:
@@ -436,7 +531,7 @@ def _tied(constants: list[Constant], candidate: dict[int, object]) -> dict[int, 
             choice[old] = min(features) if features else min(v for _, v in pairs)
     tied = dict(candidate)
     for i, c in enumerate(constants):
-        if c.kind in ("batch", "spatial", "feature", "shape") and any(v in choice for v in _as_tuple(c.value)):
+        if c.kind in SIZE_KINDS and any(v in choice for v in _as_tuple(c.value)):
             current = _as_tuple(candidate.get(i, c.value))
             new = tuple(choice.get(old, cur) for old, cur in zip(_as_tuple(c.value), current))
             value = new if isinstance(c.value, tuple) else new[0]
@@ -456,7 +551,7 @@ def _capped(constants: list[Constant], caps: dict[str, tuple[int, int]]) -> dict
     """Cap every size at its kind's cap; distinct originals stay distinct and ordered (cap, cap+step, ...)."""
     new_values: dict[int, object] = {}
     for kind, (cap, step) in caps.items():
-        members = [i for i, c in enumerate(constants) if c.kind == kind]
+        members = [i for i, c in enumerate(constants) if _size_group(c.kind) == kind]
         values = sorted({v for i in members for v in _as_tuple(constants[i].value)})
         cap = _round_up(cap, step)
         big = [v for v in values if v > cap]
@@ -468,6 +563,24 @@ def _capped(constants: list[Constant], caps: dict[str, tuple[int, int]]) -> dict
             if new != old:
                 new_values[i] = new
     return new_values
+
+
+def describe_changes(changes: dict[str, tuple]) -> str:
+    """``batch_size 1024 -> 2, hidden_layer_sizes [1024] * 16 -> [8] * 2``: a variant's ``meta["changes"]``."""
+    return ", ".join(f"{name} {_sizes_text(old)} -> {_sizes_text(new)}" for name, (old, new) in changes.items())
+
+
+def _sizes_text(value: object) -> str:
+    if not isinstance(value, (tuple, list)):
+        return str(value)
+    if len(value) > 2 and len(set(value)) == 1:
+        return f"[{value[0]}] * {len(value)}"
+    return "[" + ", ".join(str(v) for v in value) + "]"
+
+
+def _size_group(kind: str) -> str:
+    """Layer widths are sized as features: one mapping for both, so a width equal to a feature stays equal."""
+    return "feature" if kind in WIDTH_KINDS else kind
 
 
 def _as_tuple(value: int | tuple) -> tuple:
@@ -485,7 +598,7 @@ def _make_alts(task: KernelTask, n: int, seed: int) -> list[KernelTask]:
         constants = find_constants(task.source)
     except SyntaxError:
         return []
-    if not any(c.kind in ("batch", "spatial", "feature", "shape") for c in constants):
+    if not any(c.kind in SIZE_KINDS for c in constants):
         return []
     multiple = math.lcm(1, *[c.value for c in constants if c.kind == "divisor"])
     variants: list[KernelTask] = []
@@ -527,7 +640,7 @@ def _edge_sizes(constants: list[Constant], multiple: int, kinds: tuple) -> dict[
     a loop that drops its last block, a mask off by one, a reduction that reads past its end is wrong there and
     nowhere else (issue 51: such mutants of the bundled solutions passed every other shape). A feature size tied to
     a divisor (groups, heads) keeps it: ``multiple`` times an edge."""
-    feature_values = {v for c in constants if c.kind == "feature" for v in _as_tuple(c.value)}
+    feature_values = {v for c in constants if c.kind in WIDTH_KINDS for v in _as_tuple(c.value)}
     mapping: dict[int, int] = {}
     new_values: dict[int, object] = {}
     for i, c in enumerate(constants):
@@ -554,7 +667,7 @@ def _perturbed(constants: list[Constant], rng: random.Random, multiple: int, kin
 
     Equal means equal across kinds too: a ``batch_size`` that also appears in ``input_shape`` moves with it.
     """
-    feature_values = {v for c in constants if c.kind == "feature" for v in _as_tuple(c.value)}
+    feature_values = {v for c in constants if c.kind in WIDTH_KINDS for v in _as_tuple(c.value)}
     mapping: dict[int, int] = {}
     new_values: dict[int, object] = {}
     for i, c in enumerate(constants):
@@ -647,21 +760,27 @@ def reduced_variant(task: KernelTask, fits) -> KernelTask | None:
 
 def _reduce_candidates(constants: list[Constant]):
     """Every size divided by 2, 4, 8, ..., first never below ``REDUCE_FLOOR``, then down to 1; then, for tasks
-    whose spatial sizes cannot shrink (a conv then two poolings), the batch alone, then batch and features.
-    Each is followed by its tied form (sizes written equal stay equal); no candidate twice."""
+    whose spatial sizes cannot shrink (a conv then two poolings), the batch alone, then batch and features; last,
+    for a deep model (layer widths or counts from ``get_init_inputs``), every size again with ``TINY_LAYERS``
+    layers. Each is followed by its tied form (sizes written equal stay equal); no candidate twice."""
     multiple = math.lcm(1, *[c.value for c in constants if c.kind == "divisor"])
     seen: list[dict] = []
-    every = ("batch", "spatial", "feature", "shape")
-    for floor, kinds in ((REDUCE_FLOOR, every), (1, every), (1, ("batch",)), (1, ("batch", "feature"))):
+    widths = ("feature", "layers")
+    passes = [(REDUCE_FLOOR, SIZE_KINDS, False), (1, SIZE_KINDS, False), (1, ("batch",), False),
+              (1, ("batch", *widths), False)]
+    if any(c.kind in ("layers", "count") for c in constants):
+        passes.append((1, SIZE_KINDS, True))
+    for floor, kinds, fewer in passes:
         for factor in REDUCE_FACTORS:
             candidate = {}
             for i, c in enumerate(constants):
                 if c.kind in kinds:
-                    step = multiple if c.kind == "feature" else 1
+                    step = multiple if c.kind in WIDTH_KINDS else 1
                     new = tuple(_reduced(v, factor, floor, step) for v in _as_tuple(c.value))
                     value = new if isinstance(c.value, tuple) else new[0]
                     if value != c.value:
                         candidate[i] = value
+            candidate = _fewer_layers(constants, candidate) if fewer else candidate
             for option in (candidate, _tied(constants, candidate)):
                 if option and option not in seen:
                     seen.append(option)

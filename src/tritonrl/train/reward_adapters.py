@@ -39,7 +39,9 @@ class BatchStats:
 
     ``mean_speedup`` is the mean point speedup of correct samples, ``mean_speedup_ci95_low`` the mean lower end
     of their 95% intervals (what the reward credits), ``surely_faster_rate`` the share of the batch that is
-    correct with an interval entirely above 1 (the only samples that earn speed credit).
+    correct with an interval entirely above 1 (the only samples that earn speed credit). ``declined_rate`` is
+    the share the verifier declined (tasks it cannot judge on its device: rewarded as a failure at the stage
+    reached, docs/verifier.md, "Declined verdicts"); logged only when some were.
     """
 
     n: int
@@ -50,13 +52,15 @@ class BatchStats:
     mean_speedup: float | None
     mean_speedup_ci95_low: float | None = None
     surely_faster_rate: float | None = None
+    declined_rate: float = 0.0
 
     def as_metrics(self) -> dict[str, float]:
         metrics = {"verify/format_rate": self.format_rate, "verify/compile_rate": self.compile_rate,
                    "verify/correct_rate": self.correct_rate, "verify/mean_reward": self.mean_reward}
         optional = {"verify/mean_speedup": self.mean_speedup,
                     "verify/mean_speedup_ci95_low": self.mean_speedup_ci95_low,
-                    "verify/surely_faster_rate": self.surely_faster_rate}
+                    "verify/surely_faster_rate": self.surely_faster_rate,
+                   "verify/declined_rate": self.declined_rate or None}
         metrics.update({name: value for name, value in optional.items() if value is not None})
         return metrics
 
@@ -69,11 +73,12 @@ def batch_stats(results: Sequence, rewards: Sequence[float]) -> BatchStats:
         n=len(results),
         format_rate=sum(r.format_ok for r in results) / n,
         compile_rate=sum(r.compiled for r in results) / n,
-        correct_rate=sum(r.correct for r in results) / n,
+        correct_rate=sum(bool(r.correct) for r in results) / n,
         mean_reward=sum(rewards) / n,
         mean_speedup=sum(speedups) / len(speedups) if speedups else None,
         mean_speedup_ci95_low=sum(lows) / len(lows) if lows else None,
         surely_faster_rate=sum(low > 1.0 for low in lows) / n if lows else None,
+        declined_rate=sum(getattr(r, "declined", None) is not None for r in results) / n,
     )
 
 

@@ -45,7 +45,7 @@ class ProgressLine:
 
         self.stream = stream or sys.stderr
         show = bool(total) and (enabled if enabled is not None else _is_terminal(self.stream))
-        self.correct = self.verifier_errors = 0
+        self.correct = self.verifier_errors = self.declined = 0
         sized = _width(self.stream) > 0  # a terminal that does not say its size gets 100x20, not 0x0 (no line)
         self.bar = tqdm(total=total, desc=desc, unit="cand", file=self.stream, disable=not show, postfix="0 correct",
                         bar_format=BAR_FORMAT, dynamic_ncols=sized, ncols=None if sized else 100,
@@ -55,6 +55,7 @@ class ProgressLine:
         """One more candidate judged (a ``VerifyResult``)."""
         self.correct += bool(result.correct)
         self.verifier_errors += VERIFIER_ERROR in result.flags
+        self.declined += getattr(result, "declined", None) is not None  # neither correct nor wrong
         self._postfix()
         self.bar.update(1)
 
@@ -73,7 +74,8 @@ class ProgressLine:
 
     def _postfix(self) -> None:
         errors = f", {self.verifier_errors} verifier errors" if self.verifier_errors else ""
-        self.bar.set_postfix_str(f"{self.correct} correct{errors}", refresh=False)
+        declined = f", {self.declined} declined" if self.declined else ""
+        self.bar.set_postfix_str(f"{self.correct} correct{declined}{errors}", refresh=False)
 
 
 def _width(stream: TextIO) -> int:

@@ -47,6 +47,8 @@ class Session:
         self.facts: dict[str, Any] = {"stage": "compile", "flags": [], "error": None, "compiled": False,
                                       "tiny_correct": False, "correct": False, "timing": {}, "stage_s": {}}
         self.budget_s = float(self.config["timeout_s"])  # the child's own time: waits for its answers
+        self.charged: dict[str, float] = {}  # of it, per stage (the timeout's message)
+        self.trial_name = ""  # the trial under way (the timeout's message)
         self.arena: Arena | None = None
         self.lease = judge.lease()
 
@@ -72,7 +74,10 @@ class Session:
             refs = planned.result()  # raises what stopped them (Unplanned, TaskError) here
             self.compile()
             stage = "full"
-            self.correctness(refs)
+            if self.trials:
+                self.correctness(refs)
+            else:  # a plan the parent declined whole (``plan.mark_declined``): the import was all there was to judge
+                self.facts["stage"] = "done"
             if self.timing_spec.get("enabled"):
                 stage = "timing"
                 self.timing(refs)
@@ -81,7 +86,7 @@ class Session:
         except Unplanned:
             self.fail(stage, None, "not judged: the verifier ended the session before its trials")
         except ChildSilent as silent:
-            self.fail(str(silent), "timeout", f"timed out after {self.config['timeout_s']:g} s ({silent} stage)")
+            self.fail(str(silent), "timeout", self.timeout_message(str(silent)))
         except ChildGone as gone:
             self.fail(str(gone), "crash", f"the process died during the {gone} stage")
         except wire.BadMessage as exc:
@@ -93,6 +98,7 @@ class Session:
             early.shutdown(wait=True)  # nothing of it outlives the session (the plan always comes: a plan or a cancel)
             self.close()
             span[2] = time.monotonic()
+            self.facts["stage_s"]["charged"] = {name: round(s, 4) for name, s in self.charged.items()}
         return self.facts
 
     def start_cuda(self, stage: str) -> dict[str, Any]:
@@ -121,6 +127,15 @@ class Session:
             raise Unplanned
         self.trials = [TrialSpec(**t) for t in plan["trials"]]
         self.timing_spec = plan.get("timing") or {}
+
+    def timeout_message(self, stage: str) -> str:
+        """What ran out, in the clock's numbers: the candidate's own time (its waits for the child's answers, the
+        only time charged to it) by stage, and where it stopped. The judge's own work (references, the wait for
+        a CUDA start) is not charged: the parent adds the call's wall time (``Verifier.verify``)."""
+        spent = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.charged.items())
+        where = f"{stage} stage, {self.trial_name}" if self.trial_name and stage != "compile" else f"{stage} stage"
+        return (f"timed out in the {where}: the candidate's process used its whole {self.config['timeout_s']:g} s "
+                f"limit ({spent})")
 
     def fail(self, stage: str, flag: str | None, error: str) -> None:
         self.facts["stage"] = stage
@@ -157,7 +172,9 @@ class Session:
         except (wire.Closed, OSError):
             raise ChildGone(stage) from None
         finally:
-            self.budget_s -= time.monotonic() - start
+            spent = time.monotonic() - start
+            self.budget_s -= spent
+            self.charged[stage] = self.charged.get(stage, 0.0) + spent
         return message
 
     def call(self, message: dict, stage: str) -> dict[str, Any]:
@@ -222,6 +239,7 @@ class Session:
         self.call_arena()
         for index, trial in enumerate(self.trials):
             stage = "tiny" if trial.stage == "tiny" else "full"
+            self.trial_name = f"trial {trial.name}"
             ref, layout = refs[trial.name], layouts[trial.name]
             building = "compile" if index == 0 else stage  # the first construction is the compile stage's
             steps, built, reply, problem = self.gpu_unit(
@@ -243,6 +261,7 @@ class Session:
                 raise Failed(stage, problem.flag.value, f"{trial.describe()}: {problem.message}")
             if stage == "tiny":
                 self.facts["tiny_correct"] = True
+        self.trial_name = ""
         self.facts.update(correct=True, tiny_correct=True, stage="done")
         self.facts["stage_s"]["correctness"] = round(time.monotonic() - start, 4)
 

@@ -4,7 +4,8 @@
     trials = build_trials(task, config, device="cpu")   # a list of TrialSpec (a TrialPlan)
     trials.reduced      # {"batch_size": (1024, 64), ...}: shapes scaled to the CPU budget; {} when as written
     trials.flags        # ["reduced_shapes"] when reduced: informational, the verdict is still a verdict
-    trials.oversize     # True: over the CPU budget and no reduction fits (a timeout is then cpu_size_limit)
+    trials.oversize     # True: over the CPU budget and no reduction fits
+    trials.declined     # then why the full trials are not run: the verdict will be declined (below); else None
 
 Trials: the tiny variant (when staged), then full trials (base seed, other seeds, values scaled and spread over
 magnitudes, alternative shapes: the first at edge sizes ``2^j + 1``, once with plain and once with spread values),
@@ -18,6 +19,14 @@ largest tensor, ``cpu_max_flops`` matmul/conv FLOPs per forward) is judged on it
 (``tritonrl.tasks.variants.reduced_variant``: every size divided by one factor, ratios kept) and on
 alternative shapes around that; timing shapes are never used there. The same candidate code runs; only the
 sizes the task chooses change.
+
+**Declined.** A task over the CPU budget that no reduction fits (sizes fixed in its code: VGG's 224x224 images,
+4096-wide layers) cannot be judged on the CPU within a candidate's time: its full trials are not planned, nor its
+tiny trial when that is over the budget too, and the verdict of a candidate that passes what was planned is
+*declined* (``correct`` None, ``declined`` the reason, ``mark_declined``): neither correct nor wrong. The decision
+reads the task alone (its cost on the meta device against the budget), before any candidate code runs, so no
+candidate can cause it or escape a verdict with it; what was judged (static checks, the import, the tiny trial)
+still fails a candidate that fails it (docs/verifier.md, "Declined verdicts").
 """
 
 from __future__ import annotations
@@ -35,10 +44,12 @@ _FIT_CACHE: dict[tuple, tuple[KernelTask, bool]] = {}
 class TrialPlan(list):
     """The trials in order (a ``list[TrialSpec]``), with how their sizes were chosen."""
 
-    def __init__(self, trials: list[TrialSpec], reduced: dict | None = None, oversize: bool = False) -> None:
+    def __init__(self, trials: list[TrialSpec], reduced: dict | None = None, oversize: bool = False,
+                 declined: str | None = None) -> None:
         super().__init__(trials)
         self.reduced = dict(reduced or {})
         self.oversize = oversize
+        self.declined = declined
 
     @property
     def flags(self) -> list[str]:
@@ -57,12 +68,15 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
     else:  # a bundled task at its timing shape (KernelBench scale): at its own sizes, a GPU times launches
         base, oversize = timing_variant(task) or task, False
     seed, trials = config.seed, []
-    if config.staged:
+    tiny_over = oversize and config.staged and _tiny_over_budget(task, config)
+    if config.staged and not tiny_over:
         try:
             tiny = tiny_variant(task, same_divisibility=not _on_cpu(config, device))
             trials.append(TrialSpec("tiny", "tiny", tiny.key, tiny.source, seed))
         except TaskError:
             pass  # no smaller version of this task runs: the full trials still judge it
+    if oversize:
+        return _declined_plan(task, trials, config, tiny_over)
     plan = [(base, seed, 1.0, 1.0)]
     if config.multi_input:
         alts = alt_variants(base, n=2, seed=seed) if config.alt_shapes else []
@@ -84,6 +98,50 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
                                 config.extra_dtype))
     reduced = base.meta.get("changes") if base.variant == "reduced" and base is not task else None
     return TrialPlan(trials, reduced, oversize)
+
+
+def _tiny_over_budget(task: KernelTask, config: VerifyConfig) -> bool:
+    """Whether even the task at its smallest (every size 1, two layers) is over the CPU budget: then so is any tiny
+    variant, and the search for one (real forward passes: 19 s for ResNet-18 on a loaded 2-core machine) is spared."""
+    from tritonrl.tasks.variants import smallest_source
+
+    smallest = smallest_source(task)
+    return smallest is not None and within_budget(smallest, config) is False
+
+
+def _declined_plan(task: KernelTask, trials: list[TrialSpec], config: VerifyConfig, tiny_over: bool) -> TrialPlan:
+    """The plan of a task the CPU cannot judge: its tiny trial alone, or nothing when that is over the budget
+    too (the candidate is then imported, and declined), with the reason (``TrialPlan.declined``)."""
+    from tritonrl.tasks.variants import largest_input, task_cost
+
+    tiny = [t for t in trials if t.stage == "tiny" and within_budget(t.source, config) is not False]
+    if tiny:
+        judged = "only its tiny trial was run"
+    elif tiny_over or trials:
+        judged = "its tiny variant is over the budget too: only the import was judged"
+    else:
+        judged = "no tiny variant of it runs: only the import was judged"
+    cost = task_cost(task.source)
+    need = f"{_si(cost.flops)} FLOPs and a {_si(cost.max_numel)}-element tensor" if cost else \
+        f"an input of {_si(largest_input(task.source))} elements (its FLOPs cannot be counted on the meta device)"
+    reason = (f"not judged on this CPU: one forward of {task.name} at its sizes needs {need}, over the CPU budget "
+              f"({_si(config.cpu_max_flops)} FLOPs, {_si(config.cpu_max_numel)} elements: "
+              "verify.cpu_max_flops, verify.cpu_max_numel), and no reduction of its sizes fits (the rest are fixed "
+              f"in its code); {judged}. Judge it on a GPU, or with --full-size")
+    return TrialPlan(tiny, oversize=True, declined=reason)
+
+
+def mark_declined(result: VerifyResult, trials: TrialPlan) -> VerifyResult:
+    """A candidate that passed everything a declined plan ran (``trials.declined``) is declined: ``correct`` None,
+    ``declined`` the reason, flag ``declined``, ``stage`` the first stage not judged (full after a tiny trial, else
+    compile: ModelNew was imported, never built). A failure of what was run stays that failure."""
+    if not trials.declined or result.stage is not Stage.DONE:
+        return result
+    result.correct = None
+    result.declined = trials.declined
+    result.stage = Stage.FULL if trials else Stage.COMPILE
+    result.flags = [f for f in result.flags if f != Flag.TIMING_UNAVAILABLE.value] + [Flag.DECLINED.value]
+    return result
 
 
 def _tiny_alternatives(tiny: list[TrialSpec], plan: list[tuple]) -> list[TrialSpec]:
@@ -125,12 +183,14 @@ def fit_cpu_budget(task: KernelTask, config: VerifyConfig) -> tuple[KernelTask, 
 
 
 def within_budget(source: str, config: VerifyConfig) -> bool | None:
-    """Whether one forward of this task source fits the CPU budget; None when its cost cannot be measured."""
-    from tritonrl.tasks.variants import task_cost
+    """Whether one forward of this task source fits the CPU budget; None when its cost cannot be measured, unless
+    an input alone is over it (a Swin transformer's ``.item()`` stops the meta device; its 224x224 images do not)."""
+    from tritonrl.tasks.variants import largest_input, task_cost
 
     cost = task_cost(source)
     if cost is None:
-        return None
+        largest = largest_input(source) if config.cpu_max_numel else None
+        return False if largest is not None and largest > config.cpu_max_numel else None
     return ((not config.cpu_max_numel or cost.max_numel <= config.cpu_max_numel)
             and (not config.cpu_max_flops or cost.flops <= config.cpu_max_flops))
 
@@ -150,6 +210,16 @@ def mark_cpu_size_limit(result: VerifyResult, oversize: bool) -> VerifyResult:
         result.error = (f"{result.error}: the task's sizes are over the CPU budget and could not be reduced; "
                         "judge it on a GPU, or raise the timeout")
     return result
+
+
+def _si(count: int | None) -> str:
+    """``66.6G``, ``262K``: a count in three figures."""
+    if count is None:
+        return "no limit"
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.3g}{unit}"
+    return str(count)
 
 
 def _on_cpu(config: VerifyConfig, device: str | None) -> bool:

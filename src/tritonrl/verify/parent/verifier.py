@@ -164,6 +164,8 @@ class Verifier:
             result = self._unjudged(task, code, exc)
         result.elapsed_s = round(time.monotonic() - start, 3)
         result.timing["span"] = [start, time.monotonic()]  # monotonic s: where this verdict sat in a batch
+        if Flag.TIMEOUT.value in result.flags and result.error:
+            result.error = _with_wall_time(result)
         return result
 
     def _unjudged(self, task: KernelTask, code: str | None, exc: Exception) -> VerifyResult:
@@ -253,7 +255,8 @@ class Verifier:
             return rejected
         result = VerifyResult(Stage.COMPILE, valid=True, code=code)
 
-        from tritonrl.verify.parent.plan import mark_cpu_size_limit  # torch: not before a static verdict
+        # torch: not before a static verdict
+        from tritonrl.verify.parent.plan import mark_cpu_size_limit, mark_declined
 
         @functools.cache
         def plan() -> TrialPlan:  # made while the child starts (``_judge``), once even if judged again
@@ -274,7 +277,7 @@ class Verifier:
         result.flags += trials.flags  # reduced_shapes: judged at sizes the CPU can run (tritonrl.verify.parent.plan)
         self._apply(result, facts)
         result.timing["parent_s"] = watch.seconds()
-        result = mark_cpu_size_limit(result, trials.oversize)
+        result = mark_declined(mark_cpu_size_limit(result, trials.oversize), trials)
         return add_hints(result, code, facts.get("relative_error"), task, self.config, self.device,
                          bool(trials.reduced))
 
@@ -571,6 +574,22 @@ def _warm_plans() -> None:
         warm_meta()
     except Exception as exc:  # noqa: BLE001
         log.info("meta-device warm-up skipped (%s: %s)", type(exc).__name__, exc)
+
+
+def _with_wall_time(result: VerifyResult) -> str:
+    """A timeout's error with the call's own clock on its first line: the judge charges the candidate only its
+    child's time (``stage_s["charged"]``), so a call that took longer says where the rest went: the judge's
+    references, what came before the session (starting the verifier's processes, the plan), the rest (the end)."""
+    first, *rest = result.error.split("\n")
+    stage_s, total = result.timing.get("stage_s") or {}, result.elapsed_s or 0.0
+    charged = sum(v for v in (stage_s.get("charged") or {}).values() if isinstance(v, (int, float)))
+    session, call = result.timing.get("session_span") or [None], result.timing.get("span") or [None]
+    before = session[0] - call[0] if isinstance(session[0], float) and isinstance(call[0], float) else 0.0
+    parts = [("charged to the candidate", charged), ("the judge's references", stage_s.get("reference") or 0.0),
+             ("starting the verifier's processes and the plan", before)]
+    parts.append(("the rest", total - sum(seconds for _, seconds in parts)))
+    shown = ", ".join(f"{seconds:.1f} s {what}" for what, seconds in parts if seconds >= 0.05)
+    return "\n".join([f"{first}; this call took {total:.1f} s ({shown})", *rest])
 
 
 def _judge_name(gpu: str) -> str:

@@ -53,6 +53,7 @@ class Flag(str, Enum):
     CPU_UNSUPPORTED = "cpu_unsupported"
     REDUCED_SHAPES = "reduced_shapes"
     CPU_SIZE_LIMIT = "cpu_size_limit"
+    DECLINED = "declined"
     SANDBOX_UNAVAILABLE = "sandbox_unavailable"
     SANDBOX_INCOMPLETE = "sandbox_incomplete"
     # timing
@@ -104,6 +105,7 @@ RATIONALE: dict[Flag, str] = {
     Flag.CPU_UNSUPPORTED: "Triton's CPU interpreter cannot run this construct; judge it on a GPU (not counted as wrong).",
     Flag.REDUCED_SHAPES: "Judged at shapes reduced to fit the CPU budget (informational).",
     Flag.CPU_SIZE_LIMIT: "The trial's shapes are too large for the CPU interpreter within the limits.",
+    Flag.DECLINED: "Not judged: the task cannot be judged within this device's budget (the reason in `declined`); neither correct nor wrong.",
     Flag.SUSPICIOUS_SPEEDUP: "A speedup above the threshold is more likely a harness hole than a kernel.",
     Flag.TIMING_UNAVAILABLE: "No GPU: runtimes are not measured (reported as null, never faked).",
     Flag.TIMING_MISMATCH: "Outputs of timed calls (each on fresh inputs) differ from the reference, or a timed call ran torch compute: the timed work was not the checked work.",

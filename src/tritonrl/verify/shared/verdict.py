@@ -49,7 +49,10 @@ class VerifyResult:
     valid: code was extracted and passed the static checks (a real Triton kernel, no forbidden constructs).
     compiled: the module imported and ModelNew was constructed.
     tiny_correct: outputs matched on the tiny shape variant.
-    correct: outputs matched on every full trial (and every runtime check held).
+    correct: outputs matched on every full trial (and every runtime check held); None when ``declined``.
+    declined: why the task could not be judged on this device (a CPU: sizes over its budget that no reduction
+        fits), decided from the task before any candidate code ran; None for a verdict. A declined result is
+        neither correct nor wrong: ``correct`` is None, flag ``declined``, and reports leave it out of every rate.
     flags: named reasons (values of ``tritonrl.verify.shared.flags.Flag``), e.g. ``no_triton_launch``.
     error: a concise, model-readable message: exception type, message and the candidate's relevant lines.
     runtime_ms / ref_runtime_ms: measured on a GPU; ``None`` when timing is unavailable (CPU) or skipped.
@@ -63,7 +66,7 @@ class VerifyResult:
     valid: bool = False
     compiled: bool = False
     tiny_correct: bool = False
-    correct: bool = False
+    correct: bool | None = False
     flags: list[str] = field(default_factory=list)
     error: str | None = None
     runtime_ms: float | None = None
@@ -73,6 +76,7 @@ class VerifyResult:
     code: str | None = None
     timing: dict[str, Any] = field(default_factory=dict)
     elapsed_s: float | None = None
+    declined: str | None = None
 
     @property
     def format_ok(self) -> bool:
