@@ -104,6 +104,7 @@ def verify_config(args: argparse.Namespace) -> VerifyConfig:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from tritonrl.util.progress import ProgressLine
     from tritonrl.verify.parent.screen import screen
 
     task = get_task(args.task)
@@ -113,40 +114,42 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.completion and texts[0][0] is None:
         raise UserError(texts[0][1])
     results: dict[int, VerifyResult] = {}
-    for i, (_, error) in enumerate(texts):
-        if error is not None:  # this file's error, not the batch's
-            results[i] = _emit(args, files[i], task.name, VerifyResult(Stage.EXTRACT, error=error, reward=0.0))
-    unreadable = len(results)
-    codes: dict[int, str] = {}  # what goes on to run
-    try:  # extraction and static checks first, here: a rejection costs no verifier start (nor torch's import)
-        for i, (text, _) in enumerate(texts):
-            if text is None:
-                continue
-            start = time.monotonic()
-            code, rejected = screen(config, completion=text) if args.completion else screen(config, code=text)
-            if rejected is None:
-                codes[i] = code
-                continue
-            rejected.elapsed_s = round(time.monotonic() - start, 3)
-            results[i] = _emit(args, files[i], task.name, rejected)
-    except KeyboardInterrupt:
-        _summary(args, files, results, unreadable, interrupted=True)
-        return 130
-    interrupted = bool(codes) and _run(args, task, config, files, codes, results)
+    shown = None if len(files) > 1 and not args.json else False  # one progress line over every file, on a terminal
+    with ProgressLine(len(files), "verify", enabled=shown) as line:
+        for i, (_, error) in enumerate(texts):
+            if error is not None:  # this file's error, not the batch's
+                results[i] = _emit_counted(args, files[i], task.name, VerifyResult(Stage.EXTRACT, error=error,
+                                                                                    reward=0.0), line)
+        unreadable = len(results)
+        codes: dict[int, str] = {}  # what goes on to run
+        try:  # extraction and static checks first, here: a rejection costs no verifier start (nor torch's import)
+            for i, (text, _) in enumerate(texts):
+                if text is None:
+                    continue
+                start = time.monotonic()
+                code, rejected = screen(config, completion=text) if args.completion else screen(config, code=text)
+                if rejected is None:
+                    codes[i] = code
+                    continue
+                rejected.elapsed_s = round(time.monotonic() - start, 3)
+                results[i] = _emit_counted(args, files[i], task.name, rejected, line)
+        except KeyboardInterrupt:
+            line.close()
+            _summary(args, files, results, unreadable, interrupted=True)
+            return 130
+        interrupted = bool(codes) and _run(args, task, config, files, codes, results, line)
     _summary(args, files, results, unreadable, interrupted=interrupted)
     return 130 if interrupted else 0 if all(r.correct for r in results.values()) else 1
 
 
 def _run(args: argparse.Namespace, task, config: VerifyConfig, files: list[Path], codes: dict[int, str],
-         results: dict[int, VerifyResult]) -> bool:
+         results: dict[int, VerifyResult], line) -> bool:
     """The candidates that passed the static checks, through the verifier: each verdict printed as it lands.
     True when Ctrl-C stopped it (the running candidates are killed at once)."""
-    from tritonrl.util.progress import ProgressLine
     from tritonrl.verify import Verifier, VerifyItem
 
     order = list(codes)
-    shown = None if len(order) > 1 and not args.json else False  # a progress line: several, on a terminal
-    with Verifier(config) as verifier, ProgressLine(len(order), "verify", enabled=shown) as line:
+    with Verifier(config) as verifier:
         verifier.start()  # the zygote and the judge start while this process imports torch for the plan
         from tritonrl.verify.parent.plan import cpu_oversize, mark_cpu_size_limit
 
@@ -157,9 +160,7 @@ def _run(args: argparse.Namespace, task, config: VerifyConfig, files: list[Path]
             for k, result in stream:
                 # counted before printed: a Ctrl-C between the two loses nothing
                 results[order[k]] = result = mark_cpu_size_limit(result, oversize)
-                with line.printing():
-                    _emit(args, files[order[k]], task.name, result)
-                line.update(result)
+                _emit_counted(args, files[order[k]], task.name, result, line)
         except KeyboardInterrupt:
             if stream is not None:
                 stream.close()
@@ -167,6 +168,14 @@ def _run(args: argparse.Namespace, task, config: VerifyConfig, files: list[Path]
             line.close()
             return True
     return False
+
+
+def _emit_counted(args: argparse.Namespace, path: Path, task: str, result: VerifyResult, line) -> VerifyResult:
+    """``_emit`` above the progress line, then the line moved on by one verdict."""
+    with line.printing():
+        _emit(args, path, task, result)
+    line.update(result)
+    return result
 
 
 def _emit(args: argparse.Namespace, path: Path, task: str, result: VerifyResult) -> VerifyResult:
