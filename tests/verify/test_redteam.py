@@ -164,7 +164,10 @@ def test_redteam_fixture(fixture, mode, verdicts):
     if header(fixture, "expect") == "done":
         assert result.correct, f"{fixture.name} (honest) rejected: stage {result.stage}, {result.flags}, {result.error}"
         return
-    assert result.correct is False, f"{fixture.name} was accepted with static checks {mode}"
+    assert result.correct is False, (  # the whole verdict: which trials ran, at what sizes, with what error
+        f"{fixture.name} was accepted with static checks {mode}: flags {result.flags}, relative error "
+        f"{result.timing.get('relative_error')}, trials {result.timing.get('trials') or result.timing.get('stage_s')}, "
+        f"timing keys {sorted(result.timing)}")
     assert compute_reward(result) == 0
 
 
