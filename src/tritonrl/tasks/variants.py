@@ -356,8 +356,8 @@ def _flatten(output: object) -> list:
     return [output]
 
 
-def largest_input(source: str) -> int | None:
-    """Elements of the largest tensor ``get_inputs()`` makes, on the meta device (no memory), or None if that fails."""
+def _meta_input_sizes(source: str) -> list[int] | None:
+    """Elements of each tensor ``get_inputs()`` makes, on the meta device (no memory), or None if that fails."""
     import torch
 
     namespace: dict = {"__name__": "tritonrl_task_variant"}
@@ -367,21 +367,19 @@ def largest_input(source: str) -> int | None:
             inputs = namespace["get_inputs"]()
     except Exception:  # noqa: BLE001 -- inputs that cannot be built on meta: size unknown
         return None
-    return max((t.numel() for t in _flatten(inputs) if isinstance(t, torch.Tensor)), default=0)
+    return [t.numel() for t in _flatten(inputs) if isinstance(t, torch.Tensor)]
+
+
+def largest_input(source: str) -> int | None:
+    """Elements of the largest tensor ``get_inputs()`` makes, or None if that fails."""
+    sizes = _meta_input_sizes(source)
+    return None if sizes is None else max(sizes, default=0)
 
 
 def _input_numel(source: str) -> int | None:
-    """Total elements of ``get_inputs()`` computed on the meta device (no memory), or None if that fails."""
-    import torch
-
-    namespace: dict = {"__name__": "tritonrl_task_variant"}
-    try:
-        with torch.random.fork_rng(devices=[]), torch.device("meta"), _cuda_redirect("meta"):
-            exec(compile_source(source, "<task variant>"), namespace)  # noqa: S102 -- running the task is the point
-            inputs = namespace["get_inputs"]()
-    except Exception:  # noqa: BLE001 -- inputs that cannot be built on meta: size unknown
-        return None
-    return sum(t.numel() for t in _flatten(inputs) if isinstance(t, torch.Tensor))
+    """Total elements of ``get_inputs()``, or None if that fails."""
+    sizes = _meta_input_sizes(source)
+    return None if sizes is None else sum(sizes)
 
 
 # ---------------------------------------------------------------- tiny
