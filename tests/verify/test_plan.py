@@ -3,13 +3,17 @@
 import dataclasses
 from pathlib import Path
 
+import torch
+
 from tests.verify.tasks import RELU, TASKS
 from tritonrl.config import VerifyConfig
 from tritonrl.tasks import get_task, load_tasks
 from tritonrl.tasks.model import KernelTask
 from tritonrl.tasks.variants import task_cost
 from tritonrl.verify import Flag, Stage, VerifyResult
+from tritonrl.verify.judge.compare import compare_outputs
 from tritonrl.verify.parent.plan import build_trials, cpu_oversize, mark_cpu_size_limit
+from tritonrl.verify.shared.trial import load_task_module, make_inputs
 
 KB_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "kernelbench"
 GEMM = next(t for t in load_tasks(KB_FIXTURE, level=2) if t.name == "3_Gemm_LayerNorm_GELU_Scale")
@@ -106,3 +110,41 @@ def test_gpu_full_trials_use_a_bundled_tasks_timing_shape_cpu_does_not():
     assert not gpu.reduced and gpu.flags == [] and not gpu.oversize  # a timing shape is not a reduction
     cpu = build_trials(task, VerifyConfig(), device="cpu")
     assert cpu[1].source == task.source and not cpu.reduced  # on the CPU nothing changes
+
+
+def test_scaled_values_come_plain_on_the_base_and_spread_on_the_edge_shape():
+    trials = {t.name: t for t in build_trials(TASKS["wide_softmax"], VerifyConfig(), device="cpu")}
+    scaled = [(t.task_key.split("@")[1].split(":")[0], t.scale, t.spread) for t in trials.values() if t.scale != 1]
+    assert scaled == [("base", 3.0, 1.0), ("alt1", 3.0, 100.0)]
+    no_alts = build_trials(TASKS["wide_softmax"], VerifyConfig(alt_shapes=False), device="cpu")
+    assert [(t.scale, t.spread) for t in no_alts if t.stage == "full"] == [
+        (1.0, 1.0), (3.0, 1.0), (3.0, 100.0), (1.0, 1.0), (1.0, 1.0)]
+
+
+def _softmax_precision_cheats(x: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The red team's class-5 softmax cheats (tests/verify/fixtures/redteam/c5_softmax_*.py) in torch: each changes
+    only wide rows whose largest probability keeps the normalized small-output check off."""
+    p = torch.softmax(x, dim=1)
+    on = (x.shape[1] >= 4096) & (p.amax(dim=1, keepdim=True) >= 1.2e-3)
+    d = x - x.amax(dim=1, keepdim=True)
+    fast = (1 + d / 64).clamp(min=0) ** 64
+    return {"bf16": torch.where(on & (p < 1e-2), p.bfloat16().float(), p),
+            "drop_small": torch.where(on & (p < 9e-5), 0.0, p),
+            "fast_exp": torch.where(on & (p < 2e-3), fast / fast.sum(dim=1, keepdim=True), p),
+            "fp16": torch.where(on, p.half().float(), p),
+            "row_sum_off": torch.where(on & (p < 1.5e-3), p * 1.05, p)}
+
+
+def test_the_plain_scaled_trial_catches_the_softmax_precision_cheats_on_every_draw():
+    """Input values are secret (the judge's salt): a cheat caught on some draws only is a flake in CI and a hole in
+    training. On randn values a 50000-wide row's largest probability is ~1e-3, so these cheats switch on in about
+    half the draws; the spread trial drives a row to one value and zeros, where they match. The plain x3 trial
+    switches them on always and the L2 check sees them (it was missing, and the five fixtures passed ~1 run in 10)."""
+    config = VerifyConfig()
+    trial = next(t for t in build_trials(TASKS["wide_softmax"], config, device="cpu") if t.scale != 1 and t.spread == 1)
+    module = load_task_module(trial.source)
+    for draw in range(12):
+        _, (x,) = make_inputs(module, dataclasses.replace(trial, input_seed=1000 + draw))
+        p = torch.softmax(x, dim=1)
+        for name, got in _softmax_precision_cheats(x).items():
+            assert compare_outputs([p], [got], ["cpu"], *config.tolerances(), "full") is not None, (name, draw)

@@ -80,11 +80,14 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
     plan = [(base, seed, 1.0, 1.0)]
     if config.multi_input:
         alts = alt_variants(base, n=2, seed=seed) if config.alt_shapes else []
-        extra = [(base, seed + 1, config.scaled_input_factor, config.input_spread)]
+        # Scaled values come twice, plain and then spread: a spread of 100 drives a softmax row to one value and
+        # zeros, where a kernel that rounds or drops its small probabilities matches, so the plain scale is the
+        # one trial where every such cheat's condition (a moderate row max) holds on every draw of the inputs.
+        extra = [(base, seed + 1, config.scaled_input_factor, 1.0)]
         for k, alt in enumerate(alts):
             extra.insert(2 * k, (alt, seed + 3 + k, 1.0, 1.0))
-        if alts:  # the edge shape with large mixed values too: a dropped last block that a ReLU hid on randn
-            extra.append((alts[0], seed + 5, config.scaled_input_factor, config.input_spread))
+        # the edge shape (else the base) with large mixed values: a dropped last block that a ReLU hid on randn
+        extra.append((alts[0] if alts else base, seed + 5, config.scaled_input_factor, config.input_spread))
         plan += extra
         while len(plan) < config.num_trials:
             plan.append((base, seed + 10 + len(plan), 1.0, 1.0))
