@@ -119,3 +119,63 @@ def test_shared_memory_is_what_the_backends_whole_compile_reports():
 
 def test_a_kernel_over_a_blocks_shared_memory_is_refused_with_the_gpus_words():
     _in_a_fresh_process(_over_the_limit_is_refused)
+
+
+# The bound that spares the backend's passes (``shared_bytes_bound``): never under the backend's own figure.
+def _rows(x, y, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    v = tl.load(x + rm[:, None] * N + rn[None, :])
+    tl.store(y + rm, tl.sum(v, axis=1))
+    tl.store(y + rn[:, None] * BM + rm[None, :], tl.trans(tl.cumsum(v, axis=0)))
+
+
+def _rows_ttir(tiles: tuple[int, int], num_stages: int):
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import ASTSource, make_backend
+    from triton.runtime.jit import JITFunction
+
+    frontend._teach_codegen()
+    target = GPUTarget("cuda", 90, 32)
+    backend = make_backend(target)
+    signature = {"x": "*fp32", "y": "*fp32", "N": "i32", "BM": "constexpr", "BN": "constexpr"}
+    source = ASTSource(JITFunction(_rows), signature, {(3,): tiles[0], (4,): tiles[1]}, {})
+    options = backend.parse_options({"num_warps": 4, "num_stages": num_stages, "ptx_version": frontend.PTX_VERSION})
+    context = frontend._context(backend)
+    module = source.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(),
+                            context)
+    return module, backend, options, target, context
+
+
+def _bound_is_never_under_the_backends_figure() -> None:
+    for tiles, stages in [((64, 64, 32), 3), ((128, 128, 64), 3), ((16, 16, 128), 4), ((256, 256, 128), 2)]:
+        module, backend, options, _target, _context = _gemm_ttir(tiles, stages)
+        bound = frontend.shared_bytes_bound(str(module), stages)
+        assert bound >= frontend.shared_bytes(module, backend, options, 90), tiles
+    for tiles in [(64, 64), (128, 256), (256, 256)]:  # scratch: a reduction, a scan, a transpose
+        module, backend, options, _target, _context = _rows_ttir(tiles, 3)
+        bound = frontend.shared_bytes_bound(str(module), 3)  # first: the backend's passes rewrite the module
+        used = frontend.shared_bytes(module, backend, options, 90)
+        assert used > 0 and bound >= used, tiles
+    # small tiles are spared the passes; tiles near or over the limit still go through them
+    module, *_ = _gemm_ttir((32, 32, 32), 3)
+    assert frontend.shared_bytes_bound(str(module), 3) <= frontend.SHARED_MEMORY_LIMIT
+    module, *_ = _gemm_ttir((128, 128, 64), 3)  # fits (f51_i8_gemm_large_tiles_fit): the passes say so
+    assert frontend.shared_bytes_bound(str(module), 3) > frontend.SHARED_MEMORY_LIMIT
+
+
+def test_the_shared_memory_bound_is_never_under_what_the_backend_allocates():
+    _in_a_fresh_process(_bound_is_never_under_the_backends_figure)
+
+
+def test_the_bound_reads_tensor_types_and_gives_up_on_one_it_cannot_read():
+    ttir = "\n".join([
+        "%0 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>",
+        "%1 = tt.load %p : tensor<64x32x!tt.ptr<f16>>",  # 2048 x 2 bytes, loaded
+        "%2 = tt.dot %a, %b, %c, inputPrecision = ieee : tensor<64x32xf16> * tensor<32x64xf16> -> tensor<64x64xf32>",
+        "tt.store %q, %2 : tensor<64x64x!tt.ptr<f32>>",  # the largest: 4096 pointers of 8 bytes
+    ])
+    loaded, dotted, largest = 64 * 32 * 2, 2 * 64 * 32 * 2 + 64 * 64 * 4, 64 * 64 * 8
+    assert frontend.shared_bytes_bound(ttir, 3) == 3 * (loaded + dotted) + 4 * largest
+    assert frontend.shared_bytes_bound(ttir, 0) == loaded + dotted + 4 * largest
+    assert frontend.shared_bytes_bound("%x = tt.load %p : tensor<64xf32, #blocked>", 3) is None

@@ -11,8 +11,9 @@ A GPU also refuses a kernel that compiles but needs more shared memory per block
 256x256x512 fp32 GEMM tile: 2-3 MiB against sm_90's 232,448 bytes; Triton raises ``OutOfResources`` at load). So
 the TTIR then goes through the CUDA backend's own TTIR and TTGIR passes and its shared-memory allocation
 (``shared_bytes``: layouts, pipelining, the allocation pass; no LLVM lowering, nothing built for a device, no
-``ptxas``), and a kernel over the limit is refused with the GPU's own words. It costs 35-60 ms for an elementwise
-kernel, 0.2-0.5 s for a GEMM, once per kernel and specialization.
+``ptxas``), and a kernel over the limit is refused with the GPU's own words. Those passes cost 35-60 ms per kernel
+and specialization, so they run only where a bound read from the TTIR's text (``shared_bytes_bound``, a
+millisecond) is over the limit: small tiles, most kernels, are spared them.
 
 Jit functions are ``InterpretedFunction``s under the interpreter (the candidate's helpers, and Triton's own
 ``tl.max``, ``tl.sum``, ``tl.cdiv`` ...); the front end reads the kernel through a copy of its globals in which
@@ -30,6 +31,7 @@ of another Triton) is refused with the reason: a CPU verdict may not accept what
 
 from __future__ import annotations
 
+import re
 import types
 from typing import Any
 
@@ -44,6 +46,10 @@ _CHECKED: dict[Any, str | None] = {}
 _JIT: dict[Any, tuple[tuple, Any]] = {}  # Python function -> (its reach when made, its JITFunction)
 _NAMES: dict[Any, tuple[str, ...]] = {}  # code object -> every name it and its nested code read
 _MISSING = object()
+# A ranked tensor type in TTIR's text (no layouts there): its sizes and its element type (a pointer is one)
+_TENSOR_TYPE = re.compile(r"tensor<((?:\d+x)+)(!tt\.ptr<[^<>]+>|!tt\.ptr<!tt\.ptr<[^<>]+>>|[a-zA-Z]\w*)>")
+_DIGITS = re.compile(r"\d+")  # an element type's width in bits (f32, bf16, i1, f8E4M3FN)
+_OP_NAME = re.compile(r"=\s*([a-z_]+\.[\w.]+)")  # ``%x = tt.load ...``: the operation's name
 
 
 class FrontendUnavailable(RuntimeError):
@@ -251,12 +257,56 @@ def _resource_problem(module: Any, backend: Any, options: Any, target: Any) -> s
     passes allocate (``shared_bytes``) against what one block may have on the judging GPU."""
     if getattr(target, "backend", None) != "cuda":
         raise FrontendUnavailable(f"no shared-memory check for a {getattr(target, 'backend', '?')} target")
+    bound = shared_bytes_bound(str(module), options.num_stages)
+    if bound is not None and bound <= SHARED_MEMORY_LIMIT:
+        return None  # it cannot need more than a block has: the backend's passes (35-60 ms) are spared
     used = shared_bytes(module, backend, options, target.arch)
     if used <= SHARED_MEMORY_LIMIT:
         return None
     return (f"{OUT_OF_SHARED_MEMORY}, Required: {used}, Hardware limit: {SHARED_MEMORY_LIMIT} (per block on "
             f"sm_{target.arch}, with num_warps={options.num_warps}, num_stages={options.num_stages}; a GPU refuses "
             "to load it: smaller BLOCK sizes or num_stages)")
+
+
+def shared_bytes_bound(ttir: str, num_stages: int) -> int | None:
+    """An upper bound on ``shared_bytes`` read from the TTIR's text (about a millisecond), or None where a tensor
+    type in it is not read here. What the backend puts in shared memory is made from the kernel's tensors: the
+    software pipeliner's ``num_stages`` buffers of a loaded tile, a ``tl.dot``'s operands, and one operation's
+    scratch at a time (a layout conversion, a reduction, a scan, a transpose), no larger than a tensor with its
+    padding. So: ``num_stages`` x (every load's tile + every dot's operands and result) + 4 x the largest tensor
+    (a tensor of pointers counted at 8 bytes an element). Against the backend's own figure it is 4x or more over 320
+    fp32 GEMM tilings (16-256 each way, 1-4 stages), 9x or more over 432 fp16 and bf16 ones (1-5 stages, 4 and 8
+    warps) and over 392 scratch-heavy kernels (transposes, reductions, scans, sorts, atomics, permutes up to 64K
+    elements); over the 312 kernels of the bundled solutions' trials it spares every pass (they need 20 KB at
+    most). ``test_frontend.py`` keeps a sample of these comparisons; docs/verifier.md."""
+    import math
+
+    largest = loaded = dotted = 0
+    for line in ttir.splitlines():
+        if "tensor<" not in line:
+            continue
+        found = _TENSOR_TYPE.findall(line)
+        if len(found) != line.count("tensor<"):
+            return None  # a type this reading does not know: the backend's passes decide
+        sizes, pointees = [], []
+        for dims, element in found:
+            numel = math.prod(int(d) for d in dims.split("x") if d)
+            sizes.append(numel * _element_bytes(element))
+            pointees.append(numel * _element_bytes(element.removeprefix("!tt.ptr<")))
+        largest = max(largest, *sizes)
+        op = _OP_NAME.search(line)
+        name = op.group(1) if op else ""
+        if "load" in name or "gather" in name:
+            loaded += pointees[-1]  # the values a load of these pointers brings (its text names the pointers)
+        elif name.startswith("tt.dot"):
+            dotted += sum(sizes)
+    return max(1, num_stages) * (loaded + dotted) + 4 * largest
+
+
+def _element_bytes(element: str) -> int:
+    """Bytes of one element of a TTIR type name: a pointer 8, ``f32`` 4, ``bf16`` 2, ``i1`` and ``f8E4M3FN`` 1."""
+    bits = _DIGITS.search(element)
+    return 8 if element.startswith("!tt.ptr") or bits is None else max(1, int(bits.group()) // 8)
 
 
 def shared_bytes(module: Any, backend: Any, options: Any, capability: int) -> int:
