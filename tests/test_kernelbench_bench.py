@@ -4,7 +4,6 @@ check of one problem's candidates through our verifier, and KernelBench's real `
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -13,17 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "benchmarks" / "kernelbench_vs_tritonrl.py"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("kernelbench_vs_tritonrl", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/kernelbench_vs_tritonrl.py")
 
 
 def test_dry_run_lists_and_parses_every_candidate(bench, capsys):

@@ -4,12 +4,11 @@ edge shapes, large values, every access checked against each tensor's extent) on
 from __future__ import annotations
 
 import ast
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.scripts import load_script
 from tritonrl.tasks import load_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,11 +17,7 @@ SOLUTIONS = ROOT / "src" / "tritonrl" / "tasks" / "bundled" / "solutions"
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("mutation_bench", ROOT / "benchmarks" / "mutation.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/mutation.py", "mutation_bench")
 
 
 @pytest.fixture(scope="module")

@@ -3,23 +3,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "serve_load.py"
+from tests.helpers.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("serve_load", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["serve_load"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/serve_load.py")
 
 
 def test_the_mix_is_one_honest_kernel_in_n_and_cheap_rejections(bench):

@@ -3,7 +3,6 @@ real interleaved round of this checkout against itself (``slow``)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -11,17 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "verify_cost_ab.py"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("verify_cost_ab", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["verify_cost_ab"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/verify_cost_ab.py")
 
 
 def _run(batch_s, verdicts, expected, warm=(True,)):

@@ -3,26 +3,19 @@ issue asks for, the time budget; the real CPU path (Triton's interpreter, 1 and 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.helpers.scripts import load_script
 from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "verify_scaling.py"
 KEYS = ("all_verdicts_as_expected", "speedup_4_over_1", "scaling", "rl_step", "machine", "complete")
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("verify_scaling", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["verify_scaling"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/verify_scaling.py")
 
 
 class ExpectedVerdicts:

@@ -4,24 +4,19 @@ SFT and GRPO each SIGTERMed on rank 1 and resumed, final weights loaded and eval
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "benchmarks" / "rehearsal_multi_gpu.py"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("rehearsal_multi_gpu", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["rehearsal_multi_gpu"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/rehearsal_multi_gpu.py")
 
 
 @pytest.mark.parametrize("cpu", [False, True])

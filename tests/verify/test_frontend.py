@@ -56,6 +56,13 @@ def _gemm(a, b, c, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
 
 def _gemm_ttir(tiles: tuple[int, int, int], num_stages: int):
     """The TTIR of ``_gemm`` (fp32) for sm_90, as the front-end check makes it, with its backend and options."""
+    signature = {"a": "*fp32", "b": "*fp32", "c": "*fp32", "K": "i32", "BM": "constexpr", "BN": "constexpr",
+                 "BK": "constexpr"}
+    return _ttir(_gemm, signature, {(4,): tiles[0], (5,): tiles[1], (6,): tiles[2]}, num_stages)
+
+
+def _ttir(fn, signature: dict, constants: dict, num_stages: int):
+    """(the TTIR of ``fn`` for sm_90 with 4 warps, its backend, options, target, and the context it lives in)."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler.compiler import ASTSource, make_backend
     from triton.runtime.jit import JITFunction
@@ -63,9 +70,7 @@ def _gemm_ttir(tiles: tuple[int, int, int], num_stages: int):
     frontend._teach_codegen()  # as the check does before it compiles: tl's @jit helpers are interpreted ones here
     target = GPUTarget("cuda", 90, 32)
     backend = make_backend(target)
-    signature = {"a": "*fp32", "b": "*fp32", "c": "*fp32", "K": "i32", "BM": "constexpr", "BN": "constexpr",
-                 "BK": "constexpr"}
-    source = ASTSource(JITFunction(_gemm), signature, {(4,): tiles[0], (5,): tiles[1], (6,): tiles[2]}, {})
+    source = ASTSource(JITFunction(fn), signature, constants, {})
     options = backend.parse_options({"num_warps": 4, "num_stages": num_stages, "ptx_version": frontend.PTX_VERSION})
     context = frontend._context(backend)
     module = source.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(),
@@ -131,20 +136,8 @@ def _rows(x, y, N, BM: tl.constexpr, BN: tl.constexpr):
 
 
 def _rows_ttir(tiles: tuple[int, int], num_stages: int):
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler.compiler import ASTSource, make_backend
-    from triton.runtime.jit import JITFunction
-
-    frontend._teach_codegen()
-    target = GPUTarget("cuda", 90, 32)
-    backend = make_backend(target)
     signature = {"x": "*fp32", "y": "*fp32", "N": "i32", "BM": "constexpr", "BN": "constexpr"}
-    source = ASTSource(JITFunction(_rows), signature, {(3,): tiles[0], (4,): tiles[1]}, {})
-    options = backend.parse_options({"num_warps": 4, "num_stages": num_stages, "ptx_version": frontend.PTX_VERSION})
-    context = frontend._context(backend)
-    module = source.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(),
-                            context)
-    return module, backend, options, target, context
+    return _ttir(_rows, signature, {(3,): tiles[0], (4,): tiles[1]}, num_stages)
 
 
 def _bound_is_never_under_the_backends_figure() -> None:
