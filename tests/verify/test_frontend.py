@@ -54,15 +54,16 @@ def _gemm(a, b, c, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     tl.store(c + rm[:, None] * BN + rn[None, :], acc)
 
 
-def _gemm_ttir(tiles: tuple[int, int, int], num_stages: int):
+def _gemm_ttir(tiles: tuple[int, int, int], num_stages: int, aligned: bool = False, kernel=None):
     """The TTIR of ``_gemm`` (fp32) for sm_90, as the front-end check makes it, with its backend and options."""
     signature = {"a": "*fp32", "b": "*fp32", "c": "*fp32", "K": "i32", "BM": "constexpr", "BN": "constexpr",
                  "BK": "constexpr"}
-    return _ttir(_gemm, signature, {(4,): tiles[0], (5,): tiles[1], (6,): tiles[2]}, num_stages)
+    return _ttir(kernel or _gemm, signature, {(4,): tiles[0], (5,): tiles[1], (6,): tiles[2]}, num_stages, aligned)
 
 
-def _ttir(fn, signature: dict, constants: dict, num_stages: int):
-    """(the TTIR of ``fn`` for sm_90 with 4 warps, its backend, options, target, and the context it lives in)."""
+def _ttir(fn, signature: dict, constants: dict, num_stages: int, aligned: bool = False):
+    """(the TTIR of ``fn`` for sm_90 with 4 warps, its backend, options, target, and the context it lives in);
+    ``aligned``: its pointer arguments marked 16-byte aligned, as a real launch marks them (loads are pipelined)."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler.compiler import ASTSource, make_backend
     from triton.runtime.jit import JITFunction
@@ -70,7 +71,8 @@ def _ttir(fn, signature: dict, constants: dict, num_stages: int):
     frontend._teach_codegen()  # as the check does before it compiles: tl's @jit helpers are interpreted ones here
     target = GPUTarget("cuda", 90, 32)
     backend = make_backend(target)
-    source = ASTSource(JITFunction(fn), signature, constants, {})
+    attrs = {(i,): [["tt.divisibility", 16]] for i, kind in enumerate(signature.values()) if aligned and kind[0] == "*"}
+    source = ASTSource(JITFunction(fn), signature, constants, attrs)
     options = backend.parse_options({"num_warps": 4, "num_stages": num_stages, "ptx_version": frontend.PTX_VERSION})
     context = frontend._context(backend)
     module = source.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(),
@@ -137,24 +139,60 @@ def _rows(x, y, N, BM: tl.constexpr, BN: tl.constexpr):
 
 def _rows_ttir(tiles: tuple[int, int], num_stages: int):
     signature = {"x": "*fp32", "y": "*fp32", "N": "i32", "BM": "constexpr", "BN": "constexpr"}
-    return _ttir(_rows, signature, {(3,): tiles[0], (4,): tiles[1]}, num_stages)
+    return _ttir(_rows, signature, {(3,): tiles[0], (4,): tiles[1]}, num_stages, aligned=True)
+
+
+def _gemm_loop_stages(a, b, c, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, K, BK, num_stages=16):  # the loop's own stage count, over the kernel's
+        x = tl.load(a + rm[:, None] * K + (k + rk)[None, :])
+        y = tl.load(b + (k + rk)[:, None] * BN + rn[None, :])
+        acc += tl.dot(x, y, input_precision="ieee")
+    tl.store(c + rm[:, None] * BN + rn[None, :], acc)
+
+
+def _gemm_unrolled(a, b, c, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, K, BK, loop_unroll_factor=4):
+        x = tl.load(a + rm[:, None] * K + (k + rk)[None, :])
+        y = tl.load(b + (k + rk)[:, None] * BN + rn[None, :])
+        acc += tl.dot(x, y, input_precision="ieee")
+    tl.store(c + rm[:, None] * BN + rn[None, :], acc)
+
+
+def _bound_and_allocated(made, num_stages: int) -> tuple[int | None, int]:
+    """(the bound, the backend's figure) of a kernel as the check reads it: through ``make_ttir`` first."""
+    module, backend, options, _target, _context = made
+    metadata: dict = {}
+    module = backend.make_ttir(module, metadata, options, 90)
+    bound = frontend.shared_bytes_bound(str(module), num_stages)  # first: the next passes rewrite the module
+    return bound, frontend._allocated(module, backend, options, 90, metadata)
 
 
 def _bound_is_never_under_the_backends_figure() -> None:
-    for tiles, stages in [((64, 64, 32), 3), ((128, 128, 64), 3), ((16, 16, 128), 4), ((256, 256, 128), 2)]:
-        module, backend, options, _target, _context = _gemm_ttir(tiles, stages)
-        bound = frontend.shared_bytes_bound(str(module), stages)
-        assert bound >= frontend.shared_bytes(module, backend, options, 90), tiles
-    for tiles in [(64, 64), (128, 256), (256, 256)]:  # scratch: a reduction, a scan, a transpose
-        module, backend, options, _target, _context = _rows_ttir(tiles, 3)
-        bound = frontend.shared_bytes_bound(str(module), 3)  # first: the backend's passes rewrite the module
-        used = frontend.shared_bytes(module, backend, options, 90)
+    for tiles, stages in [((64, 64, 32), 3), ((128, 128, 64), 3), ((16, 16, 128), 4), ((64, 64, 64), 1)]:
+        bound, used = _bound_and_allocated(_gemm_ttir(tiles, stages, aligned=True), stages)
         assert used > 0 and bound >= used, tiles
+    for tiles in [(64, 64), (128, 256), (256, 256)]:  # scratch: a reduction, a scan, a transpose
+        bound, used = _bound_and_allocated(_rows_ttir(tiles, 3), 3)
+        assert used > 0 and bound >= used, tiles
+    # a loop's own stages count (16 here, against the kernel's 1); an unrolled loop is read unrolled (or, where the
+    # unroll factor is left in the text, goes to the backend's passes)
+    bound, used = _bound_and_allocated(_gemm_ttir((32, 32, 64), 1, aligned=True, kernel=_gemm_loop_stages), 1)
+    assert used > 4 * 16384 and bound >= used
+    bound, used = _bound_and_allocated(_gemm_ttir((32, 32, 64), 3, aligned=True, kernel=_gemm_unrolled), 3)
+    assert used > 0 and (bound is None or bound >= used)
     # small tiles are spared the passes; tiles near or over the limit still go through them
-    module, *_ = _gemm_ttir((32, 32, 32), 3)
-    assert frontend.shared_bytes_bound(str(module), 3) <= frontend.SHARED_MEMORY_LIMIT
-    module, *_ = _gemm_ttir((128, 128, 64), 3)  # fits (f51_i8_gemm_large_tiles_fit): the passes say so
-    assert frontend.shared_bytes_bound(str(module), 3) > frontend.SHARED_MEMORY_LIMIT
+    bound, _ = _bound_and_allocated(_gemm_ttir((32, 32, 32), 3, aligned=True), 3)
+    assert bound <= frontend.SHARED_MEMORY_LIMIT
+    bound, used = _bound_and_allocated(_gemm_ttir((128, 128, 64), 3, aligned=True), 3)
+    assert bound > frontend.SHARED_MEMORY_LIMIT >= used  # fits (f51_i8_gemm_large_tiles_fit): the passes say so
 
 
 def test_the_shared_memory_bound_is_never_under_what_the_backend_allocates():
@@ -172,3 +210,8 @@ def test_the_bound_reads_tensor_types_and_gives_up_on_one_it_cannot_read():
     assert frontend.shared_bytes_bound(ttir, 3) == 3 * (loaded + dotted) + 4 * largest
     assert frontend.shared_bytes_bound(ttir, 0) == loaded + dotted + 4 * largest
     assert frontend.shared_bytes_bound("%x = tt.load %p : tensor<64xf32, #blocked>", 3) is None
+    looped = ttir + "\n} {tt.num_stages = 8 : i32}"  # a loop's own stage count is the multiplier when larger
+    assert frontend.shared_bytes_bound(looped, 3) == 8 * (loaded + dotted) + 4 * largest
+    for left in ("%r = tt.call @helper(%a) : (f32) -> f32", "scf.for ... {tt.loop_unroll_factor = 4 : i32}",
+                 "scf.for ... {tt.warp_specialize}"):
+        assert frontend.shared_bytes_bound(ttir + "\n" + left, 3) is None, left

@@ -12,8 +12,8 @@ A GPU also refuses a kernel that compiles but needs more shared memory per block
 the TTIR then goes through the CUDA backend's own TTIR and TTGIR passes and its shared-memory allocation
 (``shared_bytes``: layouts, pipelining, the allocation pass; no LLVM lowering, nothing built for a device, no
 ``ptxas``), and a kernel over the limit is refused with the GPU's own words. Those passes cost 35-60 ms per kernel
-and specialization, so they run only where a bound read from the TTIR's text (``shared_bytes_bound``, a
-millisecond) is over the limit: small tiles, most kernels, are spared them.
+and specialization, so they run only where a bound read from the text of the backend's TTIR (``shared_bytes_bound``,
+a few milliseconds with ``make_ttir``) is over the limit: small tiles, most kernels, are spared them.
 
 Jit functions are ``InterpretedFunction``s under the interpreter (the candidate's helpers, and Triton's own
 ``tl.max``, ``tl.sum``, ``tl.cdiv`` ...); the front end reads the kernel through a copy of its globals in which
@@ -49,6 +49,7 @@ _MISSING = object()
 # A ranked tensor type in TTIR's text (no layouts there): its sizes and its element type (a pointer is one)
 _TENSOR_TYPE = re.compile(r"tensor<((?:\d+x)+)(!tt\.ptr<[^<>]+>|!tt\.ptr<!tt\.ptr<[^<>]+>>|[a-zA-Z]\w*)>")
 _DIGITS = re.compile(r"\d+")  # an element type's width in bits (f32, bf16, i1, f8E4M3FN)
+_LOOP_STAGES = re.compile(r"tt\.num_stages = (\d+)")  # a loop's own stage count (``tl.range(num_stages=...)``)
 _OP_NAME = re.compile(r"=\s*([a-z_]+\.[\w.]+)")  # ``%x = tt.load ...``: the operation's name
 
 
@@ -257,10 +258,12 @@ def _resource_problem(module: Any, backend: Any, options: Any, target: Any) -> s
     passes allocate (``shared_bytes``) against what one block may have on the judging GPU."""
     if getattr(target, "backend", None) != "cuda":
         raise FrontendUnavailable(f"no shared-memory check for a {getattr(target, 'backend', '?')} target")
+    metadata: dict = {}
+    module = backend.make_ttir(module, metadata, options, target.arch)  # helpers inlined, loops unrolled: ~2 ms
     bound = shared_bytes_bound(str(module), options.num_stages)
     if bound is not None and bound <= SHARED_MEMORY_LIMIT:
-        return None  # it cannot need more than a block has: the backend's passes (35-60 ms) are spared
-    used = shared_bytes(module, backend, options, target.arch)
+        return None  # it cannot need more than a block has: the backend's TTGIR passes (35-60 ms) are spared
+    used = _allocated(module, backend, options, target.arch, metadata)
     if used <= SHARED_MEMORY_LIMIT:
         return None
     return (f"{OUT_OF_SHARED_MEMORY}, Required: {used}, Hardware limit: {SHARED_MEMORY_LIMIT} (per block on "
@@ -269,16 +272,22 @@ def _resource_problem(module: Any, backend: Any, options: Any, target: Any) -> s
 
 
 def shared_bytes_bound(ttir: str, num_stages: int) -> int | None:
-    """An upper bound on ``shared_bytes`` read from the TTIR's text (about a millisecond), or None where a tensor
-    type in it is not read here. What the backend puts in shared memory is made from the kernel's tensors: the
-    software pipeliner's ``num_stages`` buffers of a loaded tile, a ``tl.dot``'s operands, and one operation's
-    scratch at a time (a layout conversion, a reduction, a scan, a transpose), no larger than a tensor with its
-    padding. So: ``num_stages`` x (every load's tile + every dot's operands and result) + 4 x the largest tensor
-    (a tensor of pointers counted at 8 bytes an element). Against the backend's own figure it is 4x or more over 320
-    fp32 GEMM tilings (16-256 each way, 1-4 stages), 9x or more over 432 fp16 and bf16 ones (1-5 stages, 4 and 8
-    warps) and over 392 scratch-heavy kernels (transposes, reductions, scans, sorts, atomics, permutes up to 64K
-    elements); over the 312 kernels of the bundled solutions' trials it spares every pass (they need 20 KB at
-    most). ``test_frontend.py`` keeps a sample of these comparisons; docs/verifier.md."""
+    """An upper bound on ``shared_bytes`` read from the text of the backend's TTIR (after ``make_ttir``: helpers
+    inlined, loops unrolled; about a millisecond), or None where the text has what this reading does not bound: a
+    tensor type it cannot read, a call left (``noinline``), warp specialization. What the backend puts in shared
+    memory is made from the kernel's tensors: the software pipeliner's buffers of a loaded tile (at most ``S`` each,
+    ``S`` the larger of the kernel's ``num_stages`` and any loop's own, ``tl.range(num_stages=...)``), a
+    ``tl.dot``'s operands, and one operation's scratch at a time (a layout conversion, a reduction, a scan, a
+    transpose), no larger than a tensor with its padding. So: ``S`` x (every load's tile + every dot's operands and
+    result) + 4 x the largest tensor (a tensor of pointers counted at 8 bytes an element). Against the backend's own
+    figure, with pointers aligned as a launch marks them (loads pipelined), it was 2.5x or more over 648 GEMMs (loops'
+    own stages, inlined helper chains, unrolling), 4.1x over 432 fp16/bf16 tilings, 9x over 392 scratch-heavy
+    kernels (``test_frontend.py`` keeps a sample; docs/verifier.md). Read before ``make_ttir`` with the kernel's
+    stages it missed unrolled loads, inlined helpers and loops' own stage counts (a red team's GEMM: bound 94 KB,
+    real 459 KB; ``f51_c3_gemm_loop_hints_shared_memory``)."""
+    if "tt.call" in ttir or "warp_specialize" in ttir or "loop_unroll_factor" in ttir:
+        return None
+    stages = max([max(1, num_stages)] + [int(n) for n in _LOOP_STAGES.findall(ttir)])
     import math
 
     largest = loaded = dotted = 0
@@ -300,7 +309,7 @@ def shared_bytes_bound(ttir: str, num_stages: int) -> int | None:
             loaded += pointees[-1]  # the values a load of these pointers brings (its text names the pointers)
         elif name.startswith("tt.dot"):
             dotted += sum(sizes)
-    return max(1, num_stages) * (loaded + dotted) + 4 * largest
+    return stages * (loaded + dotted) + 4 * largest
 
 
 def _element_bytes(element: str) -> int:
@@ -317,10 +326,14 @@ def shared_bytes(module: Any, backend: Any, options: Any, capability: int) -> in
     35 s for a 256x256x512 fp32 GEMM) is not run. Triton 3.6 and 3.9 alike (``test_frontend.py`` compares the
     figure with their whole compile's).
     Runs on a machine without a GPU: passes only, no ``ptxas`` (the PTX version is ``PTX_VERSION``'s)."""
+    metadata: dict = {}
+    return _allocated(backend.make_ttir(module, metadata, options, capability), backend, options, capability, metadata)
+
+
+def _allocated(module: Any, backend: Any, options: Any, capability: int, metadata: dict) -> int:
+    """``shared_bytes`` of a module already through ``make_ttir``: the TTGIR stage and the allocation."""
     from triton._C.libtriton import ir, nvidia, passes
 
-    metadata: dict = {}
-    module = backend.make_ttir(module, metadata, options, capability)
     module = backend.make_ttgir(module, metadata, options, capability)
     pm = ir.pass_manager(module.context)
     passes.ttgpuir.add_combine_tensor_select_and_if(pm)
