@@ -31,6 +31,7 @@ of another Triton) is refused with the reason: a CPU verdict may not accept what
 
 from __future__ import annotations
 
+import math
 import re
 import types
 from typing import Any
@@ -288,8 +289,6 @@ def shared_bytes_bound(ttir: str, num_stages: int) -> int | None:
     if "tt.call" in ttir or "warp_specialize" in ttir or "loop_unroll_factor" in ttir:
         return None
     stages = max([max(1, num_stages)] + [int(n) for n in _LOOP_STAGES.findall(ttir)])
-    import math
-
     largest = loaded = dotted = 0
     for line in ttir.splitlines():
         if "tensor<" not in line:
