@@ -136,3 +136,22 @@ def test_sharded_parameters_generate_eagerly(make_config, monkeypatch):
     monkeypatch.setenv("ACCELERATE_USE_FSDP", "true")
     config = make_config("rl.use_cpu=false")
     assert "sharded across ranks (fsdp)" in fg.fallback_reason(config, "cuda")
+
+
+def test_float32_embeddings_under_half_autocast_generate_eagerly(tiny_model_dir, monkeypatch):
+    """The H200 host's transformers (5.17) sizes a static cache's values in the keys' dtype: float32 keys (rotary
+    embedding of float32 hidden states) and bf16 values (autocast) made study two's GRPO fail at its first
+    generate. Such a run generates eagerly; bf16 weights, or no autocast, keep the fast path."""
+    from types import SimpleNamespace
+
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    monkeypatch.setattr(fg, "_SAID", set())
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
+    trainer = SimpleNamespace(model=model, args=SimpleNamespace(bf16=True, fp16=False))
+    assert "float32 weights under bf16 autocast" in fg.mixed_precision_reason(trainer)
+    trainer.args.bf16 = False
+    assert fg.mixed_precision_reason(trainer) is None
+    trainer = SimpleNamespace(model=model.to(torch.bfloat16), args=SimpleNamespace(bf16=True, fp16=False))
+    assert fg.mixed_precision_reason(trainer) is None

@@ -85,6 +85,23 @@ def fallback_reason(config: TrainingConfig, device_type: str) -> str | None:
     return None
 
 
+def mixed_precision_reason(trainer) -> str | None:
+    """Why a static cache cannot hold ``trainer``'s keys and values (None: it can). With float32 embeddings under
+    bf16/fp16 autocast, the keys leave the rotary embedding in float32 and the values leave their projection in half
+    precision; transformers 5.17's static cache takes both dtypes from the keys, and its ``index_copy_`` of the
+    values fails (seen on the H200 host in study two's calibration; 5.24 allocates each in its own dtype)."""
+    args = getattr(trainer, "args", None)
+    half = "bf16" if getattr(args, "bf16", False) else "fp16" if getattr(args, "fp16", False) else None
+    if half is None:
+        return None
+    import torch
+
+    embeddings = trainer.model.get_input_embeddings()  # the rotary embedding's cos/sin take the hidden states' dtype
+    if embeddings is not None and embeddings.weight.dtype == torch.float32:
+        return f"float32 weights under {half} autocast (keys float32, values {half}: one static cache cannot hold both)"
+    return None
+
+
 def say_once(message: str) -> None:
     if message not in _SAID:
         _SAID.add(message)
@@ -146,6 +163,9 @@ def install_generation(trainer, config: TrainingConfig, prompts: list, compile_a
         return GenerationPlan("eager")
     device_type = trainer.accelerator.device.type
     plan = plan_generation(config, trainer.processing_class, prompts, device_type, compile_anywhere)
+    if plan.mode == "fast" and (reason := mixed_precision_reason(trainer)) is not None:
+        say_once(f"rl.generation=fast falls back to eager generation: {reason}")
+        plan = GenerationPlan("eager", fallback=reason)
     settings: dict[str, Any] = {"use_cache": True}  # the KV cache, always (TRL's default too; said, not assumed)
     if plan.mode == "fast":
         from transformers.generation import CompileConfig
