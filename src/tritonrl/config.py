@@ -192,6 +192,13 @@ class VerifyConfig(Section):
         "help": "the same trial then multiplies each float input element by its own factor, log-uniform in "
                 "[1/spread, spread]: large magnitudes of mixed scale, where an unstable kernel (exp without the "
                 "max subtracted) fails (1: off; kept off where the reference itself is not finite)", "ge": 1})
+    small_input_factor: Float = field(default=0.01, metadata={
+        "help": "the edge shape's plain trial multiplies the float inputs by this: blocks of small values only, "
+                "where a kernel that approximates small inputs (gelu as x/2) fails the L2 check (1: off)", "gt": 0})
+    input_shift: Float = field(default=100.0, metadata={
+        "help": "the second alternative shape's trial adds this many times each float input's RMS to it: rows far "
+                "from zero against their spread and of one sign, where a one-pass variance (E[x^2] - mean^2) "
+                "cancels (0: off; kept off where the reference fails or is not finite there)", "ge": 0})
     # where candidates run (tritonrl.verify.parent.backends; docs/scaling.md)
     backend: Literal["local", "ray", "http"] = field(default="local", metadata={
         "help": "local: this machine's processes; ray: actors on a Ray cluster; http: a `tritonrl serve` service "

@@ -320,5 +320,6 @@ def _bundled(name: str) -> KernelTask:
     return next(t for t in load_tasks("bundled") if t.name == name)
 
 
-for _name in ("l1_softmax", "l1_sum_dim", "l2_add_relu_mul_residual", "l2_gemm_sigmoid_sum", "l1_transpose"):
+for _name in ("l1_softmax", "l1_sum_dim", "l2_add_relu_mul_residual", "l2_gemm_sigmoid_sum", "l1_transpose",
+              "l1_layernorm", "l1_gelu", "l1_relu"):
     INTEGRITY_TASKS[_name] = _bundled(_name)

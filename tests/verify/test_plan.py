@@ -112,13 +112,33 @@ def test_gpu_full_trials_use_a_bundled_tasks_timing_shape_cpu_does_not():
     assert cpu[1].source == task.source and not cpu.reduced  # on the CPU nothing changes
 
 
-def test_scaled_values_come_plain_on_the_base_and_spread_on_the_edge_shape():
-    trials = {t.name: t for t in build_trials(TASKS["wide_softmax"], VerifyConfig(), device="cpu")}
-    scaled = [(t.task_key.split("@")[1].split(":")[0], t.scale, t.spread) for t in trials.values() if t.scale != 1]
-    assert scaled == [("base", 3.0, 1.0), ("alt1", 3.0, 100.0)]
+def test_each_full_trial_has_its_shape_and_value_regime():
+    """Plain base; the edge shape (2^j + 1) small; x3 plain on the base; 2^j shifted 100 RMS from zero; the edge
+    x3 and spread. Without alternative shapes the base takes their regimes."""
+    def layout(trials):
+        return [(t.task_key.split("@")[1].split(":")[0] if "@" in t.task_key else "base", t.scale, t.spread, t.shift)
+                for t in trials if t.stage == "full"]
+
+    trials = build_trials(TASKS["wide_softmax"], VerifyConfig(), device="cpu")
+    assert layout(trials) == [("base", 1.0, 1.0, 0.0), ("alt1", 0.01, 1.0, 0.0), ("base", 3.0, 1.0, 0.0),
+                              ("alt2", 1.0, 1.0, 100.0), ("alt1", 3.0, 100.0, 0.0)]
     no_alts = build_trials(TASKS["wide_softmax"], VerifyConfig(alt_shapes=False), device="cpu")
-    assert [(t.scale, t.spread) for t in no_alts if t.stage == "full"] == [
-        (1.0, 1.0), (3.0, 1.0), (3.0, 100.0), (1.0, 1.0), (1.0, 1.0)]
+    assert [entry[1:] for entry in layout(no_alts)] == [
+        (1.0, 1.0, 0.0), (0.01, 1.0, 0.0), (3.0, 1.0, 0.0), (1.0, 1.0, 100.0), (3.0, 100.0, 0.0)]
+
+
+def test_the_regimes_trials_make_the_values_they_name():
+    trials = {t.name: t for t in build_trials(TASKS["wide_softmax"], VerifyConfig(), device="cpu")}
+    module = load_task_module(trials["full0"].source)
+    _, (plain,) = make_inputs(module, trials["full0"])
+    _, (small,) = make_inputs(load_task_module(trials["full1"].source), trials["full1"])
+    _, (shifted,) = make_inputs(load_task_module(trials["full3"].source), trials["full3"])
+    rms = float(plain.square().mean().sqrt())
+    assert float(small.abs().max()) < 0.1 * rms  # every block small
+    row_mean, row_std = shifted.mean(dim=1), shifted.std(dim=1)
+    far = row_mean.abs() > 50 * row_std  # a third of the rows far from zero against their spread, the rest randn's
+    assert far.tolist() == [True, False, False, False] and float(shifted[0].min()) > 0
+    assert float(shifted[1:].abs().max()) < 10 * rms
 
 
 def _softmax_precision_cheats(x: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -141,7 +161,8 @@ def test_the_plain_scaled_trial_catches_the_softmax_precision_cheats_on_every_dr
     half the draws; the spread trial drives a row to one value and zeros, where they match. The plain x3 trial
     switches them on always and the L2 check sees them (it was missing, and the five fixtures passed ~1 run in 10)."""
     config = VerifyConfig()
-    trial = next(t for t in build_trials(TASKS["wide_softmax"], config, device="cpu") if t.scale != 1 and t.spread == 1)
+    trial = next(t for t in build_trials(TASKS["wide_softmax"], config, device="cpu")
+                 if t.scale == config.scaled_input_factor and t.spread == 1)
     module = load_task_module(trial.source)
     for draw in range(12):
         _, (x,) = make_inputs(module, dataclasses.replace(trial, input_seed=1000 + draw))

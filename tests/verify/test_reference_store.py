@@ -1,6 +1,8 @@
 """The judge's reference store: references computed once per trial and kept with a bound, inputs no candidate
 can make itself (a secret salt), fresh inputs for every timed call, and a task's failure named by its trial."""
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -110,3 +112,23 @@ def test_off_a_gpu_nothing_is_yielded():
     store = _store()
     store.get([_trial()])
     assert store.yield_memory() == 0 and store.held([_trial()]) is not None
+
+
+def test_a_shifted_trial_outside_the_tasks_domain_is_judged_unshifted():
+    """Values shifted by 100 RMS leave a loss over probabilities (its reference raises) or an exp (not finite): the
+    trial keeps its plain values there, and where the reference runs it keeps the shift."""
+    probabilities = RELU.replace("return torch.relu(x)", "return torch.nn.functional.binary_cross_entropy("
+                                 "x, torch.ones_like(x))").replace("torch.randn(", "torch.rand(")
+    exp = RELU.replace("return torch.relu(x)", "return torch.exp(x)")
+    store = _store()
+    for source in (probabilities, exp):
+        shifted = dataclasses.replace(_trial(source=source), shift=100.0)
+        ref = store.get([shifted])["full0"]
+        assert float(ref.inputs[0].max()) < 10 and torch.isfinite(ref.outputs[0]).all()
+    kept = store.get([dataclasses.replace(_trial(source=RELU), task_key="relu_shifted", shift=100.0)])["full0"]
+    x = kept.inputs[0]
+    assert float(x.max()) > 90 and torch.equal(kept.outputs[0], torch.relu(x))
+    # where the shifted values come out unchanged, a kernel rewriting a clone in place could not show its work
+    shrink = RELU.replace("return torch.relu(x)", "return torch.nn.functional.hardshrink(x, 0.5)")
+    plain = store.get([dataclasses.replace(_trial(source=shrink), shift=100.0)])["full0"]
+    assert float(plain.inputs[0].abs().max()) < 10

@@ -2,7 +2,7 @@
 
     from tritonrl.tasks.variants import tiny_variant, alt_variants
     tiny = tiny_variant(task)            # variant "tiny": runs on CPU in well under a second
-    alts = alt_variants(task, n=2)       # "alt1": every size 2^j + 1 (an edge); "alt2": other nearby sizes
+    alts = alt_variants(task, n=2)       # "alt1": every size 2^j + 1 (an edge); "alt2": 2^j, else nearby sizes
     small = reduced_variant(task, fits)  # variant "reduced": the mildest uniform shrink whose source ``fits``
     timing = timing_variant(task)        # variant "timing": a bundled task at KernelBench scale (GPU), or None
     task_cost(task.source)               # TaskCost(max_numel, flops), measured on the meta device
@@ -591,7 +591,8 @@ def _round_up(value: int, multiple: int) -> int:
 
 # ---------------------------------------------------------------- alternative shapes
 def _make_alts(task: KernelTask, n: int, seed: int) -> list[KernelTask]:
-    """The edge variant first (``_edge_sizes``), then sizes moved by up to 25% (``_perturbed``), ``n`` in all."""
+    """The edge variant first (every size ``2^j + 1``: ``_edge_sizes``), then the power-of-two one (``2^j``, when
+    a size is not one already), then sizes moved by up to 25% (``_perturbed``), ``n`` in all."""
     try:
         constants = find_constants(task.source)
     except SyntaxError:
@@ -601,14 +602,15 @@ def _make_alts(task: KernelTask, n: int, seed: int) -> list[KernelTask]:
     multiple = math.lcm(1, *[c.value for c in constants if c.kind == "divisor"])
     variants: list[KernelTask] = []
     tried: list[dict] = []
-    for kinds in [ALT_KINDS] + [(kind,) for kind in ALT_KINDS]:  # all sizes at once, else one kind of size
-        new_values = _edge_sizes(constants, multiple, kinds)
-        if n and new_values and new_values not in tried:
-            tried.append(new_values)
-            source = rewrite_constants(task.source, constants, new_values)
-            if _alt_runs(source):
-                variants.append(_variant(task, "alt1", source, constants, new_values))
-                break
+    for size in (_edge, _power_of_two):
+        for kinds in [ALT_KINDS] + [(kind,) for kind in ALT_KINDS]:  # all sizes at once, else one kind of size
+            new_values = _edge_sizes(constants, multiple, kinds, size)
+            if len(variants) < n and new_values and new_values not in tried:
+                tried.append(new_values)
+                source = rewrite_constants(task.source, constants, new_values)
+                if _alt_runs(source):
+                    variants.append(_variant(task, f"alt{len(variants) + 1}", source, constants, new_values))
+                    break
     # All sizes at once first; if the task ties sizes together (e.g. a LayerNorm over a conv's output width),
     # fall back to moving one kind of size at a time.
     for attempt, kinds in enumerate([ALT_KINDS] * (2 * n) + [(kind,) for kind in ALT_KINDS for _ in range(n)]):
@@ -632,12 +634,16 @@ def _alt_runs(source: str) -> bool:
     return numel is not None and numel <= MAX_REAL_ALT_NUMEL and run_source(source).ok
 
 
-def _edge_sizes(constants: list[Constant], multiple: int, kinds: tuple) -> dict[int, object]:
-    """Every size of ``kinds`` set to an edge: 2^j + 1 for the largest 2^j below it (so never larger than it was, and
-    one more than a multiple of every power-of-two block up to 2^j), where a kernel's last block holds one element:
-    a loop that drops its last block, a mask off by one, a reduction that reads past its end is wrong there and
-    nowhere else (issue 51: such mutants of the bundled solutions passed every other shape). A feature size tied to
-    a divisor (groups, heads) keeps it: ``multiple`` times an edge."""
+def _edge_sizes(constants: list[Constant], multiple: int, kinds: tuple, size: Callable[[int, int], int] | None = None
+                ) -> dict[int, object]:
+    """Every size of ``kinds`` set to an edge (``size``, default ``_edge``): 2^j + 1 for the largest 2^j below it (so
+    never larger than it was, and one more than a multiple of every power-of-two block up to 2^j), where a kernel's
+    last block holds one element: a loop that drops its last block, a mask off by one, a reduction that reads past
+    its end is wrong there and nowhere else (issue 51: such mutants of the bundled solutions passed every other
+    shape). ``_power_of_two`` gives 2^j itself: every block full, where a kernel conditioned on a width that is a
+    multiple of its block (the fourteenth red team's softmax, x1.01 on widths of 256k) shows. A feature size tied
+    to a divisor (groups, heads) keeps it: ``multiple`` times an edge."""
+    size = size or _edge
     feature_values = {v for c in constants if c.kind in WIDTH_KINDS for v in _as_tuple(c.value)}
     mapping: dict[int, int] = {}
     new_values: dict[int, object] = {}
@@ -646,7 +652,7 @@ def _edge_sizes(constants: list[Constant], multiple: int, kinds: tuple) -> dict[
             continue
         for v in _as_tuple(c.value):
             if v not in mapping:
-                mapping[v] = _edge(v, multiple if v in feature_values else 1)
+                mapping[v] = size(v, multiple if v in feature_values else 1)
         new = tuple(mapping[v] for v in c.value) if isinstance(c.value, tuple) else mapping[c.value]
         if new != c.value:
             new_values[i] = new
@@ -658,6 +664,13 @@ def _edge(value: int, step: int) -> int:
         return value
     per_step = value // step
     return step * ((1 << (per_step.bit_length() - 1)) + 1) if per_step > 2 else value
+
+
+def _power_of_two(value: int, step: int) -> int:
+    """``step`` times the largest power of two in ``value // step`` (``value`` when small, or one already)."""
+    if value <= 4 or value < 2 * step:
+        return value
+    return step * (1 << ((value // step).bit_length() - 1))
 
 
 def _perturbed(constants: list[Constant], rng: random.Random, multiple: int, kinds: tuple) -> dict[int, object]:

@@ -171,12 +171,22 @@ class ReferenceStore:
         if model is None:
             model = build_model(module.Model, init_args, trial.seed, self.randomize, self.device, trial.dtype)
         kept = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-        with torch.no_grad():
-            outputs = as_tuple(model(*inputs))
-        if spec.spread != 1.0 and not _finite(outputs):
-            # Outside the task's domain (exp of large values, log of tiny ones): the reference itself fails there,
-            # so the trial keeps its scale without the spread (an honest kernel must match a finite reference).
-            spec = dataclasses.replace(spec, spread=1.0)
+        moved = spec.spread != 1.0 or spec.shift != 0.0
+        try:
+            with torch.no_grad():
+                outputs = as_tuple(model(*inputs))
+            inside = not moved or (_finite(outputs) and not (spec.shift and _echoes(outputs, kept)))
+        except Exception:  # noqa: BLE001 - a moved trial outside the task's domain: planned without the move below
+            if not moved:
+                raise
+            inside = False
+        if not inside:
+            # Outside the task's domain (exp of large values, log of tiny ones, a loss over probabilities): the
+            # reference itself fails there, so the trial keeps its scale without the spread and the shift (an honest
+            # kernel must match a finite reference). Where the shifted values come out unchanged (a hard shrink, a
+            # wide clamp), the trial would ask for a copy of an input, which a kernel rewriting a clone in place
+            # cannot show it made (no byte changes): it keeps its plain values too.
+            spec = dataclasses.replace(spec, spread=1.0, shift=0.0)
             init_args, inputs = make_inputs(module, spec, self.device)
             kept = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
             with torch.no_grad():
@@ -240,6 +250,12 @@ class ReferenceStore:
                 _, old = self._memory.popitem(last=False)
                 self._bytes -= old.nbytes
                 self.stats["evicted"] += 1
+
+
+def _echoes(outputs: tuple, inputs: list) -> bool:
+    """Whether an output is one of the inputs, value for value."""
+    return any(isinstance(x, torch.Tensor) and type(o) is torch.Tensor and o.shape == x.shape and o.dtype == x.dtype
+               and torch.equal(o, x) for o in outputs for x in inputs)
 
 
 def _finite(outputs: tuple) -> bool:

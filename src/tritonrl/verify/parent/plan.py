@@ -8,7 +8,8 @@
     trials.declined     # then why the full trials are not run: the verdict will be declined (below); else None
 
 Trials: the tiny variant (when staged), then full trials (base seed, other seeds, values scaled and spread over
-magnitudes, alternative shapes: the first at edge sizes ``2^j + 1``, once with plain and once with spread values),
+magnitudes, alternative shapes: the first at edge sizes ``2^j + 1``, once with small and once with spread values,
+the second at ``2^j`` (else nearby sizes) with values shifted far from zero),
 then an extra-dtype trial if asked for. On a GPU, full trials (and so the timing, which runs on the
 first) use a bundled task's timing shape (``tritonrl.tasks.variants.timing_variant``: KernelBench scale, from
 ``tasks/bundled/timing_shapes.json``; the bundled sizes are made for the CPU interpreter and a GPU would time
@@ -77,25 +78,31 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
             pass  # no smaller version of this task runs: the full trials still judge it
     if oversize:
         return _declined_plan(task, trials, config, tiny_over)
-    plan = [(base, seed, 1.0, 1.0)]
+    plan = [(base, seed, 1.0, 1.0, 0.0)]
     if config.multi_input:
         alts = alt_variants(base, n=2, seed=seed) if config.alt_shapes else []
         # Scaled values come twice, plain and then spread: a spread of 100 drives a softmax row to one value and
         # zeros, where a kernel that rounds or drops its small probabilities matches, so the plain scale is the
         # one trial where every such cheat's condition (a moderate row max) holds on every draw of the inputs.
-        extra = [(base, seed + 1, config.scaled_input_factor, 1.0)]
-        for k, alt in enumerate(alts):
-            extra.insert(2 * k, (alt, seed + 3 + k, 1.0, 1.0))
+        extra = [(base, seed + 1, config.scaled_input_factor, 1.0, 0.0)]
+        # The alternative shapes move the values' regime too, each where randn never goes (the fourteenth red
+        # team's kernels conditioned on it): the edge shape small (every block of values under ~0.05: gelu as x/2),
+        # the second (2^j: every block full) shifted far from zero (one sign; a one-pass variance cancels).
+        # A task with fewer alternative shapes takes the rest of them on its own shape.
+        regimes = [(config.small_input_factor, 1.0, 0.0), (1.0, 1.0, config.input_shift)]
+        for k, regime in enumerate(regimes):
+            extra.insert(2 * k, (alts[k] if k < len(alts) else base, seed + 3 + k, *regime))
         # the edge shape (else the base) with large mixed values: a dropped last block that a ReLU hid on randn
-        extra.append((alts[0] if alts else base, seed + 5, config.scaled_input_factor, config.input_spread))
+        extra.append((alts[0] if alts else base, seed + 5, config.scaled_input_factor, config.input_spread, 0.0))
         plan += extra
         while len(plan) < config.num_trials:
-            plan.append((base, seed + 10 + len(plan), 1.0, 1.0))
+            plan.append((base, seed + 10 + len(plan), 1.0, 1.0, 0.0))
         plan = plan[: max(1, config.num_trials)]
     if config.staged and not _on_cpu(config, device):
         trials += _tiny_alternatives(trials, plan)
-    for k, (variant, trial_seed, scale, spread) in enumerate(plan):
-        trials.append(TrialSpec(f"full{k}", "full", variant.key, variant.source, trial_seed, scale, spread=spread))
+    for k, (variant, trial_seed, scale, spread, shift) in enumerate(plan):
+        trials.append(TrialSpec(f"full{k}", "full", variant.key, variant.source, trial_seed, scale, spread=spread,
+                                shift=shift))
     if config.extra_dtype:
         trials.append(TrialSpec(f"full_{config.extra_dtype}", "full", base.key, base.source, seed + 100, 1.0,
                                 config.extra_dtype))

@@ -26,7 +26,8 @@ class TrialSpec:
     ``seed`` seeds the models (and the inputs, unless ``input_seed`` is given: timing sets share the timed
     trial's weights but not its input values). ``scale`` multiplies every float input; ``spread`` > 1 then
     multiplies each element by its own factor in [1/spread, spread] (log-uniform): values of mixed scale, the
-    largest far beyond ``randn``'s (``make_inputs``).
+    largest far beyond ``randn``'s; ``shift`` then adds ``shift`` times the input's RMS to a third of its rows
+    (``shifted_rows``): rows far from zero against their spread, all of one sign (``make_inputs``).
     """
 
     name: str
@@ -38,6 +39,7 @@ class TrialSpec:
     dtype: str | None = None
     input_seed: int | None = None
     spread: float = 1.0
+    shift: float = 0.0
 
     def describe(self) -> str:
         parts = [f"trial {self.name}", f"seed {self.seed}"]
@@ -45,6 +47,8 @@ class TrialSpec:
             parts.append(f"inputs x{self.scale:g}")
         if self.spread != 1.0:
             parts.append(f"each element x{1 / self.spread:g} to x{self.spread:g}")
+        if self.shift:
+            parts.append(f"a third of the rows +{self.shift:g} x their RMS")
         if self.dtype:
             parts.append(self.dtype)
         return ", ".join(parts)
@@ -52,7 +56,8 @@ class TrialSpec:
     def cache_key(self, device: str, randomize: bool) -> str:
         """Identity of the reference result: (task.key, variant, seed, scale, dtype, device, torch version)."""
         text = "|".join(map(str, (self.task_key, self.seed, self.scale, self.dtype, device, randomize,
-                                   self.input_seed, self.spread, torch.__version__, "v3")))  # v3: payload format
+                                   self.input_seed, self.spread, self.shift, torch.__version__,
+                                   "v3")))  # v3: payload format
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     def to_dict(self) -> dict[str, Any]:
@@ -184,10 +189,32 @@ def make_inputs(module: Any, spec: TrialSpec, device: str = "cpu", inputs: bool 
                 if spec.spread != 1.0:  # drawn after every input is made: the values of get_inputs stay as seeded
                     u = torch.rand(x.shape, device=x.device, dtype=torch.float64) * 2 - 1
                     x = x * (spec.spread ** u).to(x.dtype)
+                if spec.shift and x.numel():  # a third of the rows far from zero against their spread
+                    offset = spec.shift * x.double().square().mean().sqrt()
+                    x = x + (offset * shifted_rows(x)).to(x.dtype)
                 if spec.dtype:
                     x = x.to(torch_dtype(spec.dtype))
         made.append(x)
     return init_args, made
+
+
+def shifted_rows(x: torch.Tensor) -> torch.Tensor:
+    """1 for the elements of ``x`` a shifted trial moves, 0 for the rest: the first third of the rows along its first
+    dimension of three or more (the last aside), else the first third of its values. Those rows are far from zero
+    on one side (a row's mean dwarfs its spread: a one-pass variance cancels; its blocks are non-negative), the rest
+    keep ``randn``'s values. Why not every row: a ReLU would then be the identity on all of it, so an honest kernel
+    rewriting a clone in place changes no byte, and one computing from torch's float64 copy writes that copy's values
+    (a copy, ``copies.COPY_SHARE``: 75% of the values); here two thirds are. Why not rows of both signs: a sum across
+    them (a matrix-vector product) cancels, terms of +-1e4 adding up to ~1e2, and an honest fp32 kernel lands 5e-4
+    off the reference (the bundled ``l1_matvec`` was rejected)."""
+    lead = next((d for d in range(x.dim() - 1) if x.shape[d] >= 3), None)
+    if lead is None:
+        index = torch.arange(x.numel(), device=x.device)
+        return (index < max(1, x.numel() // 3)).double().view(x.shape)
+    shape = [1] * x.dim()
+    shape[lead] = x.shape[lead]
+    index = torch.arange(x.shape[lead], device=x.device)
+    return (index < max(1, x.shape[lead] // 3)).double().view(shape)
 
 
 def to_device(values: list, device: str) -> list:
