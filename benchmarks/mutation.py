@@ -13,8 +13,8 @@ arithmetic operator swapped (``+``/``-``, ``*``/``/``), a load's or store's mask
 
 The oracle shares nothing with the verifier but the task files: it runs the mutant in this process under Triton's
 interpreter on many inputs (the task's own shape, every size at ``2^j + 1``, at ``2^j - 1``, a small edge shape and
-a random odd one; each with ``randn``-style values as the task makes them, x100, and of mixed scale, every element
-times a factor log-uniform in [1e-3, 1e3]), against the reference ``Model`` run in float64 with the same weights,
+a random odd one; each with ``randn``-style values as the task makes them, x100, of mixed scale, every element
+times a factor log-uniform in [1e-3, 1e3], and x100 moved below zero by twice their largest magnitude), against the reference ``Model`` run in float64 with the same weights,
 and checks every load, store and atomic of every launch against the extent of each tensor handed to it (a read past
 the end of an input is a bug whatever it reads). An input set on which the original solution itself fails (the
 reference is not finite there, or the original is off) is left out for that solution. A mutant is *wrong* when on
@@ -51,7 +51,7 @@ DEFAULT_SOLUTIONS = ("l1_softmax", "l1_log_softmax", "l1_sum_dim", "l1_mean_dim"
                      "l1_rmsnorm", "l1_matmul", "l1_matvec", "l2_add_relu_mul_residual", "l2_gemm_sigmoid_sum",
                      "l2_gemm_logsumexp_relu")
 ORACLE_RTOL = 1e-3  # a mutant off by more than this of max(|expected|, RMS) somewhere is wrong (fp32 is ~1e-6)
-VALUE_KINDS = ("randn", "large", "mixed")
+VALUE_KINDS = ("randn", "large", "mixed", "negative")
 RESULTS = Path(__file__).parent / "results" / "mutation_cpu.json"
 
 
@@ -281,6 +281,9 @@ def _inputs(module, kind: str, seed: int) -> list:
                 x = x * 100
             elif kind == "mixed":
                 x = x * 1000.0 ** (torch.rand(x.shape, dtype=torch.float64) * 2 - 1).float()
+            elif kind == "negative":  # every value far below zero: a max padded with 0, exp underflowing to 0/0
+                x = x * 100
+                x = x - (2 * x.abs().max() + 1)
         made.append(x)
     return made
 

@@ -273,3 +273,19 @@ def test_describe_changes_writes_a_repeated_list_short():
 
     assert describe_changes({"batch_size": (1024, 2), "hidden": ((1024,) * 16, (8, 8))}) == \
         "batch_size 1024 -> 2, hidden [1024] * 16 -> [8, 8]"
+
+
+def test_the_wide_variant_has_three_rows_and_features_four_times_plus_one_never_past_the_real_scale():
+    from tritonrl.tasks import get_task
+    from tritonrl.tasks.variants import timing_variant, wide_variant
+
+    layernorm = get_task("l1_layernorm")  # 8 x 32 x 384 here, hidden 4096 at its timing shape
+    wide = wide_variant(layernorm, timing_variant(layernorm))
+    assert wide.variant == "wide" and wide.meta["changes"] == {
+        "batch_size": (8, 3), "seq_len": (32, 8), "hidden": (384, 1537)}
+    assert run_source(wide.source, meta=True).ok
+    mean = get_task("l1_mean_dim")  # dim 1500 here, 4000 at its timing shape: capped there
+    assert wide_variant(mean, timing_variant(mean)).meta["changes"]["dim"] == (1500, 4000)
+    assert wide_variant(mean) is None  # no ceiling: the task as written is its own scale, no wider
+    matmul = get_task("l1_matmul")  # every size a feature: 4x would be 64x the FLOPs
+    assert wide_variant(matmul, timing_variant(matmul)) is None

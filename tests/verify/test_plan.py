@@ -113,18 +113,19 @@ def test_gpu_full_trials_use_a_bundled_tasks_timing_shape_cpu_does_not():
 
 
 def test_each_full_trial_has_its_shape_and_value_regime():
-    """Plain base; the edge shape (2^j + 1) small; x3 plain on the base; 2^j shifted 100 RMS from zero; the edge
-    x3 and spread. Without alternative shapes the base takes their regimes."""
+    """Plain base; the edge shape (2^j + 1) small; x3 on the base (this task has no wider shape) with a third of its
+    rows 100 RMS below zero; 2^j with a third of its rows 100 RMS above; the edge x3 and spread. Without alternative
+    shapes the base takes their regimes."""
     def layout(trials):
         return [(t.task_key.split("@")[1].split(":")[0] if "@" in t.task_key else "base", t.scale, t.spread, t.shift)
                 for t in trials if t.stage == "full"]
 
     trials = build_trials(TASKS["wide_softmax"], VerifyConfig(), device="cpu")
-    assert layout(trials) == [("base", 1.0, 1.0, 0.0), ("alt1", 0.01, 1.0, 0.0), ("base", 3.0, 1.0, 0.0),
+    assert layout(trials) == [("base", 1.0, 1.0, 0.0), ("alt1", 0.01, 1.0, 0.0), ("base", 3.0, 1.0, -100.0),
                               ("alt2", 1.0, 1.0, 100.0), ("alt1", 3.0, 100.0, 0.0)]
     no_alts = build_trials(TASKS["wide_softmax"], VerifyConfig(alt_shapes=False), device="cpu")
     assert [entry[1:] for entry in layout(no_alts)] == [
-        (1.0, 1.0, 0.0), (0.01, 1.0, 0.0), (3.0, 1.0, 0.0), (1.0, 1.0, 100.0), (3.0, 100.0, 0.0)]
+        (1.0, 1.0, 0.0), (0.01, 1.0, 0.0), (3.0, 1.0, -100.0), (1.0, 1.0, 100.0), (3.0, 100.0, 0.0)]
 
 
 def test_the_regimes_trials_make_the_values_they_name():
@@ -169,3 +170,22 @@ def test_the_plain_scaled_trial_catches_the_softmax_precision_cheats_on_every_dr
         p = torch.softmax(x, dim=1)
         for name, got in _softmax_precision_cheats(x).items():
             assert compare_outputs([p], [got], ["cpu"], *config.tolerances(), "full") is not None, (name, draw)
+
+
+def test_on_the_cpu_the_scaled_trial_runs_on_the_wide_shape_where_a_task_has_one():
+    """A row block fixed at 512 passes every shape of a 384-wide layernorm; the wide shape (3 rows, 1537 wide) shows
+    it (the fifteenth red team's ``integrity/r15_layernorm_fixed_block_512``). A GPU judges at the real scale."""
+    layernorm = get_task("l1_layernorm")
+    cpu = {t.name: t for t in build_trials(layernorm, VerifyConfig(), device="cpu")}
+    assert "@wide" in cpu["full2"].task_key and "hidden = 1537" in cpu["full2"].source
+    assert (cpu["full2"].scale, cpu["full2"].shift) == (3.0, -100.0)
+    gpu = {t.name: t for t in build_trials(layernorm, VerifyConfig(), device="cuda")}
+    assert "@wide" not in gpu["full2"].task_key
+
+
+def test_permissive_mode_moves_no_rows():
+    """In permissive mode torch's layers feed kernels: a shift through a convolution makes most of a ReLU kernel's
+    input one sign, where the ReLU writes torch's values back, a copy by chance (``r5_p_honest_conv_then_relu``)."""
+    trials = build_trials(TASKS["wide_softmax"], VerifyConfig(strict=False), device="cpu")
+    assert [t.shift for t in trials if t.stage == "full"] == [0.0] * 5
+    assert [t.scale for t in trials if t.stage == "full"] == [1.0, 0.01, 3.0, 1.0, 3.0]

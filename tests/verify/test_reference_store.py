@@ -128,6 +128,11 @@ def test_a_shifted_trial_outside_the_tasks_domain_is_judged_unshifted():
     kept = store.get([dataclasses.replace(_trial(source=RELU), task_key="relu_shifted", shift=100.0)])["full0"]
     x = kept.inputs[0]
     assert float(x.max()) > 90 and torch.equal(kept.outputs[0], torch.relu(x))
+    # spread values overflow exp, shifted ones do not: the shift is kept without the spread
+    both = store.get([dataclasses.replace(_trial(source=exp), task_key="exp_both", scale=3.0, spread=100.0,
+                                          shift=-100.0)])["full0"]
+    x = both.inputs[0]
+    assert float(x.min()) < -100 and float(x[-1].abs().max()) < 30 and torch.isfinite(both.outputs[0]).all()
     # where the shifted values come out unchanged, a kernel rewriting a clone in place could not show its work
     shrink = RELU.replace("return torch.relu(x)", "return torch.nn.functional.hardshrink(x, 0.5)")
     plain = store.get([dataclasses.replace(_trial(source=shrink), shift=100.0)])["full0"]

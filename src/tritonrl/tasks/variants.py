@@ -4,6 +4,7 @@
     tiny = tiny_variant(task)            # variant "tiny": runs on CPU in well under a second
     alts = alt_variants(task, n=2)       # "alt1": every size 2^j + 1 (an edge); "alt2": 2^j, else nearby sizes
     small = reduced_variant(task, fits)  # variant "reduced": the mildest uniform shrink whose source ``fits``
+    wide = wide_variant(task, ceiling)   # variant "wide": 3 rows, features 4x + 1 (at most the ceiling's), or None
     timing = timing_variant(task)        # variant "timing": a bundled task at KernelBench scale (GPU), or None
     task_cost(task.source)               # TaskCost(max_numel, flops), measured on the meta device
     task_traffic(task.source)            # TaskTraffic: bytes moved, FLOPs, estimated H100 ms (meta device)
@@ -753,6 +754,61 @@ def task_cost(source: str) -> TaskCost | None:
         return None
     sizes = [t.numel() for t in held if isinstance(t, torch.Tensor)]
     return TaskCost(max([largest.numel, *sizes]), int(counter.get_total_flops()))
+
+
+WIDE_FACTORS = (4, 2)  # a wide variant's feature sizes: this many times the task's, plus one, widest first
+WIDE_ROWS = 3  # its batch
+WIDE_COST = 2.0  # its largest tensor and FLOPs: at most this many times the task's
+_WIDE_CACHE: dict[tuple[str, str], KernelTask | None] = {}
+
+
+def wide_variant(task: KernelTask, ceiling: KernelTask | None = None, fits=None) -> KernelTask | None:
+    """Variant "wide": few rows, wide features: the batch ``WIDE_ROWS``, spatial sizes a quarter, every feature
+    size ``f * size + 1`` (``WIDE_FACTORS``, one more than a multiple of the task's groups where it has them), never
+    over that size in ``ceiling`` (the task at its real scale: a bundled task's timing shape, KernelBench's as
+    written) nor over ``WIDE_COST`` times the task's cost; None when no feature size can widen. Where a kernel
+    sized to the task's widths shows: a row block fixed at 512 passes every shape no wider than 384
+    (``open/r15_layernorm_fixed_block_512``)."""
+    key = (task.key, ceiling.key if ceiling else "")
+    return _once(_WIDE_CACHE, key, lambda: _make_wide(task, ceiling, fits))
+
+
+def _make_wide(task: KernelTask, ceiling: KernelTask | None, fits) -> KernelTask | None:
+    try:
+        constants = find_constants(task.source)
+        caps = {c.name: c.value for c in find_constants(ceiling.source)} if ceiling else {}
+    except SyntaxError:
+        return None
+    base_cost = task_cost(task.source)
+    if base_cost is None:
+        return None
+    multiple = math.lcm(1, *[c.value for c in constants if c.kind == "divisor"])
+    for factor in WIDE_FACTORS:
+        new_values: dict[int, object] = {}
+        for i, c in enumerate(constants):
+            if isinstance(c.value, tuple):
+                continue
+            if c.kind == "batch" and c.value > WIDE_ROWS:
+                new_values[i] = WIDE_ROWS
+            elif c.kind == "spatial" and c.value >= 8:
+                new_values[i] = c.value // 4
+            elif c.kind == "feature":
+                wide = multiple * ((factor * c.value) // multiple + 1)
+                cap = caps.get(c.name, c.value)
+                if wide > cap:
+                    wide = multiple * (cap // multiple) if cap > c.value else c.value
+                if wide > c.value:
+                    new_values[i] = wide
+        if not any(constants[i].kind == "feature" for i in new_values):
+            return None
+        source = rewrite_constants(task.source, constants, new_values)
+        cost = task_cost(source)
+        if cost is None or cost.max_numel > WIDE_COST * base_cost.max_numel \
+                or cost.flops > WIDE_COST * max(base_cost.flops, 1):
+            continue
+        if fits is None or fits(source):
+            return _variant(task, "wide", source, constants, new_values)
+    return None
 
 
 def reduced_variant(task: KernelTask, fits) -> KernelTask | None:

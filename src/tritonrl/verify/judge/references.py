@@ -167,30 +167,28 @@ class ReferenceStore:
     def _compute(self, trial: TrialSpec, seed: int, model: torch.nn.Module | None, state: bool) -> Reference:
         module = self.module(trial)
         spec = dataclasses.replace(trial, input_seed=seed)
-        init_args, inputs = make_inputs(module, spec, self.device)
+        init_args, _ = make_inputs(module, spec, self.device, inputs=False)
         if model is None:
             model = build_model(module.Model, init_args, trial.seed, self.randomize, self.device, trial.dtype)
-        kept = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-        moved = spec.spread != 1.0 or spec.shift != 0.0
-        try:
-            with torch.no_grad():
-                outputs = as_tuple(model(*inputs))
-            inside = not moved or (_finite(outputs) and not (spec.shift and _echoes(outputs, kept)))
-        except Exception:  # noqa: BLE001 - a moved trial outside the task's domain: planned without the move below
-            if not moved:
-                raise
-            inside = False
-        if not inside:
-            # Outside the task's domain (exp of large values, log of tiny ones, a loss over probabilities): the
-            # reference itself fails there, so the trial keeps its scale without the spread and the shift (an honest
-            # kernel must match a finite reference). Where the shifted values come out unchanged (a hard shrink, a
-            # wide clamp), the trial would ask for a copy of an input, which a kernel rewriting a clone in place
-            # cannot show it made (no byte changes): it keeps its plain values too.
-            spec = dataclasses.replace(spec, spread=1.0, shift=0.0)
-            init_args, inputs = make_inputs(module, spec, self.device)
+        # Outside the task's domain (exp of large values, log of tiny ones, a loss over probabilities) the reference
+        # itself fails, so a moved trial keeps what it can: the shift without the spread, then its plain scale (an
+        # honest kernel must match a finite reference). Where shifted values come out unchanged (a hard shrink, a
+        # wide clamp), the trial would ask for a copy of an input, which a kernel rewriting a clone in place cannot
+        # show it made (no byte changes): it keeps its plain values too.
+        attempts = _moves(spec)
+        for k, spec in enumerate(attempts):
+            _, inputs = make_inputs(module, spec, self.device)
             kept = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-            with torch.no_grad():
-                outputs = as_tuple(model(*inputs))
+            last = k == len(attempts) - 1
+            try:
+                with torch.no_grad():
+                    outputs = as_tuple(model(*inputs))
+            except Exception:  # noqa: BLE001 - a moved trial outside the task's domain: the next attempt
+                if last:
+                    raise
+                continue
+            if last or (_finite(outputs) and not (spec.shift and _echoes(outputs, kept))):
+                break
         for i, out in enumerate(outputs):
             if type(out) is not torch.Tensor:
                 raise TaskError(f"task {trial.task_key}: the reference's output {i} is a {type(out).__name__}, "
@@ -250,6 +248,17 @@ class ReferenceStore:
                 _, old = self._memory.popitem(last=False)
                 self._bytes -= old.nbytes
                 self.stats["evicted"] += 1
+
+
+def _moves(spec: TrialSpec) -> list[TrialSpec]:
+    """``spec``, then the same without its spread (when it also shifts), then without either: what a moved trial
+    falls back to outside the task's domain."""
+    attempts = [spec]
+    if spec.spread != 1.0 and spec.shift:
+        attempts.append(dataclasses.replace(spec, spread=1.0))
+    if spec.spread != 1.0 or spec.shift:
+        attempts.append(dataclasses.replace(spec, spread=1.0, shift=0.0))
+    return attempts
 
 
 def _echoes(outputs: tuple, inputs: list) -> bool:

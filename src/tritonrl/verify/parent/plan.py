@@ -9,7 +9,8 @@
 
 Trials: the tiny variant (when staged), then full trials (base seed, other seeds, values scaled and spread over
 magnitudes, alternative shapes: the first at edge sizes ``2^j + 1``, once with small and once with spread values,
-the second at ``2^j`` (else nearby sizes) with values shifted far from zero),
+the second at ``2^j`` (else nearby sizes) with values shifted far from zero; on the CPU the scaled values on the
+wide shape, 3 rows of features 4x + 1, where a task has one),
 then an extra-dtype trial if asked for. On a GPU, full trials (and so the timing, which runs on the
 first) use a bundled task's timing shape (``tritonrl.tasks.variants.timing_variant``: KernelBench scale, from
 ``tasks/bundled/timing_shapes.json``; the bundled sizes are made for the CPU interpreter and a GPU would time
@@ -62,7 +63,7 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
 
     ``device`` is where the candidate runs ("cpu" or "cuda"; None: ``config.device``, "auto" meaning "cuda"
     when one is available); on the CPU, full trials are sized to the budget (see the module docstring)."""
-    from tritonrl.tasks.variants import alt_variants, timing_variant, tiny_variant
+    from tritonrl.tasks.variants import alt_variants, timing_variant, tiny_variant, wide_variant
 
     if _on_cpu(config, device):
         base, oversize = fit_cpu_budget(task, config)
@@ -84,12 +85,23 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
         # Scaled values come twice, plain and then spread: a spread of 100 drives a softmax row to one value and
         # zeros, where a kernel that rounds or drops its small probabilities matches, so the plain scale is the
         # one trial where every such cheat's condition (a moderate row max) holds on every draw of the inputs.
-        extra = [(base, seed + 1, config.scaled_input_factor, 1.0, 0.0)]
+        # On the CPU, on the wide shape where there is one (3 rows, features 4x + 1, never over the task's real
+        # scale): a kernel sized to the CPU's widths (a row block fixed at 512) shows there.
+        wide = None
+        if config.alt_shapes and _on_cpu(config, device):
+            wide = wide_variant(base, timing_variant(task) or task, lambda s: within_budget(s, config) is not False)
+        # A third of its rows far below zero: a max padded with 0, a softmax whose max is clamped at 0 (0/0 there),
+        # a kernel that skips writing all-negative blocks (the fifteenth red team's); below, not both ways: a sum
+        # across rows shifted up and rows shifted down cancels (docs/verifier.md, "Trials").
+        # Strict mode only: in permissive mode torch's layers feed kernels, and a shift through a convolution makes
+        # most of a ReLU kernel's input one sign, where the ReLU writes torch's values back (a copy, by chance).
+        shift = config.input_shift if config.strict else 0.0
+        extra = [(wide or base, seed + 1, config.scaled_input_factor, 1.0, -shift if shift else 0.0)]
         # The alternative shapes move the values' regime too, each where randn never goes (the fourteenth red
         # team's kernels conditioned on it): the edge shape small (every block of values under ~0.05: gelu as x/2),
         # the second (2^j: every block full) shifted far from zero (one sign; a one-pass variance cancels).
         # A task with fewer alternative shapes takes the rest of them on its own shape.
-        regimes = [(config.small_input_factor, 1.0, 0.0), (1.0, 1.0, config.input_shift)]
+        regimes = [(config.small_input_factor, 1.0, 0.0), (1.0, 1.0, shift)]
         for k, regime in enumerate(regimes):
             extra.insert(2 * k, (alts[k] if k < len(alts) else base, seed + 3 + k, *regime))
         # the edge shape (else the base) with large mixed values: a dropped last block that a ReLU hid on randn

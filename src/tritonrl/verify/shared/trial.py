@@ -27,7 +27,8 @@ class TrialSpec:
     trial's weights but not its input values). ``scale`` multiplies every float input; ``spread`` > 1 then
     multiplies each element by its own factor in [1/spread, spread] (log-uniform): values of mixed scale, the
     largest far beyond ``randn``'s; ``shift`` then adds ``shift`` times the input's RMS to a third of its rows
-    (``shifted_rows``): rows far from zero against their spread, all of one sign (``make_inputs``).
+    (``shifted_rows``; up or down by its sign): rows far from zero against their spread, all of one sign
+    (``make_inputs``).
     """
 
     name: str
@@ -48,7 +49,7 @@ class TrialSpec:
         if self.spread != 1.0:
             parts.append(f"each element x{1 / self.spread:g} to x{self.spread:g}")
         if self.shift:
-            parts.append(f"a third of the rows +{self.shift:g} x their RMS")
+            parts.append(f"a third of the rows {self.shift:+g} x their RMS")
         if self.dtype:
             parts.append(self.dtype)
         return ", ".join(parts)
