@@ -62,6 +62,8 @@ def run_fork(job: dict, sock: socket.socket, control: socket.socket) -> None:
         code = 0
     except (BrokenPipeError, ConnectionResetError):
         pass  # the other end closed first (a verifier closed while its judge was starting): nobody to report to
+    except Withdrawn:
+        code = 3  # its verifier cleaned up first (an interrupt): nobody waits for it, nothing to say
     except BaseException:  # noqa: BLE001 - report everything, then exit without running atexit handlers
         traceback.print_exc()
     finally:
@@ -77,11 +79,19 @@ def run_fork(job: dict, sock: socket.socket, control: socket.socket) -> None:
 CANDIDATE_NICE = 10
 
 
+class Withdrawn(Exception):
+    """A candidate's job whose directory is gone before its fork ran: its verifier was interrupted and cleaned up
+    (a Ctrl-C while forks were queued printed their ``chdir`` tracebacks into the user's terminal)."""
+
+
 def run_candidate_job(job: dict, sock: socket.socket) -> None:
     from tritonrl.verify.child.isolation import isolate
     from tritonrl.verify.shared.environment import child_environment, replace_environ
 
-    os.chdir(job["workdir"])
+    try:
+        os.chdir(job["workdir"])
+    except FileNotFoundError:
+        raise Withdrawn(job["workdir"]) from None
     os.nice(CANDIDATE_NICE)  # the judge's threads (timing the reference, checking calls) come first on a busy host
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
