@@ -635,16 +635,15 @@ def _alt_runs(source: str) -> bool:
     return numel is not None and numel <= MAX_REAL_ALT_NUMEL and run_source(source).ok
 
 
-def _edge_sizes(constants: list[Constant], multiple: int, kinds: tuple, size: Callable[[int, int], int] | None = None
+def _edge_sizes(constants: list[Constant], multiple: int, kinds: tuple, size: Callable[[int, int], int]
                 ) -> dict[int, object]:
-    """Every size of ``kinds`` set to an edge (``size``, default ``_edge``): 2^j + 1 for the largest 2^j below it (so
+    """Every size of ``kinds`` set to an edge by ``size``: ``_edge`` gives 2^j + 1 for the largest 2^j below it (so
     never larger than it was, and one more than a multiple of every power-of-two block up to 2^j), where a kernel's
     last block holds one element: a loop that drops its last block, a mask off by one, a reduction that reads past
     its end is wrong there and nowhere else (issue 51: such mutants of the bundled solutions passed every other
     shape). ``_power_of_two`` gives 2^j itself: every block full, where a kernel conditioned on a width that is a
     multiple of its block (the fourteenth red team's softmax, x1.01 on widths of 256k) shows. A feature size tied
     to a divisor (groups, heads) keeps it: ``multiple`` times an edge."""
-    size = size or _edge
     feature_values = {v for c in constants if c.kind in WIDTH_KINDS for v in _as_tuple(c.value)}
     mapping: dict[int, int] = {}
     new_values: dict[int, object] = {}
@@ -762,18 +761,18 @@ WIDE_COST = 2.0  # its largest tensor and FLOPs: at most this many times the tas
 _WIDE_CACHE: dict[tuple[str, str], KernelTask | None] = {}
 
 
-def wide_variant(task: KernelTask, ceiling: KernelTask | None = None, fits=None) -> KernelTask | None:
+def wide_variant(task: KernelTask, ceiling: KernelTask | None = None) -> KernelTask | None:
     """Variant "wide": few rows, wide features: the batch ``WIDE_ROWS``, spatial sizes a quarter, every feature
     size ``f * size + 1`` (``WIDE_FACTORS``, one more than a multiple of the task's groups where it has them), never
     over that size in ``ceiling`` (the task at its real scale: a bundled task's timing shape, KernelBench's as
     written) nor over ``WIDE_COST`` times the task's cost; None when no feature size can widen. Where a kernel
     sized to the task's widths shows: a row block fixed at 512 passes every shape no wider than 384
-    (``open/r15_layernorm_fixed_block_512``)."""
+    (``integrity/r15_layernorm_fixed_block_512``)."""
     key = (task.key, ceiling.key if ceiling else "")
-    return _once(_WIDE_CACHE, key, lambda: _make_wide(task, ceiling, fits))
+    return _once(_WIDE_CACHE, key, lambda: _make_wide(task, ceiling))
 
 
-def _make_wide(task: KernelTask, ceiling: KernelTask | None, fits) -> KernelTask | None:
+def _make_wide(task: KernelTask, ceiling: KernelTask | None) -> KernelTask | None:
     try:
         constants = find_constants(task.source)
         caps = {c.name: c.value for c in find_constants(ceiling.source)} if ceiling else {}
@@ -803,10 +802,8 @@ def _make_wide(task: KernelTask, ceiling: KernelTask | None, fits) -> KernelTask
             return None
         source = rewrite_constants(task.source, constants, new_values)
         cost = task_cost(source)
-        if cost is None or cost.max_numel > WIDE_COST * base_cost.max_numel \
-                or cost.flops > WIDE_COST * max(base_cost.flops, 1):
-            continue
-        if fits is None or fits(source):
+        if cost is not None and cost.max_numel <= WIDE_COST * base_cost.max_numel \
+                and cost.flops <= WIDE_COST * max(base_cost.flops, 1):
             return _variant(task, "wide", source, constants, new_values)
     return None
 

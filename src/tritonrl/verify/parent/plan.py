@@ -41,6 +41,7 @@ from tritonrl.verify.shared.trial import TrialSpec
 from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
 _FIT_CACHE: dict[tuple, tuple[KernelTask, bool]] = {}
+_WIDE_CACHE: dict[tuple, KernelTask | None] = {}
 
 
 class TrialPlan(list):
@@ -63,7 +64,7 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
 
     ``device`` is where the candidate runs ("cpu" or "cuda"; None: ``config.device``, "auto" meaning "cuda"
     when one is available); on the CPU, full trials are sized to the budget (see the module docstring)."""
-    from tritonrl.tasks.variants import alt_variants, timing_variant, tiny_variant, wide_variant
+    from tritonrl.tasks.variants import alt_variants, timing_variant, tiny_variant
 
     if _on_cpu(config, device):
         base, oversize = fit_cpu_budget(task, config)
@@ -87,9 +88,7 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
         # one trial where every such cheat's condition (a moderate row max) holds on every draw of the inputs.
         # On the CPU, on the wide shape where there is one (3 rows, features 4x + 1, never over the task's real
         # scale): a kernel sized to the CPU's widths (a row block fixed at 512) shows there.
-        wide = None
-        if config.alt_shapes and _on_cpu(config, device):
-            wide = wide_variant(base, timing_variant(task) or task, lambda s: within_budget(s, config) is not False)
+        wide = wide_shape(task, base, config) if config.alt_shapes and _on_cpu(config, device) else None
         # A third of its rows far below zero: a max padded with 0, a softmax whose max is clamped at 0 (0/0 there),
         # a kernel that skips writing all-negative blocks (the fifteenth red team's); below, not both ways: a sum
         # across rows shifted up and rows shifted down cancels (docs/verifier.md, "Trials").
@@ -202,6 +201,18 @@ def fit_cpu_budget(task: KernelTask, config: VerifyConfig) -> tuple[KernelTask, 
             reduced = reduced_variant(task, lambda source: within_budget(source, config) is True)
             _FIT_CACHE[key] = (reduced, False) if reduced is not None else (task, True)
     return _FIT_CACHE[key]
+
+
+def wide_shape(task: KernelTask, base: KernelTask, config: VerifyConfig) -> KernelTask | None:
+    """``base``'s wide variant (``tritonrl.tasks.variants.wide_variant``, never wider than ``task`` at its real
+    scale) when it fits the CPU budget, else None. Cached per task and budget, as ``fit_cpu_budget``."""
+    from tritonrl.tasks.variants import timing_variant, wide_variant
+
+    key = (base.key, config.cpu_max_numel, config.cpu_max_flops)
+    if key not in _WIDE_CACHE:
+        wide = wide_variant(base, timing_variant(task) or task)
+        _WIDE_CACHE[key] = wide if wide is not None and within_budget(wide.source, config) is not False else None
+    return _WIDE_CACHE[key]
 
 
 def within_budget(source: str, config: VerifyConfig) -> bool | None:

@@ -202,7 +202,7 @@ def make_inputs(module: Any, spec: TrialSpec, device: str = "cpu", inputs: bool 
 def shifted_rows(x: torch.Tensor) -> torch.Tensor:
     """1 for the elements of ``x`` a shifted trial moves, 0 for the rest: the first third of the rows along its first
     dimension of three or more (the last aside), else the first third of its values. Those rows are far from zero
-    on one side (a row's mean dwarfs its spread: a one-pass variance cancels; its blocks are non-negative), the rest
+    on one side (a row's mean dwarfs its spread: a one-pass variance cancels; its blocks are of one sign), the rest
     keep ``randn``'s values. Why not every row: a ReLU would then be the identity on all of it, so an honest kernel
     rewriting a clone in place changes no byte, and one computing from torch's float64 copy writes that copy's values
     (a copy, ``copies.COPY_SHARE``: 75% of the values); here two thirds are. Why not rows of both signs: a sum across
