@@ -62,8 +62,6 @@ def run_fork(job: dict, sock: socket.socket, control: socket.socket) -> None:
         code = 0
     except (BrokenPipeError, ConnectionResetError):
         pass  # the other end closed first (a verifier closed while its judge was starting): nobody to report to
-    except Withdrawn:
-        code = 3  # its verifier cleaned up first (an interrupt): nobody waits for it, nothing to say
     except BaseException:  # noqa: BLE001 - report everything, then exit without running atexit handlers
         traceback.print_exc()
     finally:
@@ -79,9 +77,7 @@ def run_fork(job: dict, sock: socket.socket, control: socket.socket) -> None:
 CANDIDATE_NICE = 10
 
 
-class Withdrawn(Exception):
-    """A candidate's job whose directory is gone before its fork ran: its verifier was interrupted and cleaned up
-    (a Ctrl-C while forks were queued printed their ``chdir`` tracebacks into the user's terminal)."""
+WITHDRAWN_EXIT = 3  # a candidate's job whose directory is gone before its fork ran (below)
 
 
 def run_candidate_job(job: dict, sock: socket.socket) -> None:
@@ -91,7 +87,9 @@ def run_candidate_job(job: dict, sock: socket.socket) -> None:
     try:
         os.chdir(job["workdir"])
     except FileNotFoundError:
-        raise Withdrawn(job["workdir"]) from None
+        # Its verifier was interrupted and cleaned up first: nobody waits for it (a Ctrl-C printed the queued forks'
+        # tracebacks). An exit, not an exception that candidate code, which runs later, could raise as well.
+        os._exit(WITHDRAWN_EXIT)
     os.nice(CANDIDATE_NICE)  # the judge's threads (timing the reference, checking calls) come first on a busy host
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
