@@ -52,6 +52,7 @@ from tritonrl.verify.shared.flags import Flag
 from tritonrl.verify.shared.protections import PROTECTIONS
 from tritonrl.verify.shared.stopwatch import Stopwatch
 from tritonrl.verify.shared.verdict import MAX_ERROR_CHARS, Stage, VerifyResult, clip_words
+from tritonrl.verify.static.objects import import_known_modules
 
 if TYPE_CHECKING:
     from tritonrl.verify.parent.plan import TrialPlan
@@ -106,6 +107,7 @@ class Verifier:
 
     def __init__(self, config: VerifyConfig | None = None) -> None:
         self.config = config or VerifyConfig()
+        import_known_modules()  # here, before any thread of this verifier imports them (see its docstring)
         self.device = resolve_device(self.config.device)
         if self.config.workers_per_gpu < 1:
             raise ConfigError(f"verify.workers_per_gpu must be at least 1, not {self.config.workers_per_gpu}")

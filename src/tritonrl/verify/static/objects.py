@@ -45,13 +45,27 @@ _MISSING = object()
 
 @functools.cache
 def _root(name: str) -> object:
-
+    """The allowed module ``name``, imported; ``_MISSING`` when it is not installed. Any other failure raises and
+    is not remembered: a module that failed to import once (say, two threads importing torch and Triton at the same
+    time, which importlib can fail as a deadlock) must not be taken for a missing one for the rest of the process."""
     if name not in ALLOWED_IMPORTS or name == "__future__":
         return _MISSING
     try:
         return importlib.import_module(name)
-    except Exception:  # noqa: BLE001 - an uninstalled module is simply unknown
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise
         return _MISSING
+
+
+def import_known_modules() -> None:
+    """Imports torch, Triton and numpy (those installed) in the calling thread, before the verifier's threads
+    resolve names in them: torch's and Triton's imports of each other are not thread-safe (a thread importing
+    ``triton`` while another imports ``torch.utils.flop_counter`` fails one of them in importlib as a deadlock and
+    the other with ``KeyError: 'triton'``), so a process imports them once, up front."""
+    for name in MODULES:
+        _root(name)
+    importlib.import_module("torch.utils.flop_counter")  # imports triton's JIT (tritonrl.tasks.variants.task_cost)
 
 
 def resolve(q: str) -> object:
