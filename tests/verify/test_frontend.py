@@ -3,6 +3,8 @@ kernel reads has changed (its reach)."""
 
 import types
 
+import pytest
+
 import triton.language as tl
 
 from tritonrl.verify.child import frontend
@@ -215,3 +217,66 @@ def test_the_bound_reads_tensor_types_and_gives_up_on_one_it_cannot_read():
     for left in ("%r = tt.call @helper(%a) : (f32) -> f32", "scf.for ... {tt.loop_unroll_factor = 4 : i32}",
                  "scf.for ... {tt.warp_specialize}"):
         assert frontend.shared_bytes_bound(ttir + "\n" + left, 3) is None, left
+
+
+# Issue 51 (the sixteenth red team): Triton 3.7+ removed block pointers (``tl.make_block_ptr`` raises in Triton's own
+# code), which the judging GPU's Triton 3.6 compiles. An honest block-pointer GEMM is this machine's Triton's
+# limit, ``cpu_unsupported`` (not counted as wrong), not the kernel's fault ("rejected by the GPU compiler").
+BLOCK_PTR_GEMM = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mm(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    ap = tl.make_block_ptr(a, (M, K), (K, 1), (pm * BM, 0), (BM, BK), (1, 0))
+    bp = tl.make_block_ptr(b, (K, N), (N, 1), (0, pn * BN), (BK, BN), (1, 0))
+    acc = tl.zeros((BM, BN), tl.float32)
+    for _ in range(0, K, BK):
+        acc += tl.dot(tl.load(ap, boundary_check=(0, 1), padding_option="zero"),
+                      tl.load(bp, boundary_check=(0, 1), padding_option="zero"), input_precision="ieee")
+        ap, bp = tl.advance(ap, (0, BK)), tl.advance(bp, (BK, 0))
+    cp = tl.make_block_ptr(c, (M, N), (N, 1), (pm * BM, pn * BN), (BM, BN), (1, 0))
+    tl.store(cp, acc, boundary_check=(0, 1))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, y):
+        x, y = x.contiguous(), y.contiguous()
+        out = torch.empty((x.shape[0], y.shape[1]), device=x.device, dtype=x.dtype)
+        grid = (triton.cdiv(x.shape[0], 32), triton.cdiv(y.shape[1], 32))
+        mm[grid](x, y, out, x.shape[0], y.shape[1], x.shape[1], BM=32, BN=32, BK=32)
+        return out
+'''
+
+
+def _block_pointers_removed() -> bool:
+    import inspect
+
+    return "have been removed" in inspect.getsource(tl.make_block_ptr)
+
+
+@pytest.mark.skipif(not _block_pointers_removed(), reason="this Triton still has block pointers")
+def test_a_construct_this_triton_removed_is_cpu_unsupported_not_the_kernels_fault(verifier):
+    from tritonrl.tasks import get_task
+
+    result = verifier.verify(get_task("l1_matmul"), code=BLOCK_PTR_GEMM)
+    assert result.flags == ["cpu_unsupported"], (result.flags, result.error)
+    assert "not implemented by this Triton" in result.error and "Block pointers" in result.error
+
+
+def test_only_triton_raising_not_implemented_is_this_tritons_limit():
+    def candidate_raises():
+        raise NotImplementedError("Block pointers have been removed")  # a candidate's own words: its own fault
+
+    try:
+        candidate_raises()
+    except NotImplementedError as exc:
+        assert not frontend._removed_here(exc)
+    try:
+        tl.make_block_ptr(None, (1,), (1,), (0,), (1,), (0,), _semantic=object())
+    except Exception as exc:  # noqa: BLE001 - whatever this Triton raises
+        assert frontend._removed_here(exc) == _block_pointers_removed()

@@ -224,13 +224,16 @@ def _install_gpu_frontend(interp: Any) -> None:
     ``kernel[grid]``, the autotuner, or candidate code building a ``GridExecutor`` itself); the function checked is
     the one it runs. A jit helper's call undoes its own patches of ``triton.language`` when it returns (Triton's
     leaves them in place)."""
-    from tritonrl.verify.child.frontend import frontend_problem
+    from tritonrl.verify.child.frontend import NOT_IN_THIS_TRITON, frontend_problem
+    from tritonrl.verify.child.interpreter import InterpreterUnsupported
 
     executor, functions = interp.GridExecutor, interp.InterpretedFunction
     original_call = executor.__call__
 
     def __call__(self, *args, **kwargs):  # noqa: N807 - Triton's name
         problem = frontend_problem(self.fn, args, kwargs)
+        if problem is not None and problem.startswith(NOT_IN_THIS_TRITON):  # this machine's Triton, not the kernel
+            raise InterpreterUnsupported(f"kernel `{getattr(self.fn, '__name__', '?')}`", problem)
         if problem is not None:
             raise InterpreterOnly(f"kernel `{getattr(self.fn, '__name__', '?')}` is rejected by the GPU compiler: "
                                   f"{problem}")

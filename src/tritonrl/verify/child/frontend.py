@@ -32,7 +32,9 @@ of another Triton) is refused with the reason: a CPU verdict may not accept what
 from __future__ import annotations
 
 import math
+import os
 import re
+import traceback
 import types
 from typing import Any
 
@@ -42,6 +44,9 @@ from tritonrl.verify.child.interpreter import GPU_PROPERTIES
 # load there (Triton's ``OutOfResources``)
 SHARED_MEMORY_LIMIT = GPU_PROPERTIES["max_shared_mem"]
 OUT_OF_SHARED_MEMORY = "out of resource: shared memory"  # how such a refusal starts (Triton's own words)
+# How a refusal starts when the installed Triton itself lacks the construct (a ``NotImplementedError`` raised in
+# Triton's own code: block pointers, removed in 3.7+, which the judging GPU's 3.6 compiles): not the candidate's fault
+NOT_IN_THIS_TRITON = "not implemented by this Triton"
 PTX_VERSION = 87  # CUDA 12.8's, for the allocation pass when no option names one (a GPU compile asks ptxas)
 _CHECKED: dict[Any, str | None] = {}
 _JIT: dict[Any, tuple[tuple, Any]] = {}  # Python function -> (its reach when made, its JITFunction)
@@ -79,6 +84,8 @@ def frontend_problem(fn: Any, args: tuple, kwargs: dict) -> str | None:
             module = _to_ttir(jit, signature, constexprs, attrs, options, backend, target, context)
         except CompilationError as exc:
             problem = _message(exc)
+            if _removed_here(exc):
+                problem = f"{NOT_IN_THIS_TRITON} ({_version()}): {problem}"
         else:
             problem = _resource_problem(module, backend, options, target)
         _CHECKED[key] = problem
@@ -345,6 +352,27 @@ def _allocated(module: Any, backend: Any, options: Any, capability: int, metadat
     nvidia.passes.ttgpuir.add_allocate_shared_memory_nv(pm, capability, options.ptx_version or PTX_VERSION)
     pm.run(module, "tritonrl_shared_memory")
     return int(module.get_int_attr("ttg.shared") or 0)
+
+
+def _removed_here(exc: BaseException) -> bool:
+    """Whether the compile failed on a ``NotImplementedError`` raised in the installed Triton's own code (the API is
+    gone from this version, as ``tl.make_block_ptr`` is from 3.7), not on anything of the candidate's."""
+    import triton
+
+    home = os.path.dirname(os.path.realpath(triton.__file__)) + os.sep
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, NotImplementedError):
+            frames = traceback.extract_tb(exc.__traceback__)
+            return bool(frames) and os.path.realpath(frames[-1].filename).startswith(home)
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+def _version() -> str:
+    import triton
+
+    return f"Triton {getattr(triton, '__version__', '?')} here"
 
 
 def _message(exc: Exception) -> str:

@@ -70,6 +70,7 @@ class InterpreterUnsupported(NotImplementedError):
 
     def __init__(self, construct: str, detail: str = "") -> None:
         self.construct = construct
+        self.detail = detail
         super().__init__(f"{construct} cannot run under the Triton CPU interpreter" + (f": {detail}" if detail else ""))
 
 
@@ -534,7 +535,7 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
-_LIBRARY_PATHS = ("/triton/", "/torch/", "/tritonrl/verify/child/interpreter.py")
+_LIBRARY_PATHS = ("/triton/", "/torch/", "/tritonrl/verify/child/interpreter.py", "/tritonrl/verify/child/fidelity.py")
 
 
 def _raised_by_library(exc: BaseException) -> bool:
@@ -571,7 +572,7 @@ def classify_interpreter_error(exc: BaseException, code_text: str) -> str | None
         if not _raised_by_library(e):
             continue  # a candidate raising the same message itself is its own error, not the interpreter's
         if isinstance(e, InterpreterUnsupported):
-            return f"{e.construct} is not supported by the CPU interpreter{where}"
+            return f"{e.construct} is not supported by the CPU interpreter{where}" + (f": {e.detail}" if e.detail else "")
         msg = str(e)
         if isinstance(e, NotImplementedError):
             m = _INTERP_NOT_IMPLEMENTED.search(msg)
