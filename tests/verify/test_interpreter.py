@@ -90,6 +90,45 @@ def get_calls(): return [[torch.randn(1000)], [torch.randn(300)]]
 def reference(x): return x.sum().reshape(1)
 """
 
+# Issue 51 (the sixteenth red team): a config that skips work (the last block), sixth in the list or with key=[]
+AUTOTUNE_SIX = HEADER + """
+@triton.autotune(configs=[triton.Config({"BLOCK": b, "DROP": False}) for b in (64, 128, 256, 32, 512)]
+                 + [triton.Config({"BLOCK": 128, "DROP": True})], key=[KEY])
+@triton.jit
+def relu_k(x_ptr, y_ptr, n, BLOCK: tl.constexpr, DROP: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    end = (n // BLOCK) * BLOCK if DROP else n
+    m = offs < end
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(y_ptr + offs, tl.maximum(x, 0.0), mask=m)
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.zeros_like(x)
+        n = x.numel()
+        relu_k[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n)
+        return y
+""" + RELU_TAIL.replace("KEY", "")
+
+IN_PLACE = HEADER + """
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 256})], key=["n"]RESTORE)
+@triton.jit
+def double_k(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(x_ptr + offs, 2.0 * tl.load(x_ptr + offs, mask=m), mask=m)
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = x.clone()
+        n = y.numel()
+        double_k[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](y, n)
+        return y
+
+def get_calls(): return [[torch.randn(1000)], [torch.randn(300)]]
+def reference(x): return 2.0 * x
+"""
+
 # Issue 51: a tuning round skips a config a GPU would refuse for its shared memory (256x256x64 fp32 tiles, three
 # stages: 262,144 bytes on sm_90), as Triton's benchmark does on a GPU; the first round meets it first.
 AUTOTUNE_GEMM = HEADER + """
@@ -188,11 +227,21 @@ SCALAR_MASK = relu_case("BODY", LAUNCH).replace("m = offs < n", "m = (offs < n) 
 
 CASES = {
     "autotune_multi": (AUTOTUNE.replace("BODY", RIGHT), "ok"),
-    # the second config is wrong: the second tuning round (a new key) rotates to it, so it is caught
+    # the second config is wrong: every tuning round runs both and compares them (ConfigsDisagree, a wrong answer)
     "autotune_multi_wrong_second_config": (AUTOTUNE.replace("BODY", "tl.where(BLOCK == 128, x, tl.maximum(x, 0.0))"),
-                                           "wrong"),
+                                           "error"),
+    # the same with a sixth config wrong, or key=[]: one config per round never reached it (the sixteenth red team)
+    "autotune_sixth_config_wrong": (AUTOTUNE_SIX.replace("KEY", '"n"'), "error"),
+    "autotune_empty_key_second_config_wrong": (AUTOTUNE_SIX.replace("KEY", ""), "error"),
+    # an output accumulated into with no reset_to_zero: a GPU's benchmark runs add up too
+    "autotune_accumulates_without_reset": (ATOMIC_SUM.replace("pre_hook=PREHOOK", "").replace(
+        ', reset_to_zero=["out_ptr"]', "").replace("REDUCE", "tl.sum"), "error"),
+    # in place, with restore_value: each config starts from the same values, and agrees
+    "autotune_in_place_restore_value": (IN_PLACE.replace("RESTORE", ', restore_value=["x_ptr"]'), "ok"),
+    "autotune_in_place_without_restore": (IN_PLACE.replace("RESTORE", ""), "error"),
     "autotune_reset_prehook": (ATOMIC_SUM.replace("PREHOOK", "zero_out").replace("REDUCE", "tl.sum"), "ok"),
-    "autotune_reset_prehook_wrong": (ATOMIC_SUM.replace("PREHOOK", "zero_out").replace("REDUCE", "tl.max"), "wrong"),
+    # wrong (a sum of block maxima), and its configs (blocks of 64 and 256) disagree
+    "autotune_reset_prehook_wrong": (ATOMIC_SUM.replace("PREHOOK", "zero_out").replace("REDUCE", "tl.max"), "error"),
     "autotune_reset_only": (ATOMIC_SUM.replace("pre_hook=PREHOOK", "").replace("REDUCE", "tl.sum"), "ok"),
     "heuristics_constexpr_default": (HEURISTICS.replace("CALL_EXTRA", ""), "ok"),
     "heuristics_wrong": (HEURISTICS.replace("CALL_EXTRA", ", SHIFT=0.01"), "wrong"),
@@ -322,10 +371,15 @@ def test_unsupported_reasons_name_the_construct(shimmed):
     assert "CUDA" in results["moves_to_cuda"]["reason"] and "x.cuda()" in results["moves_to_cuda"]["reason"]
 
 
-def test_autotune_rotation_checks_each_config(shimmed):
-    """Round 1 (first key) runs config 1 (right), round 2 (a new key) config 2 (wrong): caught on the 2nd call."""
+def test_every_autotune_config_is_run_and_compared(shimmed):
+    """Every round runs each config once (as a GPU's benchmark does) and the first call already meets the wrong
+    one, whatever its place in the list or the key; the reason names both configs and the tensor."""
     _, results = shimmed
-    assert results["autotune_multi_wrong_second_config"]["calls"] == ["ok", "wrong"]
+    for name in ("autotune_multi_wrong_second_config", "autotune_sixth_config_wrong",
+                 "autotune_empty_key_second_config_wrong"):
+        assert results[name]["calls"] == [], results[name]
+        assert "ConfigsDisagree" in results[name]["reason"] and "`y_ptr`" in results[name]["reason"], results[name]
+    assert "run twice" in results["autotune_accumulates_without_reset"]["reason"]
     assert results["autotune_multi"]["calls"] == ["ok", "ok"]
 
 

@@ -43,6 +43,7 @@ from tritonrl.verify.child import audit, seccomp
 from tritonrl.verify.child.fidelity import DataRace, InterpreterOnly
 from tritonrl.verify.child.inert import type_name
 from tritonrl.verify.child.interpreter import (
+    ConfigsDisagree,
     classify_interpreter_error,
     install_interpreter_compat,
     is_interpreter,
@@ -151,6 +152,9 @@ def explain(exc: BaseException, flag: str) -> dict[str, str]:
     race = _find(exc, DataRace)
     if race is not None:
         return {"flag": "data_race", "error": f"data race: {race}"[:MAX_ERROR_CHARS]}
+    configs = _find(exc, ConfigsDisagree)
+    if configs is not None:
+        return {"flag": "output_mismatch", "error": str(configs)[:MAX_ERROR_CHARS]}
     host = _find(exc, InterpreterOnly)
     if host is not None:
         return {"flag": "interpreter_only", "error": str(host)[:MAX_ERROR_CHARS]}

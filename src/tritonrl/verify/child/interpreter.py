@@ -11,13 +11,17 @@ Shims (each feature-detected; a missing hook on another triton version is skippe
   CPU driver: ``get_active_torch_device()`` is ``cpu``, ``get_current_device()`` 0, and queries that only
   choose launch sizes (``utils.get_device_properties``, ``get_device_capability``, ``get_current_target``)
   answer as the judging GPU (an H100, sm_90) would, so a candidate takes the code path it takes there.
-* **autotune**: benchmarking needs a GPU. Our benchmarker runs nothing and ranks the configs in the order
-  it is asked, and the pruned configs are rotated once per tuning round of that kernel: the first new key
-  gets the first config, the next new key the second, and so on. Every config of an honest kernel computes
-  the same function (configs only choose block sizes, warps and stages), so any one config gives a correct
-  judgement of correctness, and rotating checks several at no extra cost. Everything else in Triton's
-  ``Autotuner`` is untouched: pruning, the per-key cache, ``pre_hook``, ``reset_to_zero`` (zeroed after a
-  tuning round, as on a GPU), ``restore_value``.
+* **autotune**: benchmarking needs a GPU; a GPU's autotuner runs every config of a tuning round on the launch's
+  own arguments, then keeps the fastest. Here each round runs every config once, in the same way (the config's
+  ``pre_hook``, ``reset_to_zero`` and ``restore_value`` around it), and what each leaves in the launch's tensors
+  (before ``restore_value`` puts them back) must agree with the first config's within twice the comparison's
+  tolerance for the dtype (``CONFIG_RTOL``): configs that disagree raise ``ConfigsDisagree`` (flag
+  ``output_mismatch``), since a GPU may pick any of them, the one that skips work first. (Before, one config ran
+  per round, rotated, so a config past the fifth, or any with ``key=[]``, was never judged: the sixteenth red
+  team.) A config a GPU would refuse for its shared memory is not run, as Triton's benchmark gives it an infinite
+  time. The pruned configs are rotated once per tuning round, so the config the round keeps (the first that
+  fits: no timing here) changes from trial to trial. Everything else in Triton's ``Autotuner`` is untouched:
+  pruning, the per-key cache, ``reset_to_zero`` again after the round, as on a GPU.
 * **libdevice**: ``tl.extra.cuda.libdevice.*``, ``triton.language.extra.libdevice.*`` (the stubs the GPU
   compiler maps to the backend's libdevice) and ``from triton.language.extra import libdevice``: the
   backend's own functions are called with the interpreter's semantic, so argument types are checked and
@@ -355,31 +359,142 @@ def _install_autotune(report: dict) -> None:
 
     prune_configs._tritonrl_interp = True
     Autotuner.prune_configs = prune_configs
-    Autotuner._bench = _fitting_bench(Autotuner._bench)
-    report["autotune"] = "ok: no benchmarking; pruned configs rotated per tuning round (first round: first config)"
+    Autotuner._bench = _judged_bench(Autotuner._bench)
+    report["autotune"] = "ok: every config of a round run once and compared; pruned configs rotated per round"
 
 
-def _fitting_bench(original: Callable) -> Callable:
-    """A tuning round's configs, in the rotated order, until the first one a GPU would load: a config that needs more
-    shared memory than a block has (``frontend.out_of_shared_memory``) gets an infinite time, as Triton's own
-    benchmark gives a config that raises ``OutOfResources`` on a GPU, so it is never the one run (an honest
-    tutorial GEMM lists 128x256x64 tiles, over sm_90's limit in fp32). The configs after the first that fits are
-    not checked: the fake benchmarker ranks them after it anyway."""
+# Configs of one autotuned kernel must leave the same values, within this relative tolerance of each tensor's scale
+# (twice the comparison's fp32 1e-4, fp16 and bf16 rtols): an honest kernel's configs differ in summation order only
+CONFIG_RTOL = {"float64": 2e-6, "float32": 2e-4, "float16": 2e-2, "bfloat16": 3.2e-2}
+
+
+class ConfigsDisagree(RuntimeError):
+    """Two configs of one autotuned kernel left different values in its tensors: a GPU may keep either."""
+
+
+def _judged_bench(original: Callable) -> Callable:
+    """A tuning round's configs, each run once on the launch's arguments as a GPU's benchmark runs it (the
+    config's ``pre_hook``, the autotuner's ``reset_to_zero``/``restore_value`` hooks around it), in the rotated
+    order, which is also their rank (no timing: the first that fits is kept). Each config starts from the launch's
+    tensors as the round found them (what a config wrote is put back after it), so a config that skips part of
+    its work leaves that part as it was, not as the config before it wrote it. What each config leaves in the
+    launch's tensors, read before ``restore_value`` puts them back, must agree with what the round's first config
+    left (``ConfigsDisagree``); after the round the tensors are as it found them, for the launch that follows. A config that needs more shared memory than a block has
+    (``frontend.out_of_shared_memory``) gets an infinite time and does not run, as Triton's own benchmark gives a
+    config that raises ``OutOfResources`` on a GPU (an honest tutorial GEMM lists 128x256x64 tiles, over sm_90's
+    limit in fp32). Triton's own ``_bench`` (``original``) is not called: a benchmarker the candidate hands the
+    autotuner (``do_bench=``) could leave a config unrun."""
 
     @functools.wraps(original)
     def _bench(self, *args, config, **meta):
         from tritonrl.verify.child.frontend import out_of_shared_memory
 
+        current = dict(meta, **config.all_kwargs())
         fn = getattr(self.fn, "fn", None)
-        state = self.__dict__.setdefault("_tritonrl_fit", {"round": None})
-        rounds = self.__dict__.get("_tritonrl_rounds", 0)
-        if state["round"] != rounds and isinstance(fn, types.FunctionType) \
-                and out_of_shared_memory(fn, args, dict(meta, **config.all_kwargs())):
+        if isinstance(fn, types.FunctionType) and out_of_shared_memory(fn, args, current):
             return [math.inf, math.inf, math.inf]
-        state["round"] = rounds  # a config of this round fits: the rest rank after it
-        return original(self, *args, config=config, **meta)
+        rounds = self.__dict__.get("_tritonrl_rounds", 0)
+        state = self.__dict__.get("_tritonrl_round")
+        if state is None or state["round"] != rounds:
+            state = self.__dict__["_tritonrl_round"] = {"round": rounds, "first": None, "ran": 0}
+        full_nargs = {**self.nargs, **current}
+        tensors = {name: value for name, value in full_nargs.items() if _is_tensor(value)}
+        if "start" not in state:  # the launch's tensors as the round found them: each config starts from these
+            state["start"] = {name: (_values(t), t.clone()) for name, t in tensors.items()}
+        left = _run_config(self, args, current, config, full_nargs, tensors)
+        name = getattr(fn, "__name__", "?")
+        if state["first"] is None:  # a GPU's benchmark runs a config many times: the second run must agree
+            _agree(name, (config, left), (config, _run_config(self, args, current, config, full_nargs, tensors)),
+                   twice=True)
+            state["first"] = (config, left)
+        else:
+            _agree(name, state["first"], (config, left))
+        for key, t in tensors.items():  # put back what the config wrote: what it skipped shows as the round found it
+            values, saved = state["start"][key]
+            if _values(t)[1].tobytes() != values[1].tobytes():
+                t.copy_(saved)
+        state["ran"] += 1
+        return [float(state["ran"])] * 3
 
     return _bench
+
+
+def _run_config(tuner: Any, args: tuple, current: dict, config: Any, full_nargs: dict, tensors: dict) -> dict:
+    """One run of ``config``, as Triton's benchmark makes it (the config's ``pre_hook``, then the autotuner's
+    ``reset_to_zero``/``restore_value`` hooks around the launch); what it left in each tensor, read before
+    ``restore_value`` puts its tensors back."""
+    if config.pre_hook:
+        config.pre_hook(full_nargs)
+    tuner.pre_hook(full_nargs)
+    try:
+        tuner.fn.run(*args, **current)
+    except Exception as exc:
+        try:
+            tuner.post_hook(full_nargs, exception=exc)
+        finally:
+            raise
+    left = {name: _values(t) for name, t in tensors.items()}
+    tuner.post_hook(full_nargs, exception=None)
+    return left
+
+
+def _is_tensor(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor)
+
+
+def _values(t: Any) -> Any:
+    """A copy of ``t``'s values as numpy (bf16 as float32), read without a torch op of the candidate's."""
+    import numpy as np
+    import torch
+
+    t = t.detach()
+    if t.dtype == torch.bfloat16:
+        bits = np.array(t.view(torch.int16).numpy(), dtype=np.int16, copy=True).astype(np.int32) << 16
+        return ("bfloat16", bits.astype(np.uint32).view(np.float32))
+    return (str(t.dtype).removeprefix("torch."), np.array(t.numpy(), copy=True))
+
+
+def _agree(kernel: str, first: tuple, other: tuple, twice: bool = False) -> None:
+    """Raises ``ConfigsDisagree`` where ``other``'s config left values ``first``'s did not (integers and booleans
+    exactly; floats within ``CONFIG_RTOL`` of the tensor's scale, the same NaNs and infinities)."""
+    import numpy as np
+
+    (config_a, left_a), (config_b, left_b) = first, other
+    for name, (dtype, a) in left_a.items():
+        b = left_b.get(name, (dtype, a))[1]
+        if a.shape != b.shape:
+            continue
+        if dtype not in CONFIG_RTOL:
+            bad = a != b
+            worst = f"{int(bad.sum())} of {a.size} values differ"
+        else:
+            a64, b64 = a.astype(np.float64), b.astype(np.float64)
+            finite = np.isfinite(a64) & np.isfinite(b64)
+            same_special = np.array_equal(np.isnan(a64), np.isnan(b64)) and np.array_equal(
+                np.where(np.isinf(a64), a64, 0), np.where(np.isinf(b64), b64, 0))
+            diff = np.abs(a64 - b64)[finite]
+            scale = float(np.abs(a64[finite]).max()) if finite.any() else 0.0
+            bad = diff > CONFIG_RTOL[dtype] * max(scale, 1e-30)
+            worst = f"max difference {float(diff.max()) if diff.size else 0.0:.3g} on values up to {scale:.3g}"
+            if not same_special:
+                bad, worst = np.array([True]), "NaN or infinity in one and not the other"
+        if np.any(bad) and twice:
+            raise ConfigsDisagree(
+                f"autotuned kernel `{kernel}`: config {_config_text(config_a)} run twice leaves different values in "
+                f"`{name}` ({worst}); a GPU's autotuner runs every config many times on the same tensors, so an "
+                "output a kernel accumulates into or changes in place needs reset_to_zero or restore_value")
+        if np.any(bad):
+            raise ConfigsDisagree(
+                f"autotuned kernel `{kernel}`: configs {_config_text(config_a)} and {_config_text(config_b)} leave "
+                f"different values in `{name}` ({worst}); a GPU's autotuner may keep either, so every config must "
+                "compute the same")
+
+
+def _config_text(config: Any) -> str:
+    kwargs = ", ".join(f"{k}={v}" for k, v in config.all_kwargs().items())
+    return f"({kwargs})"
 
 
 # ---------------------------------------------------------------------------------------------- torch.cuda
