@@ -99,6 +99,8 @@ def find_race(loads: list, stores: list, updates: list = ()) -> str | None:
     if not stores:
         return None
     s_addr = np.concatenate([a for _, a, _ in stores])
+    if not s_addr.size:  # stores whose every lane was masked off (a ReLU keeping only positives of a negative block)
+        return None
     s_pid = np.concatenate([np.full(a.shape, p, dtype=np.int64) for p, a, _ in stores])
     s_val = np.concatenate([v for _, _, v in stores])
     order = np.lexsort((s_pid, s_addr))
@@ -132,6 +134,8 @@ def find_race(loads: list, stores: list, updates: list = ()) -> str | None:
 def _read_of_update(loads: list, updates: list, np: Any) -> str | None:
     """A load of a location that another program of the launch changes with an atomic."""
     u_addr = np.concatenate([a for _, a in updates])
+    if not u_addr.size:  # atomics whose every lane was masked off
+        return None
     u_pid = np.concatenate([np.full(a.shape, p, dtype=np.int64) for p, a in updates])
     order = np.argsort(u_addr, kind="stable")
     u_addr, u_pid = u_addr[order], u_pid[order]

@@ -1,0 +1,41 @@
+"""The CPU interpreter's race check (``fidelity.find_race``) on a launch's recorded accesses, and a launch whose
+every store lane is masked off: a ReLU that stores only the positive values of an all-negative block stored nothing,
+and the check raised ``IndexError`` on the empty record (an honest fixture, ``i8_empty_then_zero_half``, was
+rejected whenever the secret tiny inputs made its second half all negative: CI, 2026-11-29)."""
+
+import numpy as np
+
+from tests.verify.tasks import RELU
+from tritonrl.tasks.model import KernelTask
+from tritonrl.verify.child.fidelity import find_race
+
+FIXTURE = "tests/verify/fixtures/integrity/i8_empty_then_zero_half.py"
+
+
+def record(program: int, addresses: list[int], values: list[float] | None = None):
+    addr = np.array(addresses, dtype=np.int64)
+    if values is None:
+        return program, addr
+    return program, addr, np.array(values, dtype=np.float32).view(np.uint32)
+
+
+def test_stores_with_every_lane_masked_off_are_no_race():
+    assert find_race([record(0, [8])], [record(0, [], []), record(1, [], [])]) is None
+    assert find_race([record(0, [8])], [], [record(1, [])]) is None
+
+
+def test_two_programs_storing_different_values_to_one_place_race():
+    race = find_race([], [record(0, [16], [1.0]), record(1, [16], [2.0])])
+    assert race is not None and "different values" in race
+
+
+def test_a_load_of_what_another_program_stores_races():
+    race = find_race([record(1, [16])], [record(0, [16], [1.0])])
+    assert race is not None and "loads what another program" in race
+
+
+def test_an_honest_relu_storing_nothing_from_a_negative_block_is_accepted(verifier):
+    negative = RELU.replace("torch.randn(batch_size, dim)", "-torch.rand(batch_size, dim) - 0.1")
+    assert negative != RELU
+    result = verifier.verify(KernelTask(name="negative_relu", level=1, source=negative), code=open(FIXTURE).read())
+    assert result.correct, (result.flags, result.error)
