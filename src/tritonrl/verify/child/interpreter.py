@@ -379,7 +379,10 @@ def _judged_bench(original: Callable) -> Callable:
     tensors as the round found them (what a config wrote is put back after it), so a config that skips part of
     its work leaves that part as it was, not as the config before it wrote it. What each config leaves in the
     launch's tensors, read before ``restore_value`` puts them back, must agree with what the round's first config
-    left (``ConfigsDisagree``); after the round the tensors are as it found them, for the launch that follows. A config that needs more shared memory than a block has
+    left (``ConfigsDisagree``); after the round the tensors are as it found them, for the launch that follows. In a
+    kernel's first round its first config also runs a second time on what its first run left, as a GPU's benchmark
+    repeats it: an output accumulated into (or changed in place) without ``reset_to_zero``/``restore_value``
+    disagrees with itself. A config that needs more shared memory than a block has
     (``frontend.out_of_shared_memory``) gets an infinite time and does not run, as Triton's own benchmark gives a
     config that raises ``OutOfResources`` on a GPU (an honest tutorial GEMM lists 128x256x64 tiles, over sm_90's
     limit in fp32). Triton's own ``_bench`` (``original``) is not called: a benchmarker the candidate hands the
@@ -403,9 +406,12 @@ def _judged_bench(original: Callable) -> Callable:
             state["start"] = {name: (_values(t), t.clone()) for name, t in tensors.items()}
         left = _run_config(self, args, current, config, full_nargs, tensors)
         name = getattr(fn, "__name__", "?")
-        if state["first"] is None:  # a GPU's benchmark runs a config many times: the second run must agree
+        if state["first"] is None and not self.__dict__.get("_tritonrl_repeated"):
+            # a GPU's benchmark runs a config many times on the same tensors: a second run must agree (once a kernel)
+            self.__dict__["_tritonrl_repeated"] = True
             _agree(name, (config, left), (config, _run_config(self, args, current, config, full_nargs, tensors)),
                    twice=True)
+        if state["first"] is None:
             state["first"] = (config, left)
         else:
             _agree(name, state["first"], (config, left))
