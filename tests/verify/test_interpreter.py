@@ -110,6 +110,30 @@ class ModelNew(nn.Module):
         return y
 """ + RELU_TAIL.replace("KEY", "")
 
+# The seventeenth red team: with key=[] the configs were compared only in the one tuning round (the first shape);
+# the SINGLE config is right only while one block covers the input (the first call: 50 values, the second: 300)
+AUTOTUNE_ONE_BLOCK = HEADER + """
+@triton.autotune(configs=[triton.Config({"BLOCK": 64, "SINGLE": False}), triton.Config({"BLOCK": 64, "SINGLE": True})],
+                 key=[])
+@triton.jit
+def relu_k(x_ptr, y_ptr, n, BLOCK: tl.constexpr, SINGLE: tl.constexpr):
+    if SINGLE and tl.program_id(0) > 0:
+        return
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=m), 0.0), mask=m)
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        n = x.numel()
+        relu_k[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n)
+        return y
+
+def get_calls(): return [[torch.randn(50)], [torch.randn(300)]]
+def reference(x): return torch.relu(x)
+"""
+
 IN_PLACE = HEADER + """
 @triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 256})], key=["n"]RESTORE)
 @triton.jit
@@ -233,6 +257,7 @@ CASES = {
     # the same with a sixth config wrong, or key=[]: one config per round never reached it (the sixteenth red team)
     "autotune_sixth_config_wrong": (AUTOTUNE_SIX.replace("KEY", '"n"'), "error"),
     "autotune_empty_key_second_config_wrong": (AUTOTUNE_SIX.replace("KEY", ""), "error"),
+    "autotune_empty_key_configs_differ_on_a_later_shape": (AUTOTUNE_ONE_BLOCK, "error"),
     # an output accumulated into with no reset_to_zero: a GPU's benchmark runs add up too
     "autotune_accumulates_without_reset": (ATOMIC_SUM.replace("pre_hook=PREHOOK", "").replace(
         ', reset_to_zero=["out_ptr"]', "").replace("REDUCE", "tl.sum"), "error"),
@@ -379,7 +404,9 @@ def test_every_autotune_config_is_run_and_compared(shimmed):
                  "autotune_empty_key_second_config_wrong"):
         assert results[name]["calls"] == [], results[name]
         assert "ConfigsDisagree" in results[name]["reason"] and "`y_ptr`" in results[name]["reason"], results[name]
-    assert "run twice" in results["autotune_accumulates_without_reset"]["reason"]
+    assert "run again over what it wrote" in results["autotune_accumulates_without_reset"]["reason"]
+    # configs that agree on the first launch's shape, not on the second's: each new launch is compared (key=[])
+    assert results["autotune_empty_key_configs_differ_on_a_later_shape"]["calls"] == ["ok"]
     assert results["autotune_multi"]["calls"] == ["ok", "ok"]
 
 

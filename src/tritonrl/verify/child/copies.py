@@ -326,7 +326,9 @@ def echoes(dst: torch.Tensor, elems: torch.Tensor, given: list[torch.Tensor], is
             continue
         n = min(src.numel(), dst.numel())
         same = torch.zeros(dst.numel(), dtype=torch.bool, device=dst.device)
-        a, b = flat[:n], src.detach().reshape(-1)[:n]
+        # contiguous: a strided 1-D view (``stats[:, 0]``) cannot be viewed as bytes (an honest layer norm writing
+        # its mean and rstd into the columns of one buffer raised here, a runtime_error of the candidate's)
+        a, b = flat[:n].contiguous(), src.detach().reshape(-1)[:n].contiguous()
         same[:n] = (a.view(_uint8).reshape(n, -1) == b.view(_uint8).reshape(n, -1)).all(dim=-1) if \
             a.dtype != torch.bool else a == b
         same = same.reshape(dst.shape) & elems

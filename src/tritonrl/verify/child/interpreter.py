@@ -340,8 +340,8 @@ def _install_autotune(report: dict) -> None:
         report["autotune"] = "skipped: no triton.runtime.autotuner.Autotuner"
         return
     original = getattr(Autotuner, "prune_configs", None)
-    if original is None:
-        report["autotune"] = "driver benchmarker only (no prune_configs to rotate)"
+    if original is None or not hasattr(Autotuner, "_bench"):
+        report["autotune"] = "driver benchmarker only (no prune_configs or _bench to replace)"
         return
     if getattr(original, "_tritonrl_interp", False):
         report["autotune"] = "ok (already installed)"
@@ -357,10 +357,19 @@ def _install_autotune(report: dict) -> None:
         shift = rounds % len(configs)
         return configs[shift:] + configs[:shift]
 
+    run = Autotuner.run
+
+    @functools.wraps(run)
+    def compared_run(self, *args, **kwargs):
+        if len(self.configs) > 1:
+            _compare_configs(self, args, kwargs, list(original(self, kwargs)))
+        return run(self, *args, **kwargs)
+
     prune_configs._tritonrl_interp = True
     Autotuner.prune_configs = prune_configs
-    Autotuner._bench = _judged_bench(Autotuner._bench)
-    report["autotune"] = "ok: every config of a round run once and compared; pruned configs rotated per round"
+    Autotuner.run = compared_run
+    Autotuner._bench = _ranked_bench(Autotuner._bench)
+    report["autotune"] = "ok: every config run and compared on each new launch; no timing, pruned configs rotated"
 
 
 # Configs of one autotuned kernel must leave the same values, within this relative tolerance of each tensor's scale
@@ -372,60 +381,139 @@ class ConfigsDisagree(RuntimeError):
     """Two configs of one autotuned kernel left different values in its tensors: a GPU may keep either."""
 
 
-def _judged_bench(original: Callable) -> Callable:
-    """A tuning round's configs, each run once on the launch's arguments as a GPU's benchmark runs it (the
-    config's ``pre_hook``, the autotuner's ``reset_to_zero``/``restore_value`` hooks around it), in the rotated
-    order, which is also their rank (no timing: the first that fits is kept). Each config starts from the launch's
-    tensors as the round found them (what a config wrote is put back after it), so a config that skips part of
-    its work leaves that part as it was, not as the config before it wrote it. What each config leaves in the
-    launch's tensors, read before ``restore_value`` puts them back, must agree with what the round's first config
-    left (``ConfigsDisagree``); after the round the tensors are as it found them, for the launch that follows. In a
-    kernel's first round its first config also runs a second time on what its first run left, as a GPU's benchmark
-    repeats it: an output accumulated into (or changed in place) without ``reset_to_zero``/``restore_value``
-    disagrees with itself. A config that needs more shared memory than a block has
-    (``frontend.out_of_shared_memory``) gets an infinite time and does not run, as Triton's own benchmark gives a
-    config that raises ``OutOfResources`` on a GPU (an honest tutorial GEMM lists 128x256x64 tiles, over sm_90's
-    limit in fp32). Triton's own ``_bench`` (``original``) is not called: a benchmarker the candidate hands the
-    autotuner (``do_bench=``) could leave a config unrun."""
+def _compare_configs(tuner: Any, args: tuple, kwargs: dict, configs: list) -> None:
+    """Every config (of those the kernel's own pruning keeps) run on this launch's arguments, each from the same
+    starting values, and compared, once for each new launch of the kernel (its tensors' shapes, strides and dtypes
+    and its other arguments' values: not the autotuner's ``key``, which may leave shapes out, ``key=[]`` all).
+
+    A GPU's autotuner keeps whichever config is fastest, and a config that skips work is the fastest, so on the CPU
+    every config must compute what the first one does (``ConfigsDisagree``, flag ``output_mismatch``). The first
+    config runs from the launch's own values; each other one, and the first again, from them with what the first
+    wrote overwritten (NaN, or a pattern for integers): a config that skips part of its work leaves that, and one
+    that adds into an output it does not ``reset_to_zero`` (a GPU's benchmark runs each config many times on the
+    same tensors) adds to it. ``restore_value`` tensors are put back by the autotuner's own hook, so they start each
+    run as given. Every tensor the launch can reach is compared (``aten_ops.launch_tensors``: those in tuples,
+    behind ``triton.reinterpret`` and tensor descriptors too), then put back as the launch found it, for the
+    autotuner's own run. A config a GPU would refuse for its shared memory is skipped, as Triton's benchmark gives
+    it an infinite time (``_ranked_bench`` then never keeps it)."""
+    from tritonrl.verify.child.aten_ops import launch_tensors
+
+    nargs = dict(zip(tuner.arg_names, args))
+    signature = _signature((args, kwargs))
+    compared = tuner.__dict__.setdefault("_tritonrl_compared", {})
+    if signature in compared:
+        tuner.__dict__["_tritonrl_refused"] = compared[signature]
+        return
+    tensors = launch_tensors((args, kwargs))
+    names = {id(t): name for name, t in {**nargs, **kwargs}.items() if _is_tensor(t)}
+    labels = [f"`{names[id(t)]}`" if id(t) in names else f"tensor {i} (in a tuple or wrapper)"
+              for i, t in enumerate(tensors)]
+    start = [(_values(t), t.clone()) for t in tensors]
+    kept = {name for name in getattr(tuner, "restore_value", ()) or ()}
+    kept_ids = {id(nargs.get(name, kwargs.get(name))) for name in kept}
+    refused: set = set()
+    first = None
+    runs = [(config, False) for config in configs]
+    runs.insert(1, (configs[0], True))  # the first config again, over its own writes
+    for config, again in runs:
+        if config in refused:
+            continue
+        if first is not None:
+            _overwrite(tensors, start, first[1], kept_ids)
+        try:
+            left = _run_config(tuner, args, {**kwargs, **config.all_kwargs()}, config, {**nargs, **kwargs,
+                               **config.all_kwargs()}, tensors)
+        except Exception as exc:  # noqa: BLE001 - only the GPU's refusal for shared memory is the config's skip
+            if not _out_of_shared_memory(exc):
+                _put_back(tensors, start)
+                raise
+            refused.add(config)
+            _put_back(tensors, start)
+            continue
+        if first is None:
+            first = (config, left)
+        else:
+            _agree(_kernel_name(tuner), labels, first, (config, left), twice=again)
+    _put_back(tensors, start)
+    compared[signature] = tuner.__dict__["_tritonrl_refused"] = refused
+
+
+def _signature(tree: Any) -> tuple:
+    """What makes one launch of a kernel another for the comparison: each tensor's shape, strides and dtype, and
+    every other argument's value."""
+    from torch.utils._pytree import tree_flatten
+
+    out = []
+    for value in tree_flatten(tree)[0]:
+        if _is_tensor(value):
+            out.append(("tensor", tuple(value.shape), value.stride(), str(value.dtype)))
+        else:
+            base = getattr(value, "base", None)
+            out.append(("wrapped", tuple(base.shape), base.stride(), str(getattr(value, "dtype", base.dtype)))
+                       if _is_tensor(base) else repr(value)[:200])
+    return tuple(out)
+
+
+def _overwrite(tensors: list, start: list, first_left: list, kept: set) -> None:
+    """Each tensor the first config changed (a ``restore_value`` one aside) back to its starting values, then
+    overwritten: NaN for floats, a pattern for integers, the negation for booleans."""
+    import torch
+
+    for t, (values, saved), after in zip(tensors, start, first_left):
+        if id(t) in kept or after[1].tobytes() == values[1].tobytes():
+            continue
+        if t.dtype == torch.bool:
+            t.copy_(~saved)
+        elif t.is_floating_point() or t.is_complex():
+            t.fill_(float("nan"))
+        else:
+            t.fill_(-0x5A5A5A5A if torch.iinfo(t.dtype).bits >= 32 else -0x5A if t.is_signed() else 0x5A)
+
+
+def _put_back(tensors: list, start: list) -> None:
+    for t, (values, saved) in zip(tensors, start):
+        if _values(t)[1].tobytes() != values[1].tobytes():
+            t.copy_(saved)
+
+
+def _out_of_shared_memory(exc: BaseException) -> bool:
+    from tritonrl.verify.child.frontend import OUT_OF_SHARED_MEMORY
+
+    seen = 0
+    while exc is not None and seen < 20:
+        if type(exc).__name__ == "InterpreterOnly" and OUT_OF_SHARED_MEMORY in str(exc):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+def _kernel_name(tuner: Any) -> str:
+    fn = tuner.fn
+    for _ in range(5):  # Heuristics and InterpretedFunction wrap the Python function
+        if isinstance(fn, types.FunctionType):
+            return fn.__name__
+        fn = getattr(fn, "fn", None)
+    return "?"
+
+
+def _ranked_bench(original: Callable) -> Callable:
+    """A tuning round's ranks, with no timing: the configs in the order asked (rotated per round by
+    ``prune_configs``), the first that fits kept; a config the comparison found a GPU would refuse for its shared
+    memory (``_compare_configs``) gets an infinite time, as Triton's benchmark gives it on a GPU (an honest tutorial
+    list has 128x256x64 tiles). Nothing runs here: the comparison ran every config already. Triton's own
+    ``_bench`` is not called (a ``do_bench=`` of the candidate's could run anything)."""
 
     @functools.wraps(original)
     def _bench(self, *args, config, **meta):
-        from tritonrl.verify.child.frontend import out_of_shared_memory
-
-        current = dict(meta, **config.all_kwargs())
-        fn = getattr(self.fn, "fn", None)
-        if isinstance(fn, types.FunctionType) and out_of_shared_memory(fn, args, current):
+        if config in self.__dict__.get("_tritonrl_refused", ()):
             return [math.inf, math.inf, math.inf]
-        rounds = self.__dict__.get("_tritonrl_rounds", 0)
-        state = self.__dict__.get("_tritonrl_round")
-        if state is None or state["round"] != rounds:
-            state = self.__dict__["_tritonrl_round"] = {"round": rounds, "first": None, "ran": 0}
-        full_nargs = {**self.nargs, **current}
-        tensors = {name: value for name, value in full_nargs.items() if _is_tensor(value)}
-        if "start" not in state:  # the launch's tensors as the round found them: each config starts from these
-            state["start"] = {name: (_values(t), t.clone()) for name, t in tensors.items()}
-        left = _run_config(self, args, current, config, full_nargs, tensors)
-        name = getattr(fn, "__name__", "?")
-        if state["first"] is None and not self.__dict__.get("_tritonrl_repeated"):
-            # a GPU's benchmark runs a config many times on the same tensors: a second run must agree (once a kernel)
-            self.__dict__["_tritonrl_repeated"] = True
-            _agree(name, (config, left), (config, _run_config(self, args, current, config, full_nargs, tensors)),
-                   twice=True)
-        if state["first"] is None:
-            state["first"] = (config, left)
-        else:
-            _agree(name, state["first"], (config, left))
-        for key, t in tensors.items():  # put back what the config wrote: what it skipped shows as the round found it
-            values, saved = state["start"][key]
-            if _values(t)[1].tobytes() != values[1].tobytes():
-                t.copy_(saved)
-        state["ran"] += 1
-        return [float(state["ran"])] * 3
+        rank = self.__dict__["_tritonrl_rank"] = self.__dict__.get("_tritonrl_rank", 0) + 1
+        return [float(rank)] * 3
 
     return _bench
 
 
-def _run_config(tuner: Any, args: tuple, current: dict, config: Any, full_nargs: dict, tensors: dict) -> dict:
+def _run_config(tuner: Any, args: tuple, current: dict, config: Any, full_nargs: dict, tensors: list) -> list:
     """One run of ``config``, as Triton's benchmark makes it (the config's ``pre_hook``, then the autotuner's
     ``reset_to_zero``/``restore_value`` hooks around the launch); what it left in each tensor, read before
     ``restore_value`` puts its tensors back."""
@@ -439,7 +527,7 @@ def _run_config(tuner: Any, args: tuple, current: dict, config: Any, full_nargs:
             tuner.post_hook(full_nargs, exception=exc)
         finally:
             raise
-    left = {name: _values(t) for name, t in tensors.items()}
+    left = [_values(t) for t in tensors]
     tuner.post_hook(full_nargs, exception=None)
     return left
 
@@ -462,40 +550,40 @@ def _values(t: Any) -> Any:
     return (str(t.dtype).removeprefix("torch."), np.array(t.numpy(), copy=True))
 
 
-def _agree(kernel: str, first: tuple, other: tuple, twice: bool = False) -> None:
+def _agree(kernel: str, labels: list, first: tuple, other: tuple, twice: bool = False) -> None:
     """Raises ``ConfigsDisagree`` where ``other``'s config left values ``first``'s did not (integers and booleans
     exactly; floats within ``CONFIG_RTOL`` of the tensor's scale, the same NaNs and infinities)."""
     import numpy as np
 
     (config_a, left_a), (config_b, left_b) = first, other
-    for name, (dtype, a) in left_a.items():
-        b = left_b.get(name, (dtype, a))[1]
+    for label, (dtype, a), (_, b) in zip(labels, left_a, left_b):
         if a.shape != b.shape:
             continue
         if dtype not in CONFIG_RTOL:
             bad = a != b
-            worst = f"{int(bad.sum())} of {a.size} values differ"
+            worst = f"{int(np.sum(bad))} of {a.size} values differ"
         else:
             a64, b64 = a.astype(np.float64), b.astype(np.float64)
             finite = np.isfinite(a64) & np.isfinite(b64)
             same_special = np.array_equal(np.isnan(a64), np.isnan(b64)) and np.array_equal(
                 np.where(np.isinf(a64), a64, 0), np.where(np.isinf(b64), b64, 0))
             diff = np.abs(a64 - b64)[finite]
-            scale = float(np.abs(a64[finite]).max()) if finite.any() else 0.0
+            scale = float(np.abs(a64[finite]).max()) if diff.size else 0.0
             bad = diff > CONFIG_RTOL[dtype] * max(scale, 1e-30)
             worst = f"max difference {float(diff.max()) if diff.size else 0.0:.3g} on values up to {scale:.3g}"
             if not same_special:
                 bad, worst = np.array([True]), "NaN or infinity in one and not the other"
         if np.any(bad) and twice:
             raise ConfigsDisagree(
-                f"autotuned kernel `{kernel}`: config {_config_text(config_a)} run twice leaves different values in "
-                f"`{name}` ({worst}); a GPU's autotuner runs every config many times on the same tensors, so an "
-                "output a kernel accumulates into or changes in place needs reset_to_zero or restore_value")
+                f"autotuned kernel `{kernel}`: config {_config_text(config_a)} run again over what it wrote leaves "
+                f"different values in {label} ({worst}); a GPU's autotuner runs every config many times on the same "
+                "tensors, so an output a kernel accumulates into or changes in place needs reset_to_zero or "
+                "restore_value")
         if np.any(bad):
             raise ConfigsDisagree(
                 f"autotuned kernel `{kernel}`: configs {_config_text(config_a)} and {_config_text(config_b)} leave "
-                f"different values in `{name}` ({worst}); a GPU's autotuner may keep either, so every config must "
-                "compute the same")
+                f"different values in {label} ({worst}); a GPU's autotuner may keep either, so every config must "
+                "compute the same, every element written")
 
 
 def _config_text(config: Any) -> str:
