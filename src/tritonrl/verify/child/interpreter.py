@@ -11,17 +11,16 @@ Shims (each feature-detected; a missing hook on another triton version is skippe
   CPU driver: ``get_active_torch_device()`` is ``cpu``, ``get_current_device()`` 0, and queries that only
   choose launch sizes (``utils.get_device_properties``, ``get_device_capability``, ``get_current_target``)
   answer as the judging GPU (an H100, sm_90) would, so a candidate takes the code path it takes there.
-* **autotune**: benchmarking needs a GPU; a GPU's autotuner runs every config of a tuning round on the launch's
-  own arguments, then keeps the fastest. Here each round runs every config once, in the same way (the config's
-  ``pre_hook``, ``reset_to_zero`` and ``restore_value`` around it), and what each leaves in the launch's tensors
-  (before ``restore_value`` puts them back) must agree with the first config's within twice the comparison's
-  tolerance for the dtype (``CONFIG_RTOL``): configs that disagree raise ``ConfigsDisagree`` (flag
-  ``output_mismatch``), since a GPU may pick any of them, the one that skips work first. (Before, one config ran
-  per round, rotated, so a config past the fifth, or any with ``key=[]``, was never judged: the sixteenth red
-  team.) A config a GPU would refuse for its shared memory is not run, as Triton's benchmark gives it an infinite
-  time. The pruned configs are rotated once per tuning round, so the config the round keeps (the first that
-  fits: no timing here) changes from trial to trial. Everything else in Triton's ``Autotuner`` is untouched:
-  pruning, the per-key cache, ``reset_to_zero`` again after the round, as on a GPU.
+* **autotune**: a GPU's autotuner runs every config of a tuning round on the launch's own arguments and keeps
+  the fastest, the one that skips work first. Here every config (of those the kernel's own pruning keeps) runs on
+  each new launch of the kernel (``_compare_configs``: new shapes, strides, dtypes or other arguments, whatever
+  the autotuner's ``key``) from the same starting values, and all must leave what the first leaves in every
+  tensor the launch reaches, within ``CONFIG_RTOL`` (``ConfigsDisagree``, flag ``output_mismatch``). Each run
+  after the first starts with what the first wrote overwritten (NaN), so a config that skips part of its work, or
+  adds into an output without ``reset_to_zero`` (a GPU's benchmark repeats every config), is seen; the first
+  config runs again over its own writes for the same reason. Then the tensors are put back and Triton's own
+  ``Autotuner.run`` goes on: its benchmark (``_ranked_bench``) runs nothing and ranks the configs in the order
+  asked, rotated once per tuning round, skipping a config a GPU would refuse for its shared memory.
 * **libdevice**: ``tl.extra.cuda.libdevice.*``, ``triton.language.extra.libdevice.*`` (the stubs the GPU
   compiler maps to the backend's libdevice) and ``from triton.language.extra import libdevice``: the
   backend's own functions are called with the interpreter's semantic, so argument types are checked and
