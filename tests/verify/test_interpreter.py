@@ -258,6 +258,11 @@ CASES = {
     "autotune_sixth_config_wrong": (AUTOTUNE_SIX.replace("KEY", '"n"'), "error"),
     "autotune_empty_key_second_config_wrong": (AUTOTUNE_SIX.replace("KEY", ""), "error"),
     "autotune_empty_key_configs_differ_on_a_later_shape": (AUTOTUNE_ONE_BLOCK, "error"),
+    # honest: zeros, then only the positive values stored: a later config's runs start from NaN where the first
+    # wrote, and leave NaN where nobody writes (the zeros the first left there): that is no disagreement
+    "autotune_stores_only_positives_into_zeros": (AUTOTUNE.replace("BODY", "x").replace(
+        "tl.store(y_ptr + offs, x, mask=m)", "tl.store(y_ptr + offs, x, mask=m & (x > 0))").replace(
+        "y = torch.empty_like(x)", "y = torch.zeros_like(x)"), "ok"),
     # an output accumulated into with no reset_to_zero: a GPU's benchmark runs add up too
     "autotune_accumulates_without_reset": (ATOMIC_SUM.replace("pre_hook=PREHOOK", "").replace(
         ', reset_to_zero=["out_ptr"]', "").replace("REDUCE", "tl.sum"), "error"),

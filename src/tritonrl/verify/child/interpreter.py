@@ -432,7 +432,8 @@ def _compare_configs(tuner: Any, args: tuple, kwargs: dict, configs: list) -> No
         if first is None:
             first = (config, left)
         else:
-            _agree(_kernel_name(tuner), labels, first, (config, left), twice=again)
+            _agree(_kernel_name(tuner), labels, [values for values, _ in start], first, (config, left),
+                   twice=again)
     _put_back(tensors, start)
     compared[signature] = tuner.__dict__["_tritonrl_refused"] = refused
 
@@ -467,6 +468,9 @@ def _overwrite(tensors: list, start: list, first_left: list, kept: set) -> None:
             t.fill_(float("nan"))
         else:
             t.fill_(-0x5A5A5A5A if torch.iinfo(t.dtype).bits >= 32 else -0x5A if t.is_signed() else 0x5A)
+
+
+_PATTERNS = (-0x5A5A5A5A, -0x5A, 0x5A)  # what ``_overwrite`` writes into integer tensors
 
 
 def _put_back(tensors: list, start: list) -> None:
@@ -549,29 +553,36 @@ def _values(t: Any) -> Any:
     return (str(t.dtype).removeprefix("torch."), np.array(t.numpy(), copy=True))
 
 
-def _agree(kernel: str, labels: list, first: tuple, other: tuple, twice: bool = False) -> None:
-    """Raises ``ConfigsDisagree`` where ``other``'s config left values ``first``'s did not (integers and booleans
-    exactly; floats within ``CONFIG_RTOL`` of the tensor's scale, the same NaNs and infinities)."""
+def _agree(kernel: str, labels: list, start: list, first: tuple, other: tuple, twice: bool = False) -> None:
+    """Raises ``ConfigsDisagree`` where ``other``'s config left values ``first``'s did not. Where the first config
+    wrote (its values differ from the start's), the other's must agree (integers and booleans exactly; floats
+    within ``CONFIG_RTOL`` of the tensor's scale, with the same NaNs and infinities); everywhere else the other may
+    have left what was there (the start's value, or ``_overwrite``'s) and nothing more: a config that writes where
+    the first did not computes something else."""
     import numpy as np
 
     (config_a, left_a), (config_b, left_b) = first, other
-    for label, (dtype, a), (_, b) in zip(labels, left_a, left_b):
-        if a.shape != b.shape:
+    for label, (dtype, s), (_, a), (_, b) in zip(labels, start, left_a, left_b):
+        if a.shape != b.shape or not a.size:
             continue
-        if dtype not in CONFIG_RTOL:
-            bad = a != b
-            worst = f"{int(np.sum(bad))} of {a.size} values differ"
-        else:
-            a64, b64 = a.astype(np.float64), b.astype(np.float64)
-            finite = np.isfinite(a64) & np.isfinite(b64)
-            same_special = np.array_equal(np.isnan(a64), np.isnan(b64)) and np.array_equal(
-                np.where(np.isinf(a64), a64, 0), np.where(np.isinf(b64), b64, 0))
-            diff = np.abs(a64 - b64)[finite]
-            scale = float(np.abs(a64[finite]).max()) if diff.size else 0.0
-            bad = diff > CONFIG_RTOL[dtype] * max(scale, 1e-30)
-            worst = f"max difference {float(diff.max()) if diff.size else 0.0:.3g} on values up to {scale:.3g}"
-            if not same_special:
-                bad, worst = np.array([True]), "NaN or infinity in one and not the other"
+        wrote = _bits(a) != _bits(s)
+        kept = (_bits(b) == _bits(s)) | _overwritten(b, s)
+        bad, worst = ~wrote & ~kept, "written where the other config wrote nothing"
+        if not np.any(bad):
+            a_w, b_w = a[wrote], b[wrote]
+            if dtype not in CONFIG_RTOL:
+                bad = a_w != b_w
+                worst = f"{int(np.sum(bad))} of {a_w.size} values differ"
+            else:
+                a64, b64 = a_w.astype(np.float64), b_w.astype(np.float64)
+                finite = np.isfinite(a64) & np.isfinite(b64)
+                diff = np.abs(a64 - b64)[finite]
+                scale = float(np.abs(a64[finite]).max()) if diff.size else 0.0
+                bad = diff > CONFIG_RTOL[dtype] * max(scale, 1e-30)
+                worst = f"max difference {float(diff.max()) if diff.size else 0.0:.3g} on values up to {scale:.3g}"
+                if not (np.array_equal(np.isnan(a64), np.isnan(b64))
+                        and np.array_equal(np.where(np.isinf(a64), a64, 0), np.where(np.isinf(b64), b64, 0))):
+                    bad, worst = np.array([True]), "NaN or infinity in one and not the other"
         if np.any(bad) and twice:
             raise ConfigsDisagree(
                 f"autotuned kernel `{kernel}`: config {_config_text(config_a)} run again over what it wrote leaves "
@@ -583,6 +594,24 @@ def _agree(kernel: str, labels: list, first: tuple, other: tuple, twice: bool = 
                 f"autotuned kernel `{kernel}`: configs {_config_text(config_a)} and {_config_text(config_b)} leave "
                 f"different values in {label} ({worst}); a GPU's autotuner may keep either, so every config must "
                 "compute the same, every element written")
+
+
+def _bits(values: Any) -> Any:
+    """The values' bit patterns, one unsigned integer an element (booleans as bytes)."""
+    import numpy as np
+
+    return values.view(np.uint8) if values.dtype == np.bool_ else values.view(f"u{values.dtype.itemsize}")
+
+
+def _overwritten(values: Any, start: Any) -> Any:
+    """Where ``values`` hold what ``_overwrite`` put there in place of ``start``."""
+    import numpy as np
+
+    if values.dtype == np.bool_:
+        return values != start
+    if values.dtype.kind in "fc":
+        return np.isnan(values)
+    return np.isin(values, list(_PATTERNS))
 
 
 def _config_text(config: Any) -> str:
