@@ -86,6 +86,15 @@ class _Accesses:
 
 
 _ACCESSES = _Accesses()
+_LOAD_WATCH: list | None = None  # the load addresses of the launches under ``watch_loads``, else None
+
+
+def watch_loads(stop: bool = False) -> list | None:
+    """Start recording every address loaded (plain and atomic reads) until ``watch_loads(stop=True)``; the list the
+    addresses go to (``interpreter._compare_configs`` tells a launch's inputs from its outputs with it)."""
+    global _LOAD_WATCH
+    _LOAD_WATCH = None if stop else []
+    return _LOAD_WATCH
 
 
 def find_race(loads: list, stores: list, updates: list = ()) -> str | None:
@@ -345,7 +354,10 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     # The leading parameters are taken by position and the rest passed on as they came: triton's builder methods
     # differ in their trailing ones between versions (3.6: cache_modifier, eviction_policy; 3.9: cache_policy).
     def create_masked_load(self, ptrs, mask, *rest, **kwargs):
-        _ACCESSES.loads.append((_ACCESSES.actor(), np.asarray(ptrs.data)[np.asarray(mask.data, dtype=bool)]))
+        loaded = np.asarray(ptrs.data)[np.asarray(mask.data, dtype=bool)]
+        _ACCESSES.loads.append((_ACCESSES.actor(), loaded))
+        if _LOAD_WATCH is not None:
+            _LOAD_WATCH.append(loaded)
         return original_load(self, ptrs, mask, *rest, **kwargs)
 
     def create_masked_store(self, ptrs, value, mask, *rest, **kwargs):
@@ -362,6 +374,8 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         actor = _ACCESSES.actor()
         if not result_discarded():  # an atomic whose result the kernel drops reads nothing
             _ACCESSES.loads.append((actor, addresses[where & read]))
+            if _LOAD_WATCH is not None:
+                _LOAD_WATCH.append(addresses[where])
         _ACCESSES.updates.append((actor, addresses[where & ~read]))
         if op == "XCHG":  # an exchange is a store: programs exchanging different values race like stores do
             data = np.broadcast_to(np.asarray(val.data), where.shape)[where]
@@ -373,6 +387,8 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     def create_atomic_cas(self, ptr, cmp, val, *rest, **kwargs):
         addresses = np.asarray(ptr.data).reshape(-1)
         _ACCESSES.updates.append((_ACCESSES.actor(), addresses))
+        if _LOAD_WATCH is not None:
+            _LOAD_WATCH.append(addresses)
         result = original_cas(self, ptr, cmp, val, *rest, **kwargs)
         expected, new, found = (np.asarray(h.data).reshape(-1) for h in (cmp, val, result))
         if addresses.size == 1 and found[0] == expected[0] and new[0] != expected[0]:  # a lock taken

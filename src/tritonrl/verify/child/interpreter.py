@@ -360,9 +360,9 @@ def _install_autotune(report: dict) -> None:
 
     @functools.wraps(run)
     def compared_run(self, *args, **kwargs):
-        if len(self.configs) > 1:
-            _compare_configs(self, args, kwargs, list(original(self, kwargs)))
-        return run(self, *args, **kwargs)
+        if len(self.configs) <= 1:
+            return run(self, *args, **kwargs)
+        return _compared(self, run, original, args, kwargs)
 
     prune_configs._tritonrl_interp = True
     Autotuner.prune_configs = prune_configs
@@ -380,62 +380,108 @@ class ConfigsDisagree(RuntimeError):
     """Two configs of one autotuned kernel left different values in its tensors: a GPU may keep either."""
 
 
-def _compare_configs(tuner: Any, args: tuple, kwargs: dict, configs: list) -> None:
-    """Every config (of those the kernel's own pruning keeps) run on this launch's arguments, each from the same
-    starting values, and compared, once for each new launch of the kernel (its tensors' shapes, strides and dtypes
-    and its other arguments' values: not the autotuner's ``key``, which may leave shapes out, ``key=[]`` all).
+def _compared(tuner: Any, run: Callable, prune: Callable, args: tuple, kwargs: dict) -> Any:
+    """Triton's own run of an autotuned kernel (its tuning runs nothing here: ``_ranked_bench``), then every other
+    config (of those the kernel's own pruning keeps) run on the same arguments and compared with the one it kept,
+    on each launch whose tensors' shapes, strides and dtypes, other arguments' values, or the bytes of what the
+    kernel reads are new for the kernel (not the autotuner's ``key``, which may leave shapes out, ``key=[]`` all;
+    not the shapes alone, or a first launch on data of the candidate's choosing would stand for the real one).
 
     A GPU's autotuner keeps whichever config is fastest, and a config that skips work is the fastest, so on the CPU
-    every config must compute what the first one does (``ConfigsDisagree``, flag ``output_mismatch``). The first
-    config runs from the launch's own values; each other one, and the first again, from them with what the first
-    wrote overwritten (NaN, or a pattern for integers): a config that skips part of its work leaves that, and one
-    that adds into an output it does not ``reset_to_zero`` (a GPU's benchmark runs each config many times on the
-    same tensors) adds to it. ``restore_value`` tensors are put back by the autotuner's own hook, so they start each
-    run as given. Every tensor the launch can reach is compared (``aten_ops.launch_tensors``: those in tuples,
-    behind ``triton.reinterpret`` and tensor descriptors too), then put back as the launch found it, for the
-    autotuner's own run. A config a GPU would refuse for its shared memory is skipped, as Triton's benchmark gives
-    it an infinite time (``_ranked_bench`` then never keeps it)."""
+    every config must compute what the kept one did (``ConfigsDisagree``, flag ``output_mismatch``). Each tensor is
+    seen whole, over the memory the launch may reach through it (``_extent``: a strided view's gaps too), and
+    every tensor the launch reaches counts (``aten_ops.launch_tensors``: in tuples, behind ``triton.reinterpret``
+    and tensor descriptors). The tensors the kept run loaded from (recorded by ``fidelity``) are its inputs, the
+    others it changed its outputs. Each other config runs with the inputs as the launch gave them and the outputs
+    overwritten (NaN, or a pattern for integers), so a config that skips part of its work leaves the overwrite
+    there, and one that adds into an output it does not ``reset_to_zero`` adds to it. On the kernel's first
+    compared launch the kept config also runs again over what it wrote, as a GPU's benchmark repeats every config:
+    an in-place update that is not idempotent needs ``restore_value``. ``restore_value`` tensors are put back by
+    the autotuner's own hook. Afterwards every tensor holds what the kept run left (copied back: a same-layout
+    copy keeps the kernel's provenance), so the comparison costs one run per other config and no second launch."""
+    from tritonrl.verify.child import fidelity
     from tritonrl.verify.child.aten_ops import launch_tensors
 
-    nargs = dict(zip(tuner.arg_names, args))
-    signature = _signature((args, kwargs))
-    compared = tuner.__dict__.setdefault("_tritonrl_compared", {})
-    if signature in compared:
-        tuner.__dict__["_tritonrl_refused"] = compared[signature]
-        return
-    tensors = launch_tensors((args, kwargs))
+    nargs = tuner.nargs = dict(zip(tuner.arg_names, args))  # as Triton's run sets it before pruning
+    given = launch_tensors((args, kwargs))
+    extents = [_extent(t) for t in given]
+    values = [_values(e) for e in extents]
+    seen = tuner.__dict__.setdefault("_tritonrl_compared", {}).setdefault(_signature((args, kwargs)), [])
+    if any(_digest(values, read) == digest for read, digest in seen):
+        return run(tuner, *args, **kwargs)
+    configs = list(prune(tuner, kwargs))
+    start = [(v, e.clone()) for v, e in zip(values, extents)]
+    loads = fidelity.watch_loads()
+    try:
+        result = run(tuner, *args, **kwargs)
+    finally:
+        fidelity.watch_loads(stop=True)
+    kept_config = getattr(tuner, "best_config", None) or configs[0]
+    kept = (kept_config, [_values(e) for e in extents])
+    done = [e.clone() for e in extents]
+    read = _read_extents(extents, loads)
     names = {id(t): name for name, t in {**nargs, **kwargs}.items() if _is_tensor(t)}
     labels = [f"`{names[id(t)]}`" if id(t) in names else f"tensor {i} (in a tuple or wrapper)"
-              for i, t in enumerate(tensors)]
-    start = [(_values(t), t.clone()) for t in tensors]
-    kept = {name for name in getattr(tuner, "restore_value", ()) or ()}
-    kept_ids = {id(nargs.get(name, kwargs.get(name))) for name in kept}
-    refused: set = set()
-    first = None
-    runs = [(config, False) for config in configs]
-    runs.insert(1, (configs[0], True))  # the first config again, over its own writes
-    for config, again in runs:
-        if config in refused:
-            continue
-        if first is not None:
-            _overwrite(tensors, start, first[1], kept_ids)
-        try:
-            left = _run_config(tuner, args, {**kwargs, **config.all_kwargs()}, config, {**nargs, **kwargs,
-                               **config.all_kwargs()}, tensors)
-        except Exception as exc:  # noqa: BLE001 - only the GPU's refusal for shared memory is the config's skip
-            if not _out_of_shared_memory(exc):
-                _put_back(tensors, start)
-                raise
-            refused.add(config)
-            _put_back(tensors, start)
-            continue
-        if first is None:
-            first = (config, left)
-        else:
-            _agree(_kernel_name(tuner), labels, [values for values, _ in start], first, (config, left),
-                   twice=again)
-    _put_back(tensors, start)
-    compared[signature] = tuner.__dict__["_tritonrl_refused"] = refused
+              for i, t in enumerate(given)]
+    restored = {id(nargs.get(name, kwargs.get(name))) for name in getattr(tuner, "restore_value", ()) or ()}
+    restored = {i for i, t in enumerate(given) if id(t) in restored}
+    runs = [(config, False) for config in configs if config is not kept_config]
+    if not tuner.__dict__.get("_tritonrl_repeated"):  # once a kernel: the kept config again, over its own writes
+        tuner.__dict__["_tritonrl_repeated"] = True
+        runs.insert(0, (kept_config, True))
+    refused = tuner.__dict__.get("_tritonrl_refused", set())
+    try:
+        for config, again in runs:
+            if config in refused:
+                continue
+            _prepare(extents, start, kept[1], read, restored, again)
+            try:
+                left = _run_config(tuner, args, {**kwargs, **config.all_kwargs()}, config,
+                                   {**nargs, **kwargs, **config.all_kwargs()}, extents)
+            except Exception as exc:  # noqa: BLE001 - only the GPU's refusal for shared memory skips a config
+                if not _out_of_shared_memory(exc):
+                    raise
+                continue
+            _agree(_kernel_name(tuner), labels, [v for v, _ in start], kept, (config, left), twice=again)
+    finally:
+        _put_back(extents, list(zip(kept[1], done)))
+    seen.append((read, _digest(values, read)))
+    return result
+
+
+def _extent(t: Any) -> Any:
+    """A flat view of all the memory a launch handed ``t`` may reach: from its first element to its last, the
+    gaps of a strided view included (the interpreter's bounds check allows them too)."""
+    if not t.numel():
+        return t.reshape(-1)
+    last = sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+    return t.as_strided((last + 1,), (1,), t.storage_offset())
+
+
+def _read_extents(extents: list, loads: list | None) -> set:
+    """The extents a run loaded from (the addresses ``fidelity`` recorded)."""
+    import numpy as np
+
+    if not loads:
+        return set()
+    addresses = np.concatenate([np.asarray(a, dtype=np.int64).reshape(-1) for a in loads])
+    out = set()
+    for i, e in enumerate(extents):
+        lo = e.data_ptr()
+        if e.numel() and np.any((addresses >= lo) & (addresses < lo + e.numel() * e.element_size())):
+            out.add(i)
+    return out
+
+
+def _digest(values: list, read: set) -> str:
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for i in sorted(read):
+        dtype, array = values[i]
+        h.update(f"{i}:{dtype}:{array.shape}".encode())
+        h.update(array.tobytes())
+    return h.hexdigest()
 
 
 def _signature(tree: Any) -> tuple:
@@ -454,13 +500,20 @@ def _signature(tree: Any) -> tuple:
     return tuple(out)
 
 
-def _overwrite(tensors: list, start: list, first_left: list, kept: set) -> None:
-    """Each tensor the first config changed (a ``restore_value`` one aside) back to its starting values, then
-    overwritten: NaN for floats, a pattern for integers, the negation for booleans."""
+def _prepare(extents: list, start: list, done: list, read: set, restored: set, again: bool) -> None:
+    """Before a run of another config: each output (what the kept run changed and did not load from) overwritten
+    with NaN (a pattern for integers, the negation for booleans); each input as the launch gave it. For the kept
+    config's second run, the inputs it loaded stay as its run left them (a GPU's benchmark repeats a config on the
+    same tensors); ``restore_value`` tensors start as given either way (the autotuner's hook puts them back
+    between a GPU's runs)."""
     import torch
 
-    for t, (values, saved), after in zip(tensors, start, first_left):
-        if id(t) in kept or after[1].tobytes() == values[1].tobytes():
+    for i, (t, (values, saved), after) in enumerate(zip(extents, start, done)):
+        if i in restored or (i in read and not again):
+            if _values(t)[1].tobytes() != values[1].tobytes():
+                t.copy_(saved)
+            continue
+        if i in read or after[1].tobytes() == values[1].tobytes():
             continue
         if t.dtype == torch.bool:
             t.copy_(~saved)
@@ -470,7 +523,7 @@ def _overwrite(tensors: list, start: list, first_left: list, kept: set) -> None:
             t.fill_(-0x5A5A5A5A if torch.iinfo(t.dtype).bits >= 32 else -0x5A if t.is_signed() else 0x5A)
 
 
-_PATTERNS = (-0x5A5A5A5A, -0x5A, 0x5A)  # what ``_overwrite`` writes into integer tensors
+_PATTERNS = (-0x5A5A5A5A, -0x5A, 0x5A)  # what ``_prepare`` writes into integer outputs
 
 
 def _put_back(tensors: list, start: list) -> None:
@@ -491,29 +544,49 @@ def _out_of_shared_memory(exc: BaseException) -> bool:
 
 
 def _kernel_name(tuner: Any) -> str:
-    fn = tuner.fn
-    for _ in range(5):  # Heuristics and InterpretedFunction wrap the Python function
-        if isinstance(fn, types.FunctionType):
-            return fn.__name__
-        fn = getattr(fn, "fn", None)
+    inner = tuner.fn
+    for _ in range(8):  # Heuristics and InterpretedFunction wrap the Python function
+        if isinstance(inner, types.FunctionType):
+            return inner.__name__
+        inner = getattr(inner, "fn", None)
     return "?"
 
 
 def _ranked_bench(original: Callable) -> Callable:
     """A tuning round's ranks, with no timing: the configs in the order asked (rotated per round by
-    ``prune_configs``), the first that fits kept; a config the comparison found a GPU would refuse for its shared
-    memory (``_compare_configs``) gets an infinite time, as Triton's benchmark gives it on a GPU (an honest tutorial
-    list has 128x256x64 tiles). Nothing runs here: the comparison ran every config already. Triton's own
+    ``prune_configs``), the first that fits kept. A config that needs more shared memory than a block has
+    (``frontend.out_of_shared_memory``, with the constexprs ``@triton.heuristics`` layers add) gets an infinite time
+    and is remembered, as Triton's benchmark gives a config that raises ``OutOfResources`` on a GPU (an honest
+    tutorial list has 128x256x64 tiles). Nothing runs here (``_compared`` runs the configs); Triton's own
     ``_bench`` is not called (a ``do_bench=`` of the candidate's could run anything)."""
 
     @functools.wraps(original)
     def _bench(self, *args, config, **meta):
-        if config in self.__dict__.get("_tritonrl_refused", ()):
+        from tritonrl.verify.child.frontend import out_of_shared_memory
+
+        fn, current = _kernel_function(self, args, dict(meta, **config.all_kwargs()))
+        if fn is not None and out_of_shared_memory(fn, args, current):
+            self.__dict__.setdefault("_tritonrl_refused", set()).add(config)
             return [math.inf, math.inf, math.inf]
         rank = self.__dict__["_tritonrl_rank"] = self.__dict__.get("_tritonrl_rank", 0) + 1
         return [float(rank)] * 3
 
     return _bench
+
+
+def _kernel_function(tuner: Any, args: tuple, meta: dict) -> tuple[Any, dict]:
+    """The Python function under an autotuner (through ``@triton.heuristics`` layers and the interpreter's
+    wrapper) and the launch's constexprs with those the heuristics add; (None, meta) when there is none."""
+    fn = tuner.fn
+    for _ in range(8):
+        if isinstance(fn, types.FunctionType):
+            return fn, meta
+        values = getattr(fn, "values", None)
+        if isinstance(values, dict) and hasattr(fn, "arg_names"):  # a Heuristics layer
+            for name, heuristic in values.items():
+                meta[name] = heuristic({**dict(zip(fn.arg_names, args)), **meta})
+        fn = getattr(fn, "fn", None)
+    return None, meta
 
 
 def _run_config(tuner: Any, args: tuple, current: dict, config: Any, full_nargs: dict, tensors: list) -> list:
@@ -525,7 +598,7 @@ def _run_config(tuner: Any, args: tuple, current: dict, config: Any, full_nargs:
     tuner.pre_hook(full_nargs)
     try:
         tuner.fn.run(*args, **current)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - handed to the post hook, as Triton's benchmark does, then raised
         try:
             tuner.post_hook(full_nargs, exception=exc)
         finally:
@@ -554,22 +627,23 @@ def _values(t: Any) -> Any:
 
 
 def _agree(kernel: str, labels: list, start: list, first: tuple, other: tuple, twice: bool = False) -> None:
-    """Raises ``ConfigsDisagree`` where ``other``'s config left values ``first``'s did not. Where the first config
-    wrote (its values differ from the start's), the other's must agree (integers and booleans exactly; floats
-    within ``CONFIG_RTOL`` of the tensor's scale, with the same NaNs and infinities); everywhere else the other may
-    have left what was there (the start's value, or ``_overwrite``'s) and nothing more: a config that writes where
-    the first did not computes something else."""
+    """Raises ``ConfigsDisagree`` where ``other``'s config left values ``first``'s did not: where the first config
+    wrote (its values differ from the start's), and wherever the other left anything but ``_prepare``'s overwrite,
+    the values must agree (integers and booleans exactly; floats within ``CONFIG_RTOL`` of the tensor's scale and
+    its L2 norm, with the same NaNs and infinities). Where the first wrote nothing the other may leave the
+    overwrite: a kernel need not write every element of a buffer."""
     import numpy as np
 
     (config_a, left_a), (config_b, left_b) = first, other
     for label, (dtype, s), (_, a), (_, b) in zip(labels, start, left_a, left_b):
         if a.shape != b.shape or not a.size:
             continue
-        wrote = _bits(a) != _bits(s)
-        kept = (_bits(b) == _bits(s)) | _overwritten(b, s)
-        bad, worst = ~wrote & ~kept, "written where the other config wrote nothing"
-        if not np.any(bad):
-            a_w, b_w = a[wrote], b[wrote]
+        # where the first config wrote, and wherever the other left more than the overwrite: the same values
+        # (elsewhere the first found its own result there already: the caching allocator's last output)
+        check = (_bits(a) != _bits(s)) | ~_overwritten(b, s)
+        bad = np.zeros(1, dtype=bool)
+        if np.any(check):
+            a_w, b_w = a[check], b[check]
             if dtype not in CONFIG_RTOL:
                 bad = a_w != b_w
                 worst = f"{int(np.sum(bad))} of {a_w.size} values differ"
@@ -580,6 +654,10 @@ def _agree(kernel: str, labels: list, start: list, first: tuple, other: tuple, t
                 scale = float(np.abs(a64[finite]).max()) if diff.size else 0.0
                 bad = diff > CONFIG_RTOL[dtype] * max(scale, 1e-30)
                 worst = f"max difference {float(diff.max()) if diff.size else 0.0:.3g} on values up to {scale:.3g}"
+                norm = float(np.linalg.norm(a64[finite]))
+                if diff.size and float(np.linalg.norm(diff)) > CONFIG_RTOL[dtype] / 2 * max(norm, 1e-30):
+                    bad, worst = np.array([True]), (f"relative L2 difference {float(np.linalg.norm(diff)) / norm:.3g}"
+                                                    if norm else "values where the other config's are zero")
                 if not (np.array_equal(np.isnan(a64), np.isnan(b64))
                         and np.array_equal(np.where(np.isinf(a64), a64, 0), np.where(np.isinf(b64), b64, 0))):
                     bad, worst = np.array([True]), "NaN or infinity in one and not the other"
@@ -604,7 +682,7 @@ def _bits(values: Any) -> Any:
 
 
 def _overwritten(values: Any, start: Any) -> Any:
-    """Where ``values`` hold what ``_overwrite`` put there in place of ``start``."""
+    """Where ``values`` hold what ``_prepare`` put there in place of ``start``."""
     import numpy as np
 
     if values.dtype == np.bool_:
