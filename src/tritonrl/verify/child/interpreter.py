@@ -12,15 +12,13 @@ Shims (each feature-detected; a missing hook on another triton version is skippe
   choose launch sizes (``utils.get_device_properties``, ``get_device_capability``, ``get_current_target``)
   answer as the judging GPU (an H100, sm_90) would, so a candidate takes the code path it takes there.
 * **autotune**: a GPU's autotuner runs every config of a tuning round on the launch's own arguments and keeps
-  the fastest, the one that skips work first. Here every config (of those the kernel's own pruning keeps) runs on
-  each new launch of the kernel (``_compare_configs``: new shapes, strides, dtypes or other arguments, whatever
-  the autotuner's ``key``) from the same starting values, and all must leave what the first leaves in every
-  tensor the launch reaches, within ``CONFIG_RTOL`` (``ConfigsDisagree``, flag ``output_mismatch``). Each run
-  after the first starts with what the first wrote overwritten (NaN), so a config that skips part of its work, or
-  adds into an output without ``reset_to_zero`` (a GPU's benchmark repeats every config), is seen; the first
-  config runs again over its own writes for the same reason. Then the tensors are put back and Triton's own
-  ``Autotuner.run`` goes on: its benchmark (``_ranked_bench``) runs nothing and ranks the configs in the order
-  asked, rotated once per tuning round, skipping a config a GPU would refuse for its shared memory.
+  the fastest, the one that skips work first. Here Triton's own ``Autotuner.run`` goes first (its benchmark,
+  ``_ranked_bench``, runs nothing: the configs rank in the order asked, rotated once per tuning round, skipping a
+  config a GPU would refuse for its shared memory), then every other config runs on the same arguments and must
+  leave what the kept one did (``_compared``, ``ConfigsDisagree``, flag ``output_mismatch``), on each launch whose
+  signature or read bytes are new for the kernel, whatever the autotuner's ``key``: the kernel's inputs (what the
+  kept run loaded) as given, its outputs overwritten with NaN, so skipped work and accumulation without
+  ``reset_to_zero`` show. The kept run's result is restored after.
 * **libdevice**: ``tl.extra.cuda.libdevice.*``, ``triton.language.extra.libdevice.*`` (the stubs the GPU
   compiler maps to the backend's libdevice) and ``from triton.language.extra import libdevice``: the
   backend's own functions are called with the interpreter's semantic, so argument types are checked and
