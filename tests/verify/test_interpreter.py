@@ -402,8 +402,9 @@ def test_unsupported_reasons_name_the_construct(shimmed):
 
 
 def test_every_autotune_config_is_run_and_compared(shimmed):
-    """Every round runs each config once (as a GPU's benchmark does) and the first call already meets the wrong
-    one, whatever its place in the list or the key; the reason names both configs and the tensor."""
+    """Each new launch runs every config (as a GPU's benchmark does) and compares it with the kept one, so the first
+    call already meets the wrong one, whatever its place in the list or the key; the reason names both configs and
+    the tensor."""
     _, results = shimmed
     for name in ("autotune_multi_wrong_second_config", "autotune_sixth_config_wrong",
                  "autotune_empty_key_second_config_wrong"):
