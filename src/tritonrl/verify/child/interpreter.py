@@ -421,8 +421,8 @@ def _compared(tuner: Any, run: Callable, prune: Callable, args: tuple, kwargs: d
     names = {id(t): name for name, t in {**nargs, **kwargs}.items() if _is_tensor(t)}
     labels = [f"`{names[id(t)]}`" if id(t) in names else f"tensor {i} (in a tuple or wrapper)"
               for i, t in enumerate(given)]
-    restored = {id(nargs.get(name, kwargs.get(name))) for name in getattr(tuner, "restore_value", ()) or ()}
-    restored = {i for i, t in enumerate(given) if id(t) in restored}
+    restore_ids = {id(nargs.get(name, kwargs.get(name))) for name in getattr(tuner, "restore_value", ()) or ()}
+    restored = {i for i, t in enumerate(given) if id(t) in restore_ids}
     runs = [(config, False) for config in configs if config is not kept_config]
     if not tuner.__dict__.get("_tritonrl_repeated"):  # once a kernel: the kept config again, over its own writes
         tuner.__dict__["_tritonrl_repeated"] = True
