@@ -528,3 +528,16 @@ def test_a_runtime_scalar_indexes_as_triton_3_9_does_on_triton_3_6(monkeypatch):
     assert list(range(0, scalar, 32)) == [0, 32, 64]
     scope.restore()
     assert getattr(triton.language.core.tensor, "__index__", None) is before
+
+
+def test_the_autotune_comparison_reads_dtypes_numpy_has_not():
+    """float8 has no numpy type: its bits are compared exactly, and its NaN is known for what the overwrite left."""
+    from tritonrl.verify.child.interpreter import _overwritten, _values
+
+    t = torch.randn(8).to(torch.float8_e4m3fn)
+    t[:3] = float("nan")
+    label, values = _values(t)
+    assert label == "torch.float8_e4m3fn bits" and values.dtype.itemsize == 1
+    assert _overwritten(values, values, label).tolist() == [True] * 3 + [False] * 5
+    label, values = _values(torch.tensor([1.0, -2.0]).bfloat16())
+    assert label == "bfloat16" and values.tolist() == [1.0, -2.0]

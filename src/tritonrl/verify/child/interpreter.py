@@ -621,7 +621,11 @@ def _values(t: Any) -> Any:
     if t.dtype == torch.bfloat16:
         bits = np.array(t.view(torch.int16).numpy(), dtype=np.int16, copy=True).astype(np.int32) << 16
         return ("bfloat16", bits.astype(np.uint32).view(np.float32))
-    return (str(t.dtype).removeprefix("torch."), np.array(t.numpy(), copy=True))
+    try:
+        return (str(t.dtype).removeprefix("torch."), np.array(t.numpy(), copy=True))
+    except TypeError:  # a dtype numpy has not (the float8s): its bits, compared exactly
+        same_size = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+        return (f"{t.dtype} bits", np.array(t.view(same_size).numpy(), copy=True))
 
 
 def _agree(kernel: str, labels: list, start: list, first: tuple, other: tuple, twice: bool = False) -> None:
@@ -638,7 +642,7 @@ def _agree(kernel: str, labels: list, start: list, first: tuple, other: tuple, t
             continue
         # where the first config wrote, and wherever the other left more than the overwrite: the same values
         # (elsewhere the first found its own result there already: the caching allocator's last output)
-        check = (_bits(a) != _bits(s)) | ~_overwritten(b, s)
+        check = (_bits(a) != _bits(s)) | ~_overwritten(b, s, dtype)
         bad = np.zeros(1, dtype=bool)
         if np.any(check):
             a_w, b_w = a[check], b[check]
@@ -679,10 +683,14 @@ def _bits(values: Any) -> Any:
     return values.view(np.uint8) if values.dtype == np.bool_ else values.view(f"u{values.dtype.itemsize}")
 
 
-def _overwritten(values: Any, start: Any) -> Any:
-    """Where ``values`` hold what ``_prepare`` put there in place of ``start``."""
+def _overwritten(values: Any, start: Any, dtype: str = "") -> Any:
+    """Where ``values`` hold what ``_prepare`` put there in place of ``start`` (``dtype``: ``_values``' label)."""
     import numpy as np
+    import torch
 
+    if dtype.endswith(" bits"):  # a float type numpy has not: NaN's bit pattern in it
+        nan = torch.full((1,), float("nan")).to(getattr(torch, dtype.split()[0].removeprefix("torch.")))
+        return values == nan.view({1: torch.uint8, 2: torch.int16}[nan.element_size()]).numpy()[0]
     if values.dtype == np.bool_:
         return values != start
     if values.dtype.kind in "fc":
