@@ -323,3 +323,28 @@ def _bundled(name: str) -> KernelTask:
 for _name in ("l1_softmax", "l1_sum_dim", "l2_add_relu_mul_residual", "l2_gemm_sigmoid_sum", "l1_transpose",
               "l1_layernorm", "l1_gelu", "l1_relu", "l1_max_dim", "l1_matmul", "l1_matvec"):
     INTEGRITY_TASKS[_name] = _bundled(_name)
+
+# The nineteenth red team's honest atomic-max reduction, on a small max over the last dimension (the bundled
+# l1_max_dim's size makes its per-element atomics too slow for the CPU's timed path in this suite).
+SMALL_MAX_DIM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.max(x, dim=2)[0]
+
+
+def get_inputs():
+    return [torch.randn(2, 6, 300)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+INTEGRITY_TASKS["small_max_dim"] = KernelTask(name="integrity_small_max_dim", level=1, source=SMALL_MAX_DIM)

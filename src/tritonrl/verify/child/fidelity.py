@@ -374,8 +374,8 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         actor = _ACCESSES.actor()
         if not result_discarded():  # an atomic whose result the kernel drops reads nothing
             _ACCESSES.loads.append((actor, addresses[where & read]))
-            if _LOAD_WATCH is not None:
-                _LOAD_WATCH.append(addresses[where])
+        if _LOAD_WATCH is not None:  # an atomic reads its location to combine with it (an atomic max over -inf)
+            _LOAD_WATCH.append(addresses[where])
         _ACCESSES.updates.append((actor, addresses[where & ~read]))
         if op == "XCHG":  # an exchange is a store: programs exchanging different values race like stores do
             data = np.broadcast_to(np.asarray(val.data), where.shape)[where]
