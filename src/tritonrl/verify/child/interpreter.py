@@ -434,10 +434,9 @@ def _compared(tuner: Any, run: Callable, prune: Callable, args: tuple, kwargs: d
             if config in refused:
                 continue
             overwritten = _prepare(extents, start, kept[1], read, restored, again)
-            full = {**nargs, **kwargs, **config.all_kwargs()}
             loads = fidelity.watch_loads()
             try:
-                left = _run_config(tuner, args, {**kwargs, **config.all_kwargs()}, config, full, extents)
+                left = _run_config(tuner, args, kwargs, nargs, config, extents)
             except Exception as exc:  # noqa: BLE001 - only the GPU's refusal for shared memory skips a config
                 if not _out_of_shared_memory(exc):
                     raise
@@ -447,7 +446,7 @@ def _compared(tuner: Any, run: Callable, prune: Callable, args: tuple, kwargs: d
             _agree(_kernel_name(tuner), labels, [v for v, _ in start], kept, (config, left), twice=again)
             if _read_extents(extents, loads) & overwritten:  # it read the overwrite: once more from the launch's
                 _put_back(extents, start)  # own values (a config computing only where it finds NaN writes nothing)
-                left = _run_config(tuner, args, {**kwargs, **config.all_kwargs()}, config, full, extents)
+                left = _run_config(tuner, args, kwargs, nargs, config, extents)
                 _agree(_kernel_name(tuner), labels, [v for v, _ in start], kept, (config, left), twice=again)
     finally:
         _put_back(extents, list(zip(kept[1], done)))
@@ -517,8 +516,7 @@ def _prepare(extents: list, start: list, done: list, read: set, restored: set, a
     overwritten = set()
     for i, (t, (values, saved), after) in enumerate(zip(extents, start, done)):
         if i in restored or (i in read and not again):
-            if _values(t)[1].tobytes() != values[1].tobytes():
-                t.copy_(saved)
+            _restore(t, (values, saved))
             continue
         if i in read or after[1].tobytes() == values[1].tobytes():
             continue
@@ -536,9 +534,15 @@ _PATTERNS = (-0x5A5A5A5A, -0x5A, 0x5A)  # what ``_prepare`` writes into integer 
 
 
 def _put_back(tensors: list, start: list) -> None:
-    for t, (values, saved) in zip(tensors, start):
-        if _values(t)[1].tobytes() != values[1].tobytes():
-            t.copy_(saved)
+    for t, kept in zip(tensors, start):
+        _restore(t, kept)
+
+
+def _restore(t: Any, kept: tuple) -> None:
+    """``t`` back to ``kept`` (its values as ``_values`` read them, and a clone), copied only where it changed."""
+    values, saved = kept
+    if _values(t)[1].tobytes() != values[1].tobytes():
+        t.copy_(saved)
 
 
 def _out_of_shared_memory(exc: BaseException) -> bool:
@@ -598,10 +602,12 @@ def _kernel_function(tuner: Any, args: tuple, meta: dict) -> tuple[Any, dict]:
     return None, meta
 
 
-def _run_config(tuner: Any, args: tuple, current: dict, config: Any, full_nargs: dict, tensors: list) -> list:
+def _run_config(tuner: Any, args: tuple, kwargs: dict, nargs: dict, config: Any, tensors: list) -> list:
     """One run of ``config``, as Triton's benchmark makes it (the config's ``pre_hook``, then the autotuner's
     ``reset_to_zero``/``restore_value`` hooks around the launch); what it left in each tensor, read before
     ``restore_value`` puts its tensors back."""
+    current = {**kwargs, **config.all_kwargs()}
+    full_nargs = {**nargs, **current}  # the launch's named arguments (Triton's run leaves ``tuner.nargs`` None)
     if config.pre_hook:
         config.pre_hook(full_nargs)
     tuner.pre_hook(full_nargs)
