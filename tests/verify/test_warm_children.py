@@ -103,3 +103,25 @@ def test_a_warm_child_that_died_waiting_is_not_a_candidates_verdict(ref_cache_di
         result = verifier.verify(TASKS["relu"], code=(RUNTIME / "good_relu.py").read_text())
         assert result.correct, result.error
         assert result.timing["warm_child"] is False
+
+
+def test_a_late_report_of_a_dead_judge_leaves_the_judge_started_after_it(ref_cache_dir):
+    """Two candidates in flight lose the same judge; the first's retry starts a new one before the second reports
+    the death. That late report ends only the dead judge: the retry's session, on the new one, is judged (the race
+    behind a lost request in ``tests/serve/test_verdicts.py``)."""
+    import signal
+
+    with _one_place(ref_cache_dir) as (verifier, _):
+        dead = verifier._judge_for("cpu")
+        os.kill(dead.process.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while dead.alive and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not dead.alive
+        verifier._drop_judge("cpu", dead)  # the first candidate's report
+        successor = verifier._judge_for("cpu")  # its retry's judge
+        assert successor is not dead
+        verifier._drop_judge("cpu", dead)  # the second candidate's report, later
+        assert verifier._judges["cpu"] is successor and successor.alive
+        result = verifier.verify(TASKS["relu"], code=(RUNTIME / "good_relu.py").read_text())
+        assert result.correct, result.error

@@ -312,7 +312,7 @@ class Verifier:
             child.finish()
             if self._closed:  # close() ended the judge: nothing died, nothing is judged again
                 raise VerifierClosed("the verifier was closed") from None
-            self._drop_judge(gpu)
+            self._drop_judge(gpu, judge)
             if retries > 0:
                 log.warning("the verifier's judge %s died (%s): judging the candidate again", _judge_name(gpu), exc)
                 return self._judge(gpu, code, plan, retries - 1)
@@ -449,9 +449,12 @@ class Verifier:
             judges = {gpu: judge.startup for gpu, judge in self._judges.items()}
         return {"zygote": dict(self._zygote.startup), "judges": judges}
 
-    def _drop_judge(self, gpu: str) -> None:
+    def _drop_judge(self, gpu: str, judge: JudgeClient | None = None) -> None:
+        """End ``gpu``'s judge; given ``judge``, only if it is still the one in place: two candidates that lost the
+        same judge both report it, and the later report must not end the judge the earlier one's retry started."""
         with self._judges_lock:
-            judge = self._judges.pop(gpu, None)
+            if judge is None or self._judges.get(gpu) is judge:
+                judge = self._judges.pop(gpu, None)
         if judge is not None:
             judge.close()
 
