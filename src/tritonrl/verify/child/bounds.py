@@ -45,12 +45,35 @@ def extent(t: torch.Tensor) -> tuple[int, int]:
     return start, start + (span + 1) * t.element_size()
 
 
+class Stores:
+    """The addresses one launch stored to (its stores and atomics, on the lanes their masks let through)."""
+
+    def __init__(self) -> None:
+        self._ops: list[tuple[np.ndarray, int]] = []
+
+    def add(self, addresses: np.ndarray, size: int) -> None:
+        self._ops.append((addresses.copy(), size))
+
+    def bytes_of(self, t: torch.Tensor) -> torch.Tensor:
+        """One flag per byte of ``t``'s storage: whether the launch stored to it."""
+        storage = t.untyped_storage()
+        start, nbytes = storage.data_ptr(), storage.nbytes()
+        flags = np.zeros(nbytes, dtype=bool)
+        for size in {size for _, size in self._ops}:
+            offsets = np.concatenate([a for a, s in self._ops if s == size]).astype(np.int64) - start
+            offsets = offsets[(offsets >= 0) & (offsets + size <= nbytes)]
+            for k in range(size):
+                flags[offsets + k] = True
+        return torch.from_numpy(flags)
+
+
 class BoundedMemory:
     """Triton's interpreter's memory functions, each address checked against the launch under way."""
 
     def __init__(self, real: Any) -> None:
         self._real = real
         self._ranges: list[list[tuple[int, int]] | None] = []  # per launch under way (innermost last)
+        self._stores: list[Stores] = []  # and what each stored to
 
     @classmethod
     def hook(cls) -> tuple[Any, str, BoundedMemory] | None:
@@ -69,17 +92,21 @@ class BoundedMemory:
         return getattr(self._real, name)
 
     @contextmanager
-    def launch(self, tensors: list[torch.Tensor]) -> Iterator[None]:
+    def launch(self, tensors: list[torch.Tensor]) -> Iterator[Stores]:
+        """The launch's memory operations are checked against ``tensors`` until the block ends; what it yields
+        collects the addresses the launch stored to (``Stores``)."""
         ranges = None
         if all(t.device.type == "cpu" for t in tensors):
             ranges = [extent(t) for t in tensors if t.numel()]
         self._ranges.append(ranges)
+        self._stores.append(Stores())
         try:
-            yield
+            yield self._stores[-1]
         finally:
             self._ranges.pop()
+            self._stores.pop()
 
-    def _check(self, ptrs: Any, mask: Any, size: int, what: str) -> None:
+    def _check(self, ptrs: Any, mask: Any, size: int, what: str, writes: bool = False) -> None:
         if not self._ranges:
             raise OutsideLaunch(f"a kernel's memory operation ({what} an address) outside any watched launch: "
                                 "kernels run only through a launch (`kernel[grid](...)`)")
@@ -91,6 +118,8 @@ class BoundedMemory:
             p = p[np.broadcast_to(np.asarray(mask, dtype=bool), np.shape(ptrs)).reshape(-1)]
         if p.size == 0:
             return
+        if writes:
+            self._stores[-1].add(p, size)
         inside = np.zeros(p.shape, dtype=bool)
         for lo, hi in ranges:
             inside |= (p >= np.uint64(lo)) & (p + np.uint64(size) <= np.uint64(hi))
@@ -105,13 +134,13 @@ class BoundedMemory:
         return self._real.load(ptrs, mask, other, dtype)
 
     def store(self, ptrs, value, mask):
-        self._check(ptrs, mask, np.asarray(value).dtype.itemsize, "stored to")
+        self._check(ptrs, mask, np.asarray(value).dtype.itemsize, "stored to", writes=True)
         return self._real.store(ptrs, value, mask)
 
     def atomic_cas(self, ptrs, cmp, val, sem):
-        self._check(ptrs, None, np.asarray(cmp).dtype.itemsize, "updated (atomic_cas)")
+        self._check(ptrs, None, np.asarray(cmp).dtype.itemsize, "updated (atomic_cas)", writes=True)
         return self._real.atomic_cas(ptrs, cmp, val, sem)
 
     def atomic_rmw(self, op, ptrs, val, mask, sem):
-        self._check(ptrs, mask, np.asarray(val).dtype.itemsize, "updated (atomic)")
+        self._check(ptrs, mask, np.asarray(val).dtype.itemsize, "updated (atomic)", writes=True)
         return self._real.atomic_rmw(op, ptrs, val, mask, sem)

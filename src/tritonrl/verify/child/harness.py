@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from tritonrl.verify.child import audit, seccomp
+from tritonrl.verify.child import audit, scramble, seccomp
 from tritonrl.verify.child.fidelity import DataRace, InterpreterOnly
 from tritonrl.verify.child.inert import type_name
 from tritonrl.verify.child.interpreter import (
@@ -125,6 +125,7 @@ def fill_allocations(on: bool) -> None:
     level: ``torch.use_deterministic_algorithms`` also imports Inductor (5 to 6 s per process on the GPU machine)."""
     torch._C._set_deterministic_algorithms(on, warn_only=True)
     torch.utils.deterministic.fill_uninitialized_memory = on
+    scramble.set_enabled(on)  # and what the watch sees allocated, noise of its own (``scramble.py``)
 
 
 def format_error(exc: BaseException, code_path: str = CODE_FILE, limit: int = MAX_ERROR_CHARS) -> str:

@@ -24,7 +24,10 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from tritonrl.verify.child import scramble
+
 _Tensor = torch.Tensor
+_RESIZE = torch.ops.aten.resize_.default
 COPYING_EXPORTS = ("tolist",)                              # the values, copied into Python objects
 LIVE_EXPORTS = ("numpy", "__array__", "__dlpack__")         # views of the tensor's memory another library can write
 # each value handed to a Python function and its result written back: Python's compute, no aten op to see (issue
@@ -35,11 +38,15 @@ PYTHON_MAPS = ("apply_", "map_", "map2_")
 
 def watch_mode(monitor: Any) -> type:
     def __torch_dispatch__(self, func, types, args=(), kwargs=None, *, _tritonrl_monitor=monitor):
-        out = func(*args, **(kwargs or {}))
         monitor = _tritonrl_monitor
-        if monitor.record is not None and not monitor.internal:
+        watched = monitor.record is not None and not monitor.internal
+        held = args[0].untyped_storage().nbytes() if watched and func is _RESIZE else None
+        out = func(*args, **(kwargs or {}))
+        if watched:
             monitor.internal += 1
             try:
+                if held is not None:  # torch fills what resize_ added with its one value: noise instead
+                    scramble.fill(args[0], start=held)
                 monitor.dispatched(func, args, out)
             finally:
                 monitor.internal -= 1

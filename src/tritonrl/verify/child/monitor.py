@@ -51,7 +51,7 @@ from typing import Any
 
 import torch
 
-from tritonrl.verify.child import audit, hooks, witness
+from tritonrl.verify.child import audit, hooks, scramble, witness
 from tritonrl.verify.child.aten_ops import (
     ALLOC_OPS,
     CARRIES_DATA,
@@ -336,7 +336,7 @@ class Monitor:
                 self.internal -= 1
             try:
                 with self._own_hooks(kernel), (self._memory.launch(given) if self._memory is not None
-                                                else nullcontext()), \
+                                                else nullcontext()) as stores, \
                         (self._blind(given) if not record.coarse else nullcontext()):
                     result = original(kernel, *args, **kwargs)
             finally:
@@ -348,7 +348,7 @@ class Monitor:
                 for t in watched:
                     record.provenance.launched(t, taint)
             else:
-                self._credit(watched, given, before, taint)
+                self._credit(watched, given, before, taint, stores)
             return result
         finally:
             self.in_launch -= 1
@@ -463,12 +463,13 @@ class Monitor:
         finally:
             self.internal -= 1
 
-    def _credit(self, watched: list, given: list, before: dict, taint: int | None) -> None:
+    def _credit(self, watched: list, given: list, before: dict, taint: int | None, stores: Any = None) -> None:
         if given and given[0].device.type == "cuda" and _cuda_sync is not None:
             _cuda_sync()
         self.internal += 1
         try:
-            credit_launch(self.record.provenance, watched, given, before, _storage_bytes, taint)
+            credit_launch(self.record.provenance, watched, given, before, _storage_bytes, taint,
+                          stores.bytes_of if stores is not None else None)
             for t in watched + [t for t in given if self._protected(t)]:  # an input a task mutates: as written
                 self._shadow(t)
         finally:
@@ -509,6 +510,7 @@ class Monitor:
     def _write(self, name: str, func: Any, prov: Any, args: tuple, inputs: list, outs: list) -> list[torch.Tensor]:
         if name in ALLOC_OPS:
             for t in outs:
+                scramble.fill(t)  # noise of its own, not the one value torch fills with (``scramble.py``)
                 prov.mark(t, UNSET)
             return outs
         if name in COPY_OPS:

@@ -473,17 +473,21 @@ def launch_taint(prov: Provenance | CoarseProvenance, given: list) -> int | None
 
 
 def credit_launch(prov: Provenance, watched: list, given: list, before: dict, storage_bytes: Any,
-                  taint: int | None = None) -> None:
+                  taint: int | None = None, stored: Any = None) -> None:
     """After a launch: the bytes it changed (``before`` its snapshot of each watched storage, ``storage_bytes`` the
     flat view of one) are ``KERNEL``'s, whole elements at a time (a value the kernel wrote may share some bytes
     with what was there before), unless the launch passes on a ``taint`` (it was handed foreign or torch-made
     data: ``launch_taint``, taken before it ran) or only copied an argument's data it may not pass on
-    (``copies.copied_from``: by value, wherever the data sat in the argument's storage)."""
+    (``copies.copied_from``: by value, wherever the data sat in the argument's storage). ``stored`` (under the CPU
+    interpreter, ``bounds.Stores.bytes_of``: the bytes of a storage the launch stored to) adds the unset bytes it
+    stored the very value of: the allocation noise (``scramble.py``) held what an honest kernel wrote there."""
     changed_in: dict[tuple[str, int], torch.Tensor] = {}
     for t in watched:
         key = storage_key(t)
         if key not in changed_in:
             changed = changed_in[key] = before[key] != storage_bytes(t)
+            if stored is not None:  # only where nothing was: a rewrite of data already there is no work
+                changed |= stored(t) & (prov.mask(t) == UNSET)
             prov.mask(t)[changed] = KERNEL if taint is None else taint
             prov.kinds[key].add(KERNEL if taint is None else taint)
     copies = []

@@ -1,0 +1,63 @@
+"""The allocation noise of the CPU child (``child/scramble.py``) and the stores that credit it (``bounds.Stores``):
+each fresh allocation holds random bytes of its own while the poison is on, and an unset byte a launch stored the
+very value of is the launch's, so an honest kernel whose result equals the noise is not "unwritten"."""
+
+import numpy as np
+import torch
+
+from tritonrl.verify.child import scramble
+from tritonrl.verify.child.bounds import Stores
+from tritonrl.verify.child.provenance import KERNEL, TORCH, UNSET, Provenance, credit_launch, storage_key
+
+
+def _raw(t: torch.Tensor) -> torch.Tensor:
+    return torch.empty(0, dtype=torch.uint8).set_(t.untyped_storage())
+
+
+def test_noise_differs_per_allocation_and_only_while_the_poison_is_on():
+    a, b = torch.zeros(4096), torch.zeros(4096)
+    scramble.set_enabled(False)
+    scramble.fill(a)
+    assert not a.any()  # off: the allocation keeps what torch gave it
+    scramble.set_enabled(True)
+    try:
+        scramble.fill(a)
+        scramble.fill(b)
+        flags = torch.zeros(4096, dtype=torch.bool)
+        scramble.fill(flags)
+        grown = torch.zeros(8)
+        scramble.fill(grown, start=16)  # resize_ grew it from four elements: the first four are kept
+    finally:
+        scramble.set_enabled(False)
+    assert not torch.equal(_raw(a), _raw(b))
+    assert _raw(a).float().std() > 50  # bytes over 0..255, not a constant
+    assert set(_raw(flags).unique().tolist()) == {0, 1}  # a bool is 0 or 1, never another byte
+    assert not grown[:4].any() and _raw(grown)[16:].any()
+
+
+def test_stores_flag_exactly_the_bytes_stored_to():
+    t = torch.zeros(8, dtype=torch.float16)
+    stores = Stores()
+    base = t.data_ptr()
+    stores.add(np.array([base + 2, base + 10], dtype=np.uint64), 2)
+    stores.add(np.array([base - 4, base + 64], dtype=np.uint64), 2)  # outside the storage: ignored
+    flags = stores.bytes_of(t)
+    assert flags.nonzero().flatten().tolist() == [2, 3, 10, 11]
+
+
+def test_an_unset_element_stored_with_the_bytes_it_held_is_the_kernels_and_torchs_data_is_not():
+    out, torchs = torch.full((4,), 7.0), torch.full((4,), 3.0)
+    prov = Provenance()
+    prov.fresh(out)
+    prov.mark(torchs, TORCH)
+    before = {storage_key(t): _raw(t).clone() for t in (out, torchs)}
+    stores = Stores()  # the launch stored the same values over both: no byte changed
+    for t in (out, torchs):
+        stores.add(np.arange(t.data_ptr(), t.data_ptr() + 16, 4, dtype=np.uint64), 4)
+    credit_launch(prov, [out, torchs], [out, torchs], before, _raw, stored=stores.bytes_of)
+    assert prov.classes(out) == {KERNEL}
+    assert prov.classes(torchs) == {TORCH}  # rewriting torch's values in place is no work of the kernel's
+    prov2 = Provenance()
+    prov2.fresh(out)
+    credit_launch(prov2, [out], [out], {storage_key(out): _raw(out).clone()}, _raw)
+    assert prov2.classes(out) == {UNSET}  # without the stores, what the bytes say
