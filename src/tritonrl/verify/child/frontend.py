@@ -38,7 +38,7 @@ import traceback
 import types
 from typing import Any
 
-from tritonrl.verify.child.interpreter import GPU_PROPERTIES
+from tritonrl.verify.child.interpreter import GPU_PROPERTIES, exception_chain
 
 # Shared memory one block may use on the judging GPU (sm_90: H100 and H200): a kernel that needs more is refused at
 # load there (Triton's ``OutOfResources``)
@@ -360,13 +360,9 @@ def _removed_here(exc: BaseException) -> bool:
     import triton
 
     home = os.path.dirname(os.path.realpath(triton.__file__)) + os.sep
-    seen = 0
-    while exc is not None and seen < 20:
-        if isinstance(exc, NotImplementedError):
-            frames = traceback.extract_tb(exc.__traceback__)
-            return bool(frames) and os.path.realpath(frames[-1].filename).startswith(home)
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return False
+    first = next((e for e in exception_chain(exc) if isinstance(e, NotImplementedError)), None)
+    frames = traceback.extract_tb(first.__traceback__) if first is not None else []
+    return bool(frames) and os.path.realpath(frames[-1].filename).startswith(home)
 
 
 def _version() -> str:

@@ -548,12 +548,7 @@ def _restore(t: Any, kept: tuple) -> None:
 def _out_of_shared_memory(exc: BaseException) -> bool:
     from tritonrl.verify.child.frontend import OUT_OF_SHARED_MEMORY
 
-    seen = 0
-    while exc is not None and seen < 20:
-        if type(exc).__name__ == "InterpreterOnly" and OUT_OF_SHARED_MEMORY in str(exc):
-            return True
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return False
+    return any(type(e).__name__ == "InterpreterOnly" and OUT_OF_SHARED_MEMORY in str(e) for e in exception_chain(exc))
 
 
 def _kernel_name(tuner: Any) -> str:
@@ -879,7 +874,8 @@ _CUDA_MISSING = (
 _INTERP_NOT_IMPLEMENTED = re.compile(r"(\w+) not supported in interpreter mode")
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
+def exception_chain(exc: BaseException | None) -> list[BaseException]:
+    """``exc`` and the exceptions it was raised from or while handling, innermost last (at most 20, no cycle)."""
     seen: list[BaseException] = []
     while exc is not None and exc not in seen and len(seen) < 20:
         seen.append(exc)
@@ -900,7 +896,7 @@ def _candidate_line(exc: BaseException, code_text: str) -> str:
     """The last traceback line that is the candidate's own (its text matches the code), for the reason."""
     lines = code_text.splitlines()
     found = ""
-    for e in _chain(exc):
+    for e in exception_chain(exc):
         for frame in traceback.extract_tb(e.__traceback__):
             if frame.lineno and 0 < frame.lineno <= len(lines) and frame.line \
                     and lines[frame.lineno - 1].strip() == frame.line.strip() and "site-packages" not in frame.filename:
@@ -920,7 +916,7 @@ def classify_interpreter_error(exc: BaseException, code_text: str) -> str | None
     candidate's own fault, judged as usual.
     """
     where = _candidate_line(exc, code_text)
-    for e in _chain(exc):
+    for e in exception_chain(exc):
         if not _raised_by_library(e):
             continue  # a candidate raising the same message itself is its own error, not the interpreter's
         if isinstance(e, InterpreterUnsupported):
