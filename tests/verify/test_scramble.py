@@ -61,3 +61,22 @@ def test_an_unset_element_stored_with_the_bytes_it_held_is_the_kernels_and_torch
     prov2.fresh(out)
     credit_launch(prov2, [out], [out], {storage_key(out): _raw(out).clone()}, _raw)
     assert prov2.classes(out) == {UNSET}  # without the stores, what the bytes say
+
+
+def test_a_load_of_bytes_nothing_wrote_stops_the_kernel_until_the_launch_stores_them():
+    from tritonrl.verify.child.bounds import UnsetRead
+
+    t = torch.zeros(4)
+    base = t.data_ptr()
+    flags = np.zeros(16, dtype=bool)
+    flags[8:] = True  # elements 2 and 3 unwritten
+    stores = Stores([(base, flags)])
+    stores.check_read(np.array([base, base + 4], dtype=np.uint64), 4)  # written elements: fine
+    try:
+        stores.check_read(np.array([base + 12], dtype=np.uint64), 4)
+    except UnsetRead as exc:
+        assert f"{base + 12:#x}" in str(exc)
+    else:
+        raise AssertionError("a load of an unwritten element was let through")
+    stores.add(np.array([base + 8, base + 12], dtype=np.uint64), 4)  # the launch writes them first
+    stores.check_read(np.array([base + 8, base + 12], dtype=np.uint64), 4)

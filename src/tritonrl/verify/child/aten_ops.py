@@ -25,9 +25,9 @@ except ImportError:  # pragma: no cover - older Triton
     _Wrappers = None
 
 ALLOC_OPS = frozenset({  # allocate, write no values (an empty buffer is poisoned, never "written")
-    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided",
+    "empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided",
 })
-REBIND_OPS = frozenset({"set_", "resize_"})  # point a tensor at a storage: new memory is UNSET, existing keeps its
+REBIND_OPS = frozenset({"set_", "resize_", "resize_as_"})  # point a tensor at a storage: new memory is UNSET, existing keeps its
 FILL_OPS = frozenset({  # write values that are not a kernel's: constants, ranges
     "zeros", "zeros_like", "new_zeros", "ones", "ones_like", "new_ones", "full", "full_like", "new_full",
     "arange", "scalar_tensor", "fill_", "zero_",

@@ -38,6 +38,11 @@ class OutsideLaunch(RuntimeError):
     """A kernel's memory operation reached outside the tensors handed to its launch."""
 
 
+class UnsetRead(RuntimeError):
+    """A kernel loaded memory nothing wrote: an element of a fresh allocation (``torch.empty``) neither a kernel
+    nor a torch op had written (compute-sanitizer's initcheck, on a GPU)."""
+
+
 def extent(t: torch.Tensor) -> tuple[int, int]:
     """[first byte, one past the last byte) of a non-empty tensor's elements (torch's strides are never negative)."""
     span = sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
@@ -46,13 +51,30 @@ def extent(t: torch.Tensor) -> tuple[int, int]:
 
 
 class Stores:
-    """The addresses one launch stored to (its stores and atomics, on the lanes their masks let through)."""
+    """The addresses one launch stored to (its stores and atomics, on the lanes their masks let through), and the
+    bytes of its storages nothing has written yet (``unset``: storage start -> one flag per byte), which it may
+    not load before it stores them."""
 
-    def __init__(self) -> None:
+    def __init__(self, unset: list[tuple[int, np.ndarray]] | None = None) -> None:
         self._ops: list[tuple[np.ndarray, int]] = []
+        self._unset = unset or []
 
     def add(self, addresses: np.ndarray, size: int) -> None:
         self._ops.append((addresses.copy(), size))
+        for start, flags in self._unset:
+            for offsets in _inside(addresses, size, start, flags.size):
+                flags[offsets] = False
+
+    def check_read(self, addresses: np.ndarray, size: int) -> None:
+        for start, flags in self._unset:
+            for k, offsets in enumerate(_inside(addresses, size, start, flags.size)):
+                bad = flags[offsets]
+                if bad.any():
+                    address = start + int(offsets[bad][0]) - k
+                    raise UnsetRead(
+                        f"a kernel loaded address {address:#x}, memory nothing had written (an element of a fresh "
+                        "torch.empty no kernel or torch op wrote yet): what it holds is undefined on a GPU, where "
+                        "compute-sanitizer's initcheck reports it; write it first, or mask the load")
 
     def bytes_of(self, t: torch.Tensor) -> torch.Tensor:
         """One flag per byte of ``t``'s storage: whether the launch stored to it."""
@@ -60,11 +82,17 @@ class Stores:
         start, nbytes = storage.data_ptr(), storage.nbytes()
         flags = np.zeros(nbytes, dtype=bool)
         for size in {size for _, size in self._ops}:
-            offsets = np.concatenate([a for a, s in self._ops if s == size]).astype(np.int64) - start
-            offsets = offsets[(offsets >= 0) & (offsets + size <= nbytes)]
-            for k in range(size):
-                flags[offsets + k] = True
+            for offsets in _inside(np.concatenate([a for a, s in self._ops if s == size]), size, start, nbytes):
+                flags[offsets] = True
         return torch.from_numpy(flags)
+
+
+def _inside(addresses: np.ndarray, size: int, start: int, nbytes: int) -> list[np.ndarray]:
+    """The byte offsets, from ``start``, of each of an element's ``size`` bytes, for the elements at ``addresses``
+    that lie in ``[start, start + nbytes)``: one array per byte of the element (none when no element does)."""
+    offsets = addresses.astype(np.int64) - start
+    offsets = offsets[(offsets >= 0) & (offsets + size <= nbytes)]
+    return [offsets + k for k in range(size)] if offsets.size else []
 
 
 class BoundedMemory:
@@ -92,21 +120,22 @@ class BoundedMemory:
         return getattr(self._real, name)
 
     @contextmanager
-    def launch(self, tensors: list[torch.Tensor]) -> Iterator[Stores]:
-        """The launch's memory operations are checked against ``tensors`` until the block ends; what it yields
-        collects the addresses the launch stored to (``Stores``)."""
+    def launch(self, tensors: list[torch.Tensor], unset: list[tuple[int, np.ndarray]] | None = None
+               ) -> Iterator[Stores]:
+        """The launch's memory operations are checked against ``tensors`` until the block ends, its loads against
+        ``unset`` (``Stores``); what it yields collects the addresses the launch stored to."""
         ranges = None
         if all(t.device.type == "cpu" for t in tensors):
             ranges = [extent(t) for t in tensors if t.numel()]
         self._ranges.append(ranges)
-        self._stores.append(Stores())
+        self._stores.append(Stores(unset if ranges is not None else None))
         try:
             yield self._stores[-1]
         finally:
             self._ranges.pop()
             self._stores.pop()
 
-    def _check(self, ptrs: Any, mask: Any, size: int, what: str, writes: bool = False) -> None:
+    def _check(self, ptrs: Any, mask: Any, size: int, what: str, writes: bool = False, reads: bool = True) -> None:
         if not self._ranges:
             raise OutsideLaunch(f"a kernel's memory operation ({what} an address) outside any watched launch: "
                                 "kernels run only through a launch (`kernel[grid](...)`)")
@@ -118,6 +147,8 @@ class BoundedMemory:
             p = p[np.broadcast_to(np.asarray(mask, dtype=bool), np.shape(ptrs)).reshape(-1)]
         if p.size == 0:
             return
+        if reads:
+            self._stores[-1].check_read(p, size)
         if writes:
             self._stores[-1].add(p, size)
         inside = np.zeros(p.shape, dtype=bool)
@@ -134,7 +165,7 @@ class BoundedMemory:
         return self._real.load(ptrs, mask, other, dtype)
 
     def store(self, ptrs, value, mask):
-        self._check(ptrs, mask, np.asarray(value).dtype.itemsize, "stored to", writes=True)
+        self._check(ptrs, mask, np.asarray(value).dtype.itemsize, "stored to", writes=True, reads=False)
         return self._real.store(ptrs, value, mask)
 
     def atomic_cas(self, ptrs, cmp, val, sem):

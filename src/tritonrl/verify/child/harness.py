@@ -40,6 +40,7 @@ from typing import Any
 import torch
 
 from tritonrl.verify.child import audit, scramble, seccomp
+from tritonrl.verify.child.bounds import UnsetRead
 from tritonrl.verify.child.fidelity import DataRace, InterpreterOnly
 from tritonrl.verify.child.inert import type_name
 from tritonrl.verify.child.interpreter import (
@@ -73,7 +74,9 @@ _mem_get_info = torch.cuda.mem_get_info
 
 
 def poison_memory(device: str) -> None:
-    """Make fresh allocations NaN (ints: max value) so a ``torch.empty`` output never written is caught."""
+    """Make fresh allocations poison so a ``torch.empty`` output never written is caught: on a GPU NaN (ints: their
+    maximum), torch's fill; on the CPU noise of each allocation's own (``scramble.py``)."""
+    scramble.set_device(device)
     fill_allocations(True)
     if device.startswith("cuda"):
         # Also leave NaN in the caching allocator's free blocks, for allocations that bypass the fill.
@@ -124,8 +127,8 @@ def fill_allocations(on: bool) -> None:
     """Whether torch fills every fresh allocation (NaN; ints: their maximum). Deterministic mode is set at the C
     level: ``torch.use_deterministic_algorithms`` also imports Inductor (5 to 6 s per process on the GPU machine)."""
     torch._C._set_deterministic_algorithms(on, warn_only=True)
-    torch.utils.deterministic.fill_uninitialized_memory = on
-    scramble.set_enabled(on)  # and what the watch sees allocated, noise of its own (``scramble.py``)
+    torch.utils.deterministic.fill_uninitialized_memory = on and not scramble.replaces_fill()
+    scramble.set_enabled(on)
 
 
 def format_error(exc: BaseException, code_path: str = CODE_FILE, limit: int = MAX_ERROR_CHARS) -> str:
@@ -150,6 +153,9 @@ def explain(exc: BaseException, flag: str) -> dict[str, str]:
     if refused is not None:
         cause = "" if refused is exc else f"\n{type(refused).__name__}: ...{str(refused)[-MAX_ERROR_CHARS // 4:]}"
         return {"flag": "sandbox_violation", "error": f"{format_error(exc)}{cause}\n{SANDBOX_HINT}"[:MAX_ERROR_CHARS]}
+    unset = _find(exc, UnsetRead)
+    if unset is not None:
+        return {"flag": flag, "error": f"{type(unset).__name__}: {unset}"[:MAX_ERROR_CHARS]}
     race = _find(exc, DataRace)
     if race is not None:
         return {"flag": "data_race", "error": f"data race: {race}"[:MAX_ERROR_CHARS]}

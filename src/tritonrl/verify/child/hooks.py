@@ -24,10 +24,8 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from tritonrl.verify.child import scramble
-
 _Tensor = torch.Tensor
-_RESIZE = torch.ops.aten.resize_.default
+_RESIZES = (torch.ops.aten.resize_.default, torch.ops.aten.resize_as_.default)
 COPYING_EXPORTS = ("tolist",)                              # the values, copied into Python objects
 LIVE_EXPORTS = ("numpy", "__array__", "__dlpack__")         # views of the tensor's memory another library can write
 # each value handed to a Python function and its result written back: Python's compute, no aten op to see (issue
@@ -40,14 +38,20 @@ def watch_mode(monitor: Any) -> type:
     def __torch_dispatch__(self, func, types, args=(), kwargs=None, *, _tritonrl_monitor=monitor):
         monitor = _tritonrl_monitor
         watched = monitor.record is not None and not monitor.internal
-        held = args[0].untyped_storage().nbytes() if watched and func is _RESIZE else None
+        before = None
+        if watched and func in _RESIZES:  # a grown storage is a new one: what the old bytes were goes with them
+            monitor.internal += 1
+            try:
+                before = monitor.resizing(args[0])
+            finally:
+                monitor.internal -= 1
         out = func(*args, **(kwargs or {}))
         if watched:
             monitor.internal += 1
             try:
-                if held is not None:  # torch fills what resize_ added with its one value: noise instead
-                    scramble.fill(args[0], start=held)
                 monitor.dispatched(func, args, out)
+                if before is not None:
+                    monitor.resized(args[0], before)
             finally:
                 monitor.internal -= 1
         return out

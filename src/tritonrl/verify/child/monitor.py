@@ -91,6 +91,7 @@ from tritonrl.verify.child.provenance import (
     copy_ends,
     credit_launch,
     launch_taint,
+    moved,
     storage_key,
 )
 from tritonrl.verify.child.rules import storage_range
@@ -268,6 +269,26 @@ class Monitor:
         else:
             self.account_in_launch(func, args, out)
 
+    def resizing(self, t: torch.Tensor) -> tuple[int, Any, tuple[str, int]]:
+        """Before a ``resize_`` (or ``resize_as_``) of ``t``: its storage's size, its bytes' classes and its key. A
+        storage grown moves to new memory (the old bytes copied over), which the op's accounting makes unset, all
+        of it."""
+        held = t.untyped_storage().nbytes()
+        classes = self.record.provenance.classes_of_storage(t) if held else (None, set())
+        return held, classes, storage_key(t)
+
+    def resized(self, t: torch.Tensor, before: tuple[int, Any, tuple[str, int]]) -> None:
+        """After it: the bytes ``t`` kept keep their classes (a table torch made at construction, then grown, is
+        still torch's: the twentieth red team's ``resize_`` laundering), what it added is unset, holding noise
+        (``scramble.py``), and nothing is said of the storage under its old address."""
+        held, classes, old = before
+        if storage_key(t) != old:
+            self.record.provenance.forget(old)
+        self.record.provenance.regrown(t, held, classes)
+        scramble.fill(t, start=held)
+        if not self.record.coarse:
+            self._shadow(t)  # the noise is the watch's own write
+
     def own_stream(self) -> None:
         """Work of the candidate's on another stream than the phase began on (``streams.py``)."""
         record = self.record
@@ -320,6 +341,7 @@ class Monitor:
             given = launch_tensors((args, kwargs))
             watched = [t for t in given if not self._protected(t)]
             self.own_stream()
+            unset = None
             self.internal += 1
             try:
                 taint = launch_taint(record.provenance, given)
@@ -332,10 +354,11 @@ class Monitor:
                     witness.check_quiet(record, given)
                     before = {storage_key(t): _clone(_storage_bytes(t)) for t in watched}
                     self._befores.append(before)
+                    unset = self._unset_bytes(given) if self._memory is not None else None
             finally:
                 self.internal -= 1
             try:
-                with self._own_hooks(kernel), (self._memory.launch(given) if self._memory is not None
+                with self._own_hooks(kernel), (self._memory.launch(given, unset) if self._memory is not None
                                                 else nullcontext()) as stores, \
                         (self._blind(given) if not record.coarse else nullcontext()):
                     result = original(kernel, *args, **kwargs)
@@ -352,6 +375,19 @@ class Monitor:
             return result
         finally:
             self.in_launch -= 1
+
+    def _unset_bytes(self, given: list) -> list[tuple[int, Any]]:
+        """Under the CPU interpreter, for each storage handed to a launch that may hold bytes nothing wrote: its
+        address and one flag per byte (``bounds.Stores``: the launch may not load them before it stores them)."""
+        prov, found, seen = self.record.provenance, [], set()
+        for t in given:
+            key = storage_key(t)
+            if key in seen or t.device.type != "cpu" or not t.untyped_storage().nbytes():
+                continue
+            seen.add(key)
+            if UNSET in prov.storage_kinds(t):
+                found.append((t.untyped_storage().data_ptr(), (prov.mask(t) == UNSET).numpy().copy()))
+        return found
 
     @contextmanager
     def tainted_blind(self, model: torch.nn.Module) -> Iterator[None]:
@@ -416,11 +452,12 @@ class Monitor:
         seen: set = set()
         for key, (ref, _) in list(prov.met.items()):
             seen.add(key)
-            if key not in handed and key not in self.origins.pinned and prov.kinds.get(key, set()) & LAUNDERED:
+            if key not in handed and key not in self.origins.pinned and prov.kinds.get(key, set()) & LAUNDERED \
+                    and not moved(key, ref):
                 yield ref
         for key, (ref, _, cls, _) in list(self.origins.entries.items()):
             if key not in seen and key not in handed and key not in self.origins.pinned and cls in LAUNDERED \
-                    and not ref.expired():
+                    and not ref.expired() and not moved(key, ref):
                 yield ref
 
     @contextmanager
@@ -499,7 +536,7 @@ class Monitor:
             return []
         if name in REBIND_OPS:  # set_ over an existing storage (``t.storage()[i]`` does that) changes no byte
             for t in outs[:1]:
-                if name == "resize_":
+                if name != "set_":  # resize_, resize_as_: classes carried over by ``resized``
                     prov.fresh(t)
             return outs[:1]
         if not func._schema.is_mutable:  # a new result (views are handled above): torch allocated it here

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from tritonrl.verify.child.provenance import FOREIGN, STALE, TORCH, storage_key, taint_of
+from tritonrl.verify.child.provenance import FOREIGN, STALE, TORCH, moved, storage_key, taint_of
 from tritonrl.verify.child.quiet import checksum, checksum_of_ref
 from tritonrl.verify.shared.trial import digest
 
@@ -83,7 +83,7 @@ class Origins:
             if not ref.expired() and key not in self.pinned:
                 total = checksum_of_ref(ref) if sums else None
                 self.entries[key] = (ref, nbytes, taint_of(kinds.get(key, set()), (FOREIGN, TORCH)) or STALE, total)
-        for key in [k for k, (ref, *_) in self.entries.items() if ref.expired()]:
+        for key in [k for k, (ref, *_) in self.entries.items() if ref.expired() or moved(k, ref)]:
             del self.entries[key]
             self.pinned.discard(key)
 

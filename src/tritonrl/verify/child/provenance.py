@@ -134,6 +134,25 @@ class Provenance:
             self.mask(t).fill_(UNSET)
             self.kinds[storage_key(t)] = {UNSET}
 
+    def forget(self, key: tuple[str, int]) -> None:
+        """Nothing is known at ``key`` any more (the storage there moved: ``moved``)."""
+        for known in (self.masks, self.kinds, self.met):
+            known.pop(key, None)
+
+    def classes_of_storage(self, t: torch.Tensor) -> tuple[torch.Tensor, set[int]]:
+        """The classes of every byte of ``t``'s storage, and the classes it may hold (a copy: ``regrown``)."""
+        return self.mask(t).clone(), set(self.storage_kinds(t))
+
+    def regrown(self, t: torch.Tensor, held: int, before: tuple[torch.Tensor, set[int]]) -> None:
+        """``t``'s storage was resized from ``held`` bytes, whose classes were ``before``: its first bytes keep them,
+        what it added is unset."""
+        mask, kinds = before
+        now = self.mask(t)
+        kept = min(held, now.numel(), mask.numel()) if mask is not None else 0
+        if kept:
+            now[:kept] = mask[:kept]
+        self.kinds[storage_key(t)] = (set(kinds) if kept else set()) | ({UNSET} if now.numel() > kept else set())
+
     def region(self, t: torch.Tensor) -> torch.Tensor:
         """The mask bytes of exactly the bytes ``t`` covers, shaped ``(*t.shape, itemsize)``."""
         size = t.element_size()
@@ -286,6 +305,14 @@ class Provenance:
                 self.kinds[storage_key(t)].add(source)
 
 
+def moved(key: tuple[str, int], ref: Any) -> bool:
+    """Whether the storage behind ``ref`` (a weak reference kept under ``key``, its address when met) is no longer
+    at that address: ``resize_`` grows a storage in place, on new memory, so what was said of it under its old
+    address describes nothing there now (a table grown in ``__init__`` read as poison when handed to a launch)."""
+    storage = torch.UntypedStorage._new_with_weak_ptr(ref.cdata)
+    return storage is None or (storage.device.type, _storage_ptr(storage)) != key
+
+
 def _dead(met: dict, key: tuple[str, int]) -> bool:
     """Whether the storage first met at ``key`` (its address) is gone: a storage there now is another one (an
     allocator hands a freed address out again, often within one forward)."""
@@ -341,6 +368,17 @@ class CoarseProvenance:
 
     def storage_kinds(self, t: torch.Tensor) -> set[int]:
         return self._set(t)
+
+    def forget(self, key: tuple[str, int]) -> None:
+        for known in (self.sets, self.met):
+            known.pop(key, None)
+
+    def classes_of_storage(self, t: torch.Tensor) -> tuple[None, set[int]]:
+        return None, set(self._set(t))
+
+    def regrown(self, t: torch.Tensor, held: int, before: tuple[None, set[int]]) -> None:
+        grew = _storage_nbytes(_untyped_storage(t)) > held
+        self.sets[storage_key(t)] = (set(before[1]) if held and before[1] else set()) | ({UNSET} if grew else set())
 
     def launched(self, t: torch.Tensor, taint: int | None = None) -> None:
         """``t``'s storage was handed to a launch, which may have written any of it: it is the kernel's (or the

@@ -28,8 +28,21 @@ _set = torch.Tensor.set_
 _random_ = torch.Tensor.random_
 _uint8 = torch.uint8
 
-_state = {"on": False}
+_state = {"on": False, "host": False}
 _generators: dict[torch.device, torch.Generator] = {}
+
+
+def set_device(device: str) -> None:
+    """The child's device: on the CPU the noise is the only poison (``replaces_fill``)."""
+    _state["host"] = device == "cpu"
+
+
+def replaces_fill() -> bool:
+    """Whether torch's own fill is off: in a CPU child. There torch's fill was also seen as an op: ``torch.empty(n,
+    out=buf)`` resizes ``buf`` and then fills it with NaN through ``fill_``, a constant, which brought the one value
+    back (the twentieth red team); with torch's fill off, what ``resize_`` adds holds noise, and memory no watched
+    op allocated holds what it held, as in real use."""
+    return _state["host"]
 
 
 def set_enabled(on: bool) -> None:

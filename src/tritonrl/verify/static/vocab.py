@@ -73,7 +73,7 @@ FILE_METHODS = frozenset({"tofile", "fromfile", "from_file", "memmap", "open_mem
 # fmt: on
 
 # fmt: off
-ALLOWED_TORCH = frozenset({"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like",
+ALLOWED_TORCH = frozenset({"empty", "empty_like", "empty_strided", "empty_permuted", "zeros", "zeros_like", "ones", "ones_like",
     "full", "full_like", "arange", "tensor", "as_tensor", "device", "Size", "finfo", "iinfo", "is_tensor",
     "is_floating_point", "is_complex", "get_default_dtype", "broadcast_shapes", "result_type",
     "promote_types", "no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "is_grad_enabled",
