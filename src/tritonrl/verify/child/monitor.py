@@ -98,7 +98,10 @@ from tritonrl.verify.child.rules import storage_range
 from tritonrl.verify.child.streams import graph_problem, stream_now
 from tritonrl.verify.shared.wire import CODE_PATH
 
-UNCOMPUTED = frozenset({INPUT, ECHO, COPIED, FOREIGN})  # data no kernel computed: never read into Python
+UNCOMPUTED = frozenset({INPUT, ECHO, COPIED, FOREIGN, UNSET})  # data no kernel computed: never read into Python
+# in-place ops that write random values without reading the tensor's own (``nn.init`` fills a fresh ``torch.empty``)
+RANDOM_FILLS = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "exponential_", "geometric_",
+                          "log_normal_", "cauchy_"})
 MAX_SCALAR_READS = 8  # values one forward may read into Python (not enough to compute there)
 HOST_VALUES = 16  # distinct numbers one phase may bring from Python into tensors (``Monitor.entered``)
 # Bound when this module is imported, before any candidate code: patching torch afterwards changes nothing here.
@@ -328,7 +331,8 @@ class Monitor:
             return
         refused = record.provenance.classes(t) & self.refused
         if refused:
-            record.escape(f"{name} (values of inputs, copies of them, foreign or torch-made data read into Python)")
+            record.escape(f"{name} (values of inputs, copies of them, foreign, torch-made or unwritten data read into "
+                          "Python)")
             return
         record.scalar_reads += count
         if record.scalar_reads > MAX_SCALAR_READS:
@@ -566,6 +570,10 @@ class Monitor:
             for t in written:
                 prov.mark(t, cls)
             return written
+        read = inputs[1:] if name in RANDOM_FILLS else inputs
+        if any(UNSET in prov.classes(t) for t in read):  # what a fresh allocation holds decides nothing
+            self.record.escape(f"{name} on memory nothing wrote (a fresh torch.empty's values are undefined; on "
+                               "the CPU they are noise)")
         self.record.compute(name)
         written = outs + (inputs[:1] if func._schema.is_mutable else [])
         for t in written:
