@@ -80,3 +80,22 @@ def test_a_load_of_bytes_nothing_wrote_stops_the_kernel_until_the_launch_stores_
         raise AssertionError("a load of an unwritten element was let through")
     stores.add(np.array([base + 8, base + 12], dtype=np.uint64), 4)  # the launch writes them first
     stores.check_read(np.array([base + 8, base + 12], dtype=np.uint64), 4)
+
+
+def test_a_copy_of_a_partly_written_buffer_keeps_its_unwritten_elements_unwritten():
+    prov = Provenance()
+    src = torch.zeros(2, 3)
+    prov.fresh(src)
+    prov.mark(src[0, 0], KERNEL)  # one element written
+    wide = torch.zeros(2, 3, dtype=torch.float64)
+    prov.copy(wide, src)  # a cast: element for element
+    assert (prov.region(wide) == UNSET).all(-1).sum() == 5
+    relaid = torch.zeros(3, 2).t()
+    prov.copy(relaid, src)  # another layout: element for element too
+    assert (prov.region(relaid) == UNSET).all(-1).sum() == 5 and UNSET not in prov.classes(relaid[0, 0])
+    bytewise = torch.zeros(4)
+    prov.fresh(bytewise)
+    prov.mark(bytewise.view(torch.uint8)[::4], KERNEL)  # the first byte of each element only
+    cast = torch.zeros(4, dtype=torch.float64)
+    prov.copy(cast, bytewise)
+    assert prov.classes(cast) == {UNSET}  # a byte nothing wrote leaves the element undefined

@@ -358,7 +358,8 @@ class Monitor:
                     witness.check_quiet(record, given)
                     before = {storage_key(t): _clone(_storage_bytes(t)) for t in watched}
                     self._befores.append(before)
-                    unset = self._unset_bytes(given) if self._memory is not None else None
+                if self._memory is not None:
+                    unset = self._unset_bytes(given)
             finally:
                 self.internal -= 1
             try:
@@ -372,8 +373,14 @@ class Monitor:
             record.launches += 1
             self.total_launches += 1
             if record.coarse:  # no snapshots: whatever the launch was handed, it may have written
-                for t in watched:
-                    record.provenance.launched(t, taint)
+                self.internal += 1
+                try:
+                    for t in watched:
+                        record.provenance.launched(t, taint)
+                        if stores is not None:
+                            record.provenance.stored(t, stores.bytes_of(t))
+                finally:
+                    self.internal -= 1
             else:
                 self._credit(watched, given, before, taint, stores)
             return result
@@ -389,8 +396,9 @@ class Monitor:
             if key in seen or t.device.type != "cpu" or not t.untyped_storage().nbytes():
                 continue
             seen.add(key)
-            if UNSET in prov.storage_kinds(t):
-                found.append((t.untyped_storage().data_ptr(), (prov.mask(t) == UNSET).numpy().copy()))
+            flags = prov.unset_flags(t)
+            if flags is not None:
+                found.append((t.untyped_storage().data_ptr(), flags.numpy().copy()))
         return found
 
     @contextmanager
@@ -672,6 +680,7 @@ class Monitor:
             record.provenance.mark(t, INPUT)
         for t in params + [b for b in buffers if self.origins.recall(b) == STALE]:
             record.provenance.mark(t, PARAM)
+            record.provenance.keep_unset(t)
         if not coarse:
             self.internal += 1
             try:

@@ -38,6 +38,8 @@ class Origins:
     def __init__(self) -> None:
         self.entries: dict[tuple[str, int], tuple[Any, int, int, Any]] = {}  # key -> (ref, nbytes, class, checksum)
         self.pinned: set[tuple[str, int]] = set()  # the harness's memory: its class never changes
+        # storages with bytes a phase allocated and nothing wrote: one flag per byte (``unset_of``)
+        self.unset: dict[tuple[str, int], torch.Tensor] = {}
 
     @staticmethod
     def handle(t: torch.Tensor) -> tuple[Any, int]:
@@ -59,6 +61,13 @@ class Origins:
                 entry[1] != _storage_nbytes(storage):
             return None
         return entry
+
+    def unset_of(self, t: torch.Tensor) -> torch.Tensor | None:
+        """The bytes of ``t``'s storage nothing has written since a phase allocated them (a copy), or None."""
+        flags = self.unset.get(storage_key(t))
+        if flags is None or self._entry(t) is None or flags.numel() != _storage_nbytes(_untyped_storage(t)):
+            return None
+        return flags.clone()
 
     def changed(self, t: torch.Tensor) -> bool:
         """Whether ``t``'s storage holds other bytes than when a phase last remembered it (unknown: no)."""
@@ -83,9 +92,15 @@ class Origins:
             if not ref.expired() and key not in self.pinned:
                 total = checksum_of_ref(ref) if sums else None
                 self.entries[key] = (ref, nbytes, taint_of(kinds.get(key, set()), (FOREIGN, TORCH)) or STALE, total)
+                unset = prov.unset_by_key(key)  # what the phase left unwritten stays so in the next (the
+                if unset is not None:           # twenty-first red team read an `__init__` scratch's noise)
+                    self.unset[key] = unset.clone()
+                else:
+                    self.unset.pop(key, None)
         for key in [k for k, (ref, *_) in self.entries.items() if ref.expired() or moved(k, ref)]:
             del self.entries[key]
             self.pinned.discard(key)
+            self.unset.pop(key, None)
 
     def vouch_state(self, model: torch.nn.Module, state: set[str]) -> None:
         """Buffers of ``model`` whose digest is among ``state`` (the reference model's buffers, from the judge)

@@ -124,6 +124,10 @@ class Provenance:
             start = self.origins.recall(t, verify=True) if self.origins is not None else STALE
             mask = self.masks[key] = torch.full((nbytes,), start, dtype=_uint8, device=t.device)
             self.kinds[key] = {start}
+            unset = self.origins.unset_of(t) if self.origins is not None else None
+            if unset is not None:  # bytes an earlier phase allocated and nothing wrote since: still unwritten
+                mask[unset] = UNSET
+                self.kinds[key].add(UNSET)
             if self.origins is not None:
                 self.met[key] = self.origins.handle(t)
         return mask
@@ -138,6 +142,26 @@ class Provenance:
         """Nothing is known at ``key`` any more (the storage there moved: ``moved``)."""
         for known in (self.masks, self.kinds, self.met):
             known.pop(key, None)
+
+    def keep_unset(self, t: torch.Tensor) -> None:
+        """``t`` (a parameter or buffer, just marked): its bytes an earlier phase allocated and nothing wrote stay
+        unwritten (a buffer ``torch.empty`` in ``__init__`` is no parameter's data: the twenty-first red team read
+        its noise)."""
+        unset = self.origins.unset_of(t) if self.origins is not None else None
+        if unset is not None:
+            self.mask(t)[unset] = UNSET
+            self.kinds[storage_key(t)].add(UNSET)
+
+    def unset_flags(self, t: torch.Tensor) -> torch.Tensor | None:
+        """One flag per byte of ``t``'s storage: nothing has written it (None: no such byte)."""
+        return (self.mask(t) == UNSET) if UNSET in self.storage_kinds(t) else None
+
+    def unset_by_key(self, key: tuple[str, int]) -> torch.Tensor | None:
+        mask = self.masks.get(key)
+        return (mask == UNSET) if mask is not None and UNSET in self.kinds.get(key, ()) else None
+
+    def stored(self, t: torch.Tensor, flags: torch.Tensor) -> None:
+        """Nothing: ``credit_launch`` takes the stores (``CoarseProvenance.stored``)."""
 
     def classes_of_storage(self, t: torch.Tensor) -> tuple[torch.Tensor, set[int]]:
         """The classes of every byte of ``t``'s storage, and the classes it may hold (a copy: ``regrown``)."""
@@ -155,9 +179,7 @@ class Provenance:
 
     def region(self, t: torch.Tensor) -> torch.Tensor:
         """The mask bytes of exactly the bytes ``t`` covers, shaped ``(*t.shape, itemsize)``."""
-        size = t.element_size()
-        return torch.as_strided(self.mask(t), (*t.shape, size), (*(s * size for s in t.stride()), 1),
-                                t.storage_offset() * size)
+        return byte_region(self.mask(t), t)
 
     def mark(self, t: torch.Tensor, cls: int) -> None:
         if t.numel():
@@ -217,19 +239,35 @@ class Provenance:
                 cls = COPIED  # a kernel's copy of an input, re-laid out by torch: torch did the layout work
             self.mark(dst, cls)
             self.remember(dst, {cls})
+            self._carry_unset(dst, src)
             return
         source = self.region(src)
         element = torch.full(source.shape[:-1], COPIED, dtype=_uint8, device=source.device)
         element[(source == TORCH).any(dim=-1)] = TORCH
         element[(source == FOREIGN).any(dim=-1)] = FOREIGN
-        element[(source == UNSET).all(dim=-1)] = UNSET
         element[torch.isin(source, _OWN.to(source.device)).all(dim=-1)] = KERNEL
+        element[(source == UNSET).any(dim=-1)] = UNSET  # a byte nothing wrote: the element's value is undefined
         relaid = (source == RELAID).any(dim=-1) & torch.isin(source, _OWN_RELAID.to(source.device)).all(dim=-1)
         element[relaid] = RELAID  # a cast of torch's re-layout of a kernel's data: still that
         self.region(dst).copy_(element.unsqueeze(-1).expand(*element.shape, dst.element_size()))
         classes = set(torch.unique(element).tolist())
         self._wrote(dst, classes)
         self.remember(dst, classes)
+
+    def _carry_unset(self, dst: torch.Tensor, src: torch.Tensor) -> None:
+        """The elements of a copy in another layout whose source element holds a byte nothing wrote are unset too
+        (a copy of a partly written buffer took one class for all of it: the twenty-first red team read noise
+        through ``scratch[:, :128].contiguous()``); a source that cannot be matched element for element makes all
+        of ``dst`` unset."""
+        if UNSET not in self.classes(src):
+            return
+        flags = (self.region(src) == UNSET).any(dim=-1)
+        try:
+            flags = torch.broadcast_to(flags, dst.shape)
+        except RuntimeError:
+            flags = torch.ones(dst.shape, dtype=torch.bool, device=flags.device)
+        self.region(dst)[flags] = UNSET
+        self.kinds[storage_key(dst)].add(UNSET)
 
     def remember(self, t: torch.Tensor, classes: set[int]) -> None:
         """A torch op just wrote ``t`` with ``classes``: where that is laundered data a launch handed it would not be
@@ -313,6 +351,13 @@ def moved(key: tuple[str, int], ref: Any) -> bool:
     return storage is None or (storage.device.type, _storage_ptr(storage)) != key
 
 
+def byte_region(flat: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """The entries of ``flat`` (one per byte of ``t``'s storage) for exactly the bytes ``t`` covers, shaped
+    ``(*t.shape, itemsize)``."""
+    size = t.element_size()
+    return torch.as_strided(flat, (*t.shape, size), (*(s * size for s in t.stride()), 1), t.storage_offset() * size)
+
+
 def _dead(met: dict, key: tuple[str, int]) -> bool:
     """Whether the storage first met at ``key`` (its address) is gone: a storage there now is another one (an
     allocator hands a freed address out again, often within one forward)."""
@@ -337,6 +382,39 @@ class CoarseProvenance:
         self.sets: dict[tuple[str, int], set[int]] = {}
         self.origins, self.taints = origins, taints
         self.met: dict[tuple[str, int], Any] = {}
+        # host storages with bytes nothing wrote: one flag per byte (``unset_flags``; under the interpreter the
+        # launches' stores clear them, ``stored``): what a construction allocated and left, for its forwards
+        self.unset: dict[tuple[str, int], torch.Tensor] = {}
+
+    def _unset_region(self, t: torch.Tensor, value: bool) -> None:
+        flags = self.unset.get(storage_key(t))
+        if flags is not None and t.numel():
+            byte_region(flags, t).fill_(value)
+
+    def keep_unset(self, t: torch.Tensor) -> None:
+        unset = self.origins.unset_of(t) if self.origins is not None else None
+        if unset is not None:
+            self.unset[storage_key(t)] = unset
+            self._set(t).add(UNSET)
+
+    def unset_flags(self, t: torch.Tensor) -> torch.Tensor | None:
+        self._set(t)
+        flags = self.unset.get(storage_key(t))
+        return flags if flags is not None and bool(flags.any()) else None
+
+    def unset_by_key(self, key: tuple[str, int]) -> torch.Tensor | None:
+        flags = self.unset.get(key)
+        return flags if flags is not None and bool(flags.any()) else None
+
+    def stored(self, t: torch.Tensor, flags: torch.Tensor) -> None:
+        """A launch stored to the bytes of ``t``'s storage ``flags`` names (``bounds.Stores``): they are written."""
+        key = storage_key(t)
+        unset = self.unset.get(key)
+        if unset is not None:
+            unset &= ~flags
+            if not bool(unset.any()):
+                del self.unset[key]
+                self._set(t).discard(UNSET)
 
     def _covers(self, t: torch.Tensor) -> bool:
         return t.numel() * t.element_size() == _storage_nbytes(_untyped_storage(t)) and t.is_contiguous()
@@ -346,16 +424,29 @@ class CoarseProvenance:
         found = self.sets.get(key)
         if found is None or _dead(self.met, key):  # new, or at the address of one that died in this phase
             found = self.sets[key] = {self.origins.recall(t) if self.origins is not None else STALE}
+            self.unset.pop(key, None)
             if self.origins is not None:
                 self.met[key] = self.origins.handle(t)
+                unset = self.origins.unset_of(t)
+                if unset is not None:
+                    self.unset[key] = unset
+                    found.add(UNSET)
         return found
+
+    def _fresh_flags(self, t: torch.Tensor, value: bool = True) -> None:
+        if t.device.type == "cpu":
+            self.unset[storage_key(t)] = torch.full((_storage_nbytes(_untyped_storage(t)),), value, dtype=torch.bool)
 
     def fresh(self, t: torch.Tensor) -> None:
         if t.numel() and not self.seen(t):
             self._set(t)
             self.sets[storage_key(t)] = {UNSET}
+            self._fresh_flags(t)
 
     def _write(self, t: torch.Tensor, classes: set[int]) -> None:
+        if UNSET in classes and storage_key(t) not in self.unset and self._covers(t):
+            self._fresh_flags(t)  # an allocation
+        self._unset_region(t, UNSET in classes)
         if self._covers(t):
             self._set(t)
             self.sets[storage_key(t)] = set(classes)
@@ -370,15 +461,23 @@ class CoarseProvenance:
         return self._set(t)
 
     def forget(self, key: tuple[str, int]) -> None:
-        for known in (self.sets, self.met):
+        for known in (self.sets, self.met, self.unset):
             known.pop(key, None)
 
-    def classes_of_storage(self, t: torch.Tensor) -> tuple[None, set[int]]:
-        return None, set(self._set(t))
+    def classes_of_storage(self, t: torch.Tensor) -> tuple[torch.Tensor | None, set[int]]:
+        flags = self.unset.get(storage_key(t))
+        return (flags.clone() if flags is not None else None), set(self._set(t))
 
-    def regrown(self, t: torch.Tensor, held: int, before: tuple[None, set[int]]) -> None:
-        grew = _storage_nbytes(_untyped_storage(t)) > held
-        self.sets[storage_key(t)] = (set(before[1]) if held and before[1] else set()) | ({UNSET} if grew else set())
+    def regrown(self, t: torch.Tensor, held: int, before: tuple[torch.Tensor | None, set[int]]) -> None:
+        nbytes = _storage_nbytes(_untyped_storage(t))
+        grew = nbytes > held
+        key = storage_key(t)
+        self.sets[key] = (set(before[1]) if held and before[1] else set()) | ({UNSET} if grew else set())
+        if t.device.type == "cpu" and (grew or before[0] is not None):
+            flags = torch.ones(nbytes, dtype=torch.bool)
+            kept = min(held, nbytes)
+            flags[:kept] = before[0][:kept] if before[0] is not None and before[0].numel() >= kept else False
+            self.unset[key] = flags
 
     def launched(self, t: torch.Tensor, taint: int | None = None) -> None:
         """``t``'s storage was handed to a launch, which may have written any of it: it is the kernel's (or the
@@ -388,6 +487,8 @@ class CoarseProvenance:
         in place on its result is honest (a cuBLAS GEMM, then an epilogue kernel), which a timed call cannot tell
         from a kernel that left it as it was; the secret share of watched calls and the correctness trials can."""
         kept = self._set(t) & ({COPIED, FOREIGN} | ({TORCH} & set(self.taints)))
+        if storage_key(t) in self.unset:
+            kept.add(UNSET)  # until the launch's stores say which bytes it wrote (``stored``)
         self.sets[storage_key(t)] = {KERNEL if taint is None else taint} | kept
 
     def classes(self, t: torch.Tensor) -> set[int]:
@@ -406,7 +507,15 @@ class CoarseProvenance:
         classes = self.classes(src)
         same_layout = (dst.dtype == src.dtype and dst.shape == src.shape and dst.is_contiguous()
                        and src.is_contiguous())
-        self._write(dst, classes if same_layout else {relayout_class(classes, dst, src, TORCH in self.taints)})
+        unset = self.unset.get(storage_key(src))
+        partly_unset = unset is not None and src.numel() and bool(byte_region(unset, src).any())
+        written = classes if same_layout else {relayout_class(classes, dst, src, TORCH in self.taints)}
+        self._write(dst, written - {UNSET})
+        if partly_unset:  # a copy of bytes nothing wrote holds nothing written: all of it, to be safe
+            if storage_key(dst) not in self.unset:
+                self._fresh_flags(dst, False)
+            self._unset_region(dst, True)
+            self._set(dst).add(UNSET)
 
 
 def copy_ends(name: str, inputs: list, outs: list) -> tuple[Any, Any]:
