@@ -26,7 +26,7 @@ copies then) are not checked.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -55,9 +55,11 @@ class Stores:
     bytes of its storages nothing has written yet (``unset``: storage start -> one flag per byte), which it may
     not load before it stores them."""
 
-    def __init__(self, unset: list[tuple[int, np.ndarray]] | None = None) -> None:
+    def __init__(self, unset: list[tuple[int, np.ndarray]] | None = None,
+                 violated: Callable[[str], None] | None = None) -> None:
         self._ops: list[tuple[np.ndarray, int]] = []
         self._unset = unset or []
+        self._violated = violated
 
     def add(self, addresses: np.ndarray, size: int) -> None:
         self._ops.append((addresses.copy(), size))
@@ -71,10 +73,12 @@ class Stores:
                 bad = flags[offsets]
                 if bad.any():
                     address = start + int(offsets[bad][0]) - k
-                    raise UnsetRead(
-                        f"a kernel loaded address {address:#x}, memory nothing had written (an element of a fresh "
-                        "torch.empty no kernel or torch op wrote yet): what it holds is undefined on a GPU, where "
-                        "compute-sanitizer's initcheck reports it; write it first, or mask the load")
+                    message = (f"a kernel loaded address {address:#x}, memory nothing had written (an element of a "
+                               "fresh torch.empty no kernel or torch op wrote yet): what it holds is undefined on a "
+                               "GPU, where compute-sanitizer's initcheck reports it; write it first, or mask the load")
+                    if self._violated is not None:
+                        self._violated(message)
+                    raise UnsetRead(message)
 
     def bytes_of(self, t: torch.Tensor) -> torch.Tensor:
         """One flag per byte of ``t``'s storage: whether the launch stored to it."""
@@ -100,6 +104,9 @@ class BoundedMemory:
 
     def __init__(self, real: Any) -> None:
         self._real = real
+        # told of every refusal before it is raised: an error swallowed (``__del__`` hands it to Python's
+        # unraisable hook) still fails the phase, so that whether a kernel was stopped tells the candidate nothing
+        self.on_violation: Callable[[str], None] | None = None
         self._ranges: list[list[tuple[int, int]] | None] = []  # per launch under way (innermost last)
         self._stores: list[Stores] = []  # and what each stored to
 
@@ -128,17 +135,23 @@ class BoundedMemory:
         if all(t.device.type == "cpu" for t in tensors):
             ranges = [extent(t) for t in tensors if t.numel()]
         self._ranges.append(ranges)
-        self._stores.append(Stores(unset if ranges is not None else None))
+        self._stores.append(Stores(unset if ranges is not None else None, self._violated))
         try:
             yield self._stores[-1]
         finally:
             self._ranges.pop()
             self._stores.pop()
 
+    def _violated(self, message: str) -> None:
+        if self.on_violation is not None:
+            self.on_violation(message)
+
     def _check(self, ptrs: Any, mask: Any, size: int, what: str, writes: bool = False, reads: bool = True) -> None:
         if not self._ranges:
-            raise OutsideLaunch(f"a kernel's memory operation ({what} an address) outside any watched launch: "
-                                "kernels run only through a launch (`kernel[grid](...)`)")
+            message = (f"a kernel's memory operation ({what} an address) outside any watched launch: kernels run "
+                       "only through a launch (`kernel[grid](...)`)")
+            self._violated(message)
+            raise OutsideLaunch(message)
         ranges = self._ranges[-1]
         if ranges is None:
             return
@@ -156,9 +169,11 @@ class BoundedMemory:
             inside |= (p >= np.uint64(lo)) & (p + np.uint64(size) <= np.uint64(hi))
         if not inside.all():
             address = int(p[~inside][0])
-            raise OutsideLaunch(f"a kernel {what} address {address:#x}, outside every tensor handed to its launch: "
-                                "a kernel may touch only the elements of its tensor arguments (a mask missing or "
-                                "one element too wide reads past the end of a tensor)")
+            message = (f"a kernel {what} address {address:#x}, outside every tensor handed to its launch: a kernel "
+                       "may touch only the elements of its tensor arguments (a mask missing or one element too wide "
+                       "reads past the end of a tensor)")
+            self._violated(message)
+            raise OutsideLaunch(message)
 
     def load(self, ptrs, mask, other, dtype):
         self._check(ptrs, mask, np.dtype(dtype).itemsize, "loaded from")

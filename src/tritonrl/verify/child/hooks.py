@@ -45,7 +45,16 @@ def watch_mode(monitor: Any) -> type:
                 before = monitor.resizing(args[0])
             finally:
                 monitor.internal -= 1
-        out = func(*args, **(kwargs or {}))
+        try:
+            out = func(*args, **(kwargs or {}))
+        except BaseException:
+            if watched:
+                monitor.internal += 1
+                try:
+                    monitor.raised(func, args)
+                finally:
+                    monitor.internal -= 1
+            raise
         if watched:
             monitor.internal += 1
             try:

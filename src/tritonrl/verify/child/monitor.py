@@ -161,6 +161,7 @@ class ForwardRecord:
     shadows: dict = field(default_factory=dict)
     torch_ops: list[str] = field(default_factory=list)
     escapes: list[str] = field(default_factory=list)  # values that left torch against the rules (every mode)
+    stopped: str | None = None  # a kernel's memory operation the verifier refused (``bounds``), caught or not
     stream: Any = None  # the CUDA stream the phase began on: all its work must be there (``Monitor.own_stream``)
     quiet: dict = field(default_factory=dict)  # storages read, not seen written: key -> (tensor, checksum)
     unowned: str | None = None  # work the timer could not own: another stream, a CUDA graph
@@ -244,6 +245,7 @@ class Monitor:
         if bounded is not None:
             made.append(bounded)
             self._memory = bounded[2]
+            self._memory.on_violation = self._stopped
         self._mode = hooks.watch_mode(self)
         return made
 
@@ -573,21 +575,44 @@ class Monitor:
             if value:  # a constant still, unless ``v`` holds what a kernel may not pass on (torch's, foreign ...)
                 held = prov.classes(value[0])
                 cls = CONST if held <= {CONST, KERNEL} else copy_class(held)
+                if prov.holds_unset(value[0]):  # a byte nothing wrote: the value is undefined (the twenty-second
+                    cls = UNSET                 # red team filled elements one by one from a half-written scratch)
             else:
                 cls = CONST if self.entered(n for n in args if _number(n)) else FOREIGN
             for t in written:
                 prov.mark(t, cls)
             return written
-        read = inputs[1:] if name in RANDOM_FILLS else inputs
-        if any(UNSET in prov.classes(t) for t in read):  # what a fresh allocation holds decides nothing
-            self.record.escape(f"{name} on memory nothing wrote (a fresh torch.empty's values are undefined; on "
-                               "the CPU they are noise)")
+        self.unset_read(name, inputs)
         self.record.compute(name)
         written = outs + (inputs[:1] if func._schema.is_mutable else [])
         for t in written:
             prov.mark(t, TORCH)
             prov.remember(t, {TORCH})  # permissive mode: torch's result as made, for the outputs' last search
         return written
+
+    def unset_read(self, name: str, inputs: list) -> None:
+        """A torch op ``name`` reading ``inputs``: refused if one holds a byte nothing wrote (what a fresh allocation
+        holds decides nothing); the random fills of ``nn.init`` write without reading."""
+        prov = self.record.provenance
+        read = inputs[1:] if name in RANDOM_FILLS else inputs
+        if any(prov.holds_unset(t) for t in read):
+            self.record.escape(f"{name} on memory nothing wrote (a fresh torch.empty's values are undefined; on "
+                               "the CPU they are noise)")
+
+    def _stopped(self, message: str) -> None:
+        """A kernel's memory operation was refused (``bounds``): the phase fails, whatever catches the error."""
+        if self.record is not None and self.record.stopped is None:
+            self.record.stopped = f"{message} (the verifier stopped the kernel; catching the error changes nothing)"
+
+    def raised(self, func: Any, args: tuple) -> None:
+        """A watched torch op raised: what it read still counts (an op that raises on what it finds, NaN for
+        ``histc`` or an index out of range, tells its caller one bit of it, and ``__del__`` swallows the error:
+        the twenty-second red team); an op that computes is torch compute, whether or not it finished."""
+        name = op_name(func)
+        if not _computes(func) or (self.in_launch and not self.candidate_in_launch()):
+            return
+        self.unset_read(name, tensors(args))
+        self.record.compute(name)
 
     def _shadow(self, t: torch.Tensor) -> None:
         if self.record.phase == "forward":

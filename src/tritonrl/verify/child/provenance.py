@@ -143,6 +143,10 @@ class Provenance:
         for known in (self.masks, self.kinds, self.met):
             known.pop(key, None)
 
+    def holds_unset(self, t: torch.Tensor) -> bool:
+        """Whether any byte ``t`` covers is one nothing wrote."""
+        return UNSET in self.classes(t)
+
     def keep_unset(self, t: torch.Tensor) -> None:
         """``t`` (a parameter or buffer, just marked): its bytes an earlier phase allocated and nothing wrote stay
         unwritten (a buffer ``torch.empty`` in ``__init__`` is no parameter's data: the twenty-first red team read
@@ -391,6 +395,16 @@ class CoarseProvenance:
         if flags is not None and t.numel():
             byte_region(flags, t).fill_(value)
 
+    def holds_unset(self, t: torch.Tensor) -> bool:
+        """Per byte on the host (the twenty-second red team: an op in ``__init__`` reading only the written part of
+        a partly written allocation was refused); by the storage's set elsewhere."""
+        if not t.numel():
+            return False
+        flags = self.unset.get(storage_key(t))
+        if flags is not None:
+            return bool(byte_region(flags, t).any())
+        return t.device.type != "cpu" and UNSET in self._set(t)
+
     def keep_unset(self, t: torch.Tensor) -> None:
         unset = self.origins.unset_of(t) if self.origins is not None else None
         if unset is not None:
@@ -444,8 +458,8 @@ class CoarseProvenance:
             self._fresh_flags(t)
 
     def _write(self, t: torch.Tensor, classes: set[int]) -> None:
-        if UNSET in classes and storage_key(t) not in self.unset and self._covers(t):
-            self._fresh_flags(t)  # an allocation
+        if UNSET in classes and storage_key(t) not in self.unset:
+            self._fresh_flags(t, False)
         self._unset_region(t, UNSET in classes)
         if self._covers(t):
             self._set(t)

@@ -80,6 +80,8 @@ def conduct_problem(record: Any, strict: bool = True, intact: bool = True) -> tu
     if record.unowned is not None:
         return "threads", record.unowned
     where = WHERE.get(record.phase, f"in the {record.phase}")
+    if getattr(record, "stopped", None):
+        return "runtime_error", record.stopped
     if record.escapes:
         return "torch_compute", f"{'; '.join(record.escapes[:MAX_OPS_REPORTED])}: the work must be done in Triton kernels"
     if record.torch_ops and (strict or record.phase != "forward"):
