@@ -155,7 +155,7 @@ def test_actor_crash_mid_batch_is_survived(ray_verifier, tmp_path):
 def test_candidate_that_always_kills_its_actor_costs_only_itself(ray_verifier):
     codes = [CORRECT, CRASH_ALWAYS + CORRECT, WRONG]
     results = ray_verifier.verify_many([VerifyItem(RELU_TASK, code=c) for c in codes])
-    assert [r.correct for r in results] == [True, False, False]
+    assert [r.correct for r in results] == [True, False, False], [(r.stage, r.flags, r.error) for r in results]
     assert "crash" in results[1].flags and compute_reward(results[1]) == 0.0
     assert "died 3 times" in results[1].error
     assert ray_verifier.last_stats.failed_items == 1

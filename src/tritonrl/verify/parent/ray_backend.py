@@ -210,7 +210,8 @@ class _Dispatch:
         self.actors, self.items, self.results, self.max_retries = actors, items, results, max_retries
         self.stats, self.line = stats, line
         self.pending: deque[_Unit] = deque()
-        self.inflight: dict = {}   # ObjectRef -> (actor index, unit, actor epoch when sent)
+        self.inflight: dict = {}   # ObjectRef -> (actor index, unit, actor epoch when sent, order sent)
+        self.sent = 0
         self.probes: dict = {}     # ObjectRef -> actor index
         self.epoch = [0] * len(actors)
         self.seen: list[set[str]] = [set() for _ in actors]
@@ -233,14 +234,15 @@ class _Dispatch:
 
     def _fill(self) -> None:
         load = {a: 0 for a in self.alive if a not in self.probation}
-        for actor, _, _ in self.inflight.values():
+        for actor, *_ in self.inflight.values():
             if actor in load:
                 load[actor] += 1
         for actor in sorted(load, key=load.get):
             while self.pending and load[actor] < UNITS_IN_FLIGHT:
                 unit = _take(self.pending, self.seen[actor])
                 ref = self.actors[actor].verify_many.remote([self.items[i] for i in unit.indices])
-                self.inflight[ref] = (actor, unit, self.epoch[actor])
+                self.sent += 1
+                self.inflight[ref] = (actor, unit, self.epoch[actor], self.sent)
                 self.seen[actor].add(unit.task_key)
                 load[actor] += 1
                 self.stats.units += 1
@@ -248,10 +250,21 @@ class _Dispatch:
     def _unit_answered(self, ref) -> None:
         from ray.exceptions import RayActorError
 
-        actor, unit, epoch = self.inflight.pop(ref)
+        actor, unit, epoch, order = self.inflight.pop(ref)
         try:
             answers = self.ray.get(ref)
         except RayActorError as exc:
+            if epoch == self.epoch[actor]:
+                # The actor's death fails all its calls at once, and Ray reports them in any order: the call that
+                # was running is the oldest one sent to it, whichever failure is seen first (charging the one seen
+                # first had a correct candidate queued behind a killer blamed for its deaths, 1 run in 8).
+                older = [(o, r) for r, (a, _, e, o) in self.inflight.items() if a == actor and e == epoch and o < order]
+                if older:
+                    running = min(older)[1]
+                    _, running_unit, _, _ = self.inflight.pop(running)
+                    self._unit_lost(actor, running_unit, charged=True, exc=exc)
+                    self._unit_lost(actor, unit, charged=False, exc=exc)
+                    return
             self._unit_lost(actor, unit, charged=epoch == self.epoch[actor], exc=exc)
             return
         for index, result in zip(unit.indices, answers, strict=True):
