@@ -307,6 +307,10 @@ class Monitor:
         record = self.record
         if self.in_launch and not self.candidate_in_launch():
             return
+        if record.provenance.holds_unset(t):  # in every phase: what fresh memory holds decides nothing (the
+            record.escape(f"{name} of memory nothing wrote (a fresh torch.empty's values are undefined; on the CPU "
+                          "they are noise)")  # twenty-third red team: str() of a fresh tensor in __init__)
+            return
         if not record.judged:
             if live and t.numel() > MAX_SCALAR_READS:
                 record.escape(f"{name} (a live view of tensor memory handed to another library while the model "
