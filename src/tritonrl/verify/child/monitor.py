@@ -99,6 +99,7 @@ from tritonrl.verify.child.streams import graph_problem, stream_now
 from tritonrl.verify.shared.wire import CODE_PATH
 
 UNCOMPUTED = frozenset({INPUT, ECHO, COPIED, FOREIGN, UNSET})  # data no kernel computed: never read into Python
+UNWRITTEN = "memory nothing wrote (a fresh torch.empty's values are undefined; on the CPU they are noise)"
 # in-place ops that write random values without reading the tensor's own (``nn.init`` fills a fresh ``torch.empty``)
 RANDOM_FILLS = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "exponential_", "geometric_",
                           "log_normal_", "cauchy_"})
@@ -308,8 +309,7 @@ class Monitor:
         if self.in_launch and not self.candidate_in_launch():
             return
         if record.provenance.holds_unset(t):  # in every phase: what fresh memory holds decides nothing (the
-            record.escape(f"{name} of memory nothing wrote (a fresh torch.empty's values are undefined; on the CPU "
-                          "they are noise)")  # twenty-third red team: str() of a fresh tensor in __init__)
+            record.escape(f"{name} of {UNWRITTEN}")  # the twenty-third red team: str() of a fresh tensor in __init__)
             return
         if not record.judged:
             if live and t.numel() > MAX_SCALAR_READS:
@@ -600,8 +600,7 @@ class Monitor:
         prov = self.record.provenance
         read = inputs[1:] if name in RANDOM_FILLS else inputs
         if any(prov.holds_unset(t) for t in read):
-            self.record.escape(f"{name} on memory nothing wrote (a fresh torch.empty's values are undefined; on "
-                               "the CPU they are noise)")
+            self.record.escape(f"{name} on {UNWRITTEN}")
 
     def _stopped(self, message: str) -> None:
         """A kernel's memory operation was refused (``bounds``): the phase fails, whatever catches the error."""

@@ -50,10 +50,6 @@ def set_enabled(on: bool) -> None:
     _state["on"] = bool(on)
 
 
-def enabled() -> bool:
-    return _state["on"]
-
-
 def _generator(device: torch.device) -> torch.Generator:
     generator = _generators.get(device)
     if generator is None:
