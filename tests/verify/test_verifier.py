@@ -185,6 +185,31 @@ def test_randomized_parameters_match_and_differ_from_defaults():
     assert not torch.equal(a.weight, torch.ones(8)) and not torch.equal(a.bias, torch.zeros(8))
 
 
+class _Tables(torch.nn.Module):
+    """Tables kept as parameters (the twenty-fourth red team): one padded with zeros so its mean is tiny, one in
+    the NaN payloads of float64, one of integers."""
+
+    def __init__(self):
+        super().__init__()
+        table = torch.linspace(0.01, 1.0, 64)
+        self.padded = torch.nn.Parameter(torch.cat([table, torch.zeros(1 << 16)]))
+        payloads = (0x7FF8000000000000 | torch.arange(1, 65, dtype=torch.int64)).view(torch.float64)
+        self.hidden = torch.nn.Parameter(payloads.clone())
+        self.ints = torch.nn.Parameter(torch.arange(64, dtype=torch.int64), requires_grad=False)
+
+
+def test_perturbation_moves_every_value_of_a_table_kept_as_a_parameter():
+    made = build_model(_Tables, [], seed=3, randomize=False, device="cpu", dtype=None)
+    moved = build_model(_Tables, [], seed=3, randomize=True, device="cpu", dtype=None)
+    change = ((moved.padded[:64] - made.padded[:64]).abs() / made.padded[:64]).detach()
+    assert float(change.min()) > 1e-3  # by the element's own size, not the (tiny) mean
+    assert torch.isnan(moved.hidden).all()
+    assert len(set(moved.hidden.detach().view(torch.int64).tolist())) == 1  # one NaN: no payload survives
+    assert bool((moved.ints != made.ints).all())
+    again = build_model(_Tables, [], seed=3, randomize=True, device="cpu", dtype=None)
+    assert torch.equal(moved.padded, again.padded) and torch.equal(moved.ints, again.ints)
+
+
 # ---------------------------------------------------------------- CLI
 def _last_json(capsys) -> dict:
     return json.loads(capsys.readouterr().out.strip().splitlines()[-1])

@@ -29,10 +29,11 @@ that is right on a GPU:
   tutorial's layer-norm backward sums its partial weight gradients so); their order between programs is the
   shuffle's, as atomics' is.
 
-Limits: the race check sees plain ``tl.load``/``tl.store`` and atomics through pointers (block pointers and tensor
-descriptors are not recorded); a race between programs that happens to produce the same bytes is not reported; a
-read that waits for another program correctly (a spin on a flag) is reported as a race all the same (kernels that
-need such cross-program order within one launch are rare, and cannot be checked here).
+Limits: the race check sees ``tl.load``/``tl.store`` and atomics through pointers, and what the interpreter lowers to
+them (a tensor descriptor's loads and stores, in Triton 3.9: ``integrity/r24_sum_dim_race_via_tensor_descriptor``;
+an older Triton's block pointers may not be); a race between programs that happens to produce the same bytes is
+not reported; a read that waits for another program correctly (a spin on a flag) is reported as a race all the same
+(kernels that need such cross-program order within one launch are rare, and cannot be checked here).
 """
 
 from __future__ import annotations

@@ -133,12 +133,83 @@ def _number(value: Any) -> bool:
     return isinstance(value, numbers_.Real) and not isinstance(value, bool)
 
 
+def _host_key(n: Any) -> Any:
+    """A number as Triton and torch will read it: a ``float`` or ``int`` subclass by its C value, never through
+    methods of its own (a ``__float__`` answering the watch one number and Triton another: the twenty-fourth red
+    team)."""
+    kind = type(n)
+    if issubclass(kind, float):
+        return float.hex(n)
+    if issubclass(kind, int):
+        return int.__index__(n)
+    if issubclass(kind, numbers_.Real):  # numpy's scalars; a class of the candidate's runs watched (``launch``)
+        return float(n).hex()
+    return repr(n)  # a 0-d tensor's value may be complex
+
+
+def _numbers_in(value: Any, depth: int = 0) -> Iterator[Any]:
+    """The numbers in ``value``: itself, or inside the tuples, lists and ``tl.constexpr`` it nests (a Triton tuple
+    argument or a constexpr tuple is a table's worth as much as as many scalars: the twenty-fourth red team),
+    walked by their base classes' own iteration."""
+    kind = type(value)
+    if kind.__name__ == "constexpr" and kind.__module__.startswith("triton"):
+        value = value.value
+        kind = type(value)
+    if _number(value):
+        yield value
+    elif issubclass(kind, (tuple, list)) and depth < 8:
+        for item in (tuple.__iter__(value) if issubclass(kind, tuple) else list.__iter__(value)):
+            yield from _numbers_in(item, depth + 1)
+
+
 def scalar_arguments(kernel: Any, args: tuple, kwargs: dict, ints: bool) -> list:
-    """The numbers a launch hands its kernel's parameters (launch options aside): floats always; integers only
-    where ``ints`` (the import and the constructions: a forward passes sizes, strides and a row index per launch)."""
+    """The numbers a launch hands its kernel's parameters (launch options aside), in tuples too: floats always;
+    integers only where ``ints`` (the import and the constructions: a forward passes sizes, strides and a row
+    index per launch)."""
     names = set(getattr(kernel, "arg_names", ()) or ())
     values = list(args) + [v for k, v in kwargs.items() if k in names]
-    return [v for v in values if _number(v) and (ints or not isinstance(v, numbers_.Integral))]
+    return [n for v in values for n in _numbers_in(v) if ints or not isinstance(n, numbers_.Integral)]
+
+
+def global_numbers(kernel: Any) -> list:
+    """The numbers in the module globals a kernel reads, and the ``@triton.jit`` functions it calls read: a
+    ``tl.constexpr`` table bound at import is Python's data as a launch's scalars are (integers too: a block size
+    or two is a handful, a fixed-point table is not)."""
+    found: list = []
+    todo, seen = [kernel], set()
+    while todo:
+        fn = todo.pop()
+        for _ in range(4):  # an Autotuner or Heuristics wraps a JITFunction, which wraps the function
+            if not hasattr(fn, "fn"):
+                break
+            fn = fn.fn
+        code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+        if code is None or scope is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        for name in _names(code):
+            value = scope.get(name)
+            if hasattr(value, "fn") and callable(value):
+                todo.append(value)
+            else:
+                found.extend(_numbers_in(value))
+    return found
+
+
+def _names(code: Any) -> set[str]:
+    """The global names ``code`` and the code objects nested in it read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _names(const)
+    return names
+
+
+def fill_positions(written: list) -> list[tuple[str, int, int]]:
+    """Where fills write part of a storage (its first element and count): numbers from Python as the fill's
+    value is; a fill of a whole storage says nothing by its position."""
+    return [("at", t.storage_offset(), t.numel()) for t in written
+            if t.numel() * t.element_size() < t.untyped_storage().nbytes()]
 
 
 def _computes(func: Any) -> bool:
@@ -326,8 +397,7 @@ class Monitor:
         zeros of a fill), as an approximation's coefficients may be written in a kernel as literals."""
         seen = self.record.host_values
         for n in numbers:
-            seen.add(int(n) if isinstance(n, numbers_.Integral) else float(n).hex() if isinstance(n, numbers_.Real)
-                     else repr(n))  # a 0-d tensor's value may be complex
+            seen.add(_host_key(n))
         return len(seen) <= HOST_VALUES
 
     def read(self, t: torch.Tensor, name: str, count: int) -> None:
@@ -352,10 +422,14 @@ class Monitor:
             watched = [t for t in given if not self._protected(t)]
             self.own_stream()
             unset = None
+            # before the watch's own section: reading the candidate's arguments and globals may run its code (a
+            # float subclass's ``__float__``), which must run watched (the twenty-fourth red team computed a whole
+            # GEMM in one, unseen while the monitor's own ops are not accounted)
+            numbers = [*scalar_arguments(kernel, args, kwargs, ints=record.phase != "forward"), *global_numbers(kernel)]
             self.internal += 1
             try:
                 taint = launch_taint(record.provenance, given)
-                if not self.entered(scalar_arguments(kernel, args, kwargs, ints=record.phase != "forward")):
+                if not self.entered(numbers):
                     taint = FOREIGN  # a table's worth of Python numbers: what the kernel writes is theirs
                 if not record.coarse:
                     if given and given[0].device.type == "cuda" and _cuda_sync is not None:
@@ -581,8 +655,8 @@ class Monitor:
                 cls = CONST if held <= {CONST, KERNEL} else copy_class(held)
                 if prov.holds_unset(value[0]):  # a byte nothing wrote: the value is undefined (the twenty-second
                     cls = UNSET                 # red team filled elements one by one from a half-written scratch)
-            else:
-                cls = CONST if self.entered(n for n in args if _number(n)) else FOREIGN
+            else:  # where a fill writes is Python's too: bit planes set by runs of ``fill_(1)`` (the 24th red team)
+                cls = CONST if self.entered([*(n for n in args if _number(n)), *fill_positions(written)]) else FOREIGN
             for t in written:
                 prov.mark(t, cls)
             return written

@@ -641,14 +641,18 @@ def credit_launch(prov: Provenance, watched: list, given: list, before: dict, st
     data: ``launch_taint``, taken before it ran) or only copied an argument's data it may not pass on
     (``copies.copied_from``: by value, wherever the data sat in the argument's storage). ``stored`` (under the CPU
     interpreter, ``bounds.Stores.bytes_of``: the bytes of a storage the launch stored to) adds the unset bytes it
-    stored the very value of: the allocation noise (``scramble.py``) held what an honest kernel wrote there."""
+    stored the very value of: the allocation noise (``scramble.py``) held what an honest kernel wrote there; and
+    the bytes of a copy of an input it stored the same value over (an in-place kernel on ``x.clone()`` where the op
+    is the identity on this trial's values, hardtanh on the x0.01 trial: the twenty-fourth red team's honest h04).
+    Neither can launder: what was there is noise or the input itself, never a computed answer."""
     changed_in: dict[tuple[str, int], torch.Tensor] = {}
     for t in watched:
         key = storage_key(t)
         if key not in changed_in:
             changed = changed_in[key] = before[key] != storage_bytes(t)
-            if stored is not None:  # only where nothing was: a rewrite of data already there is no work
-                changed |= stored(t) & (prov.mask(t) == UNSET)
+            if stored is not None:  # where nothing or an input's copy was: a rewrite of other data is no work
+                mask = prov.mask(t)
+                changed |= stored(t) & ((mask == UNSET) | (mask == INPUT))
             prov.mask(t)[changed] = KERNEL if taint is None else taint
             prov.kinds[key].add(KERNEL if taint is None else taint)
     copies = []

@@ -97,8 +97,9 @@ def randomize_parameters(model: torch.nn.Module, seed: int) -> None:
         for param in model.parameters():
             if param.numel() == 0:
                 continue
-            size = float(param.detach().abs().mean())
-            scale = PERTURB_SCALE * (size if size > 0 else 1.0)
+            if param.is_floating_point():  # one NaN bit pattern: a payload is no place for data
+                param.copy_(torch.where(param.isnan(), torch.full_like(param, float("nan")), param))
+            scale = _scales(param)
             if _varied(param):
                 noise = value_keyed_noise(param.detach(), seed)
             else:
@@ -107,7 +108,22 @@ def randomize_parameters(model: torch.nn.Module, seed: int) -> None:
                 noise_seed = int(hashlib.sha256(repr((seed, ident, rank)).encode()).hexdigest()[:15], 16)
                 gen = torch.Generator(device=param.device).manual_seed(noise_seed)
                 noise = torch.randn(param.shape, generator=gen, dtype=torch.float32, device=param.device)
-            param.add_((noise * scale).to(dtype=param.dtype))
+            step = noise * scale
+            if not param.is_floating_point():  # integers move by whole units: at least one, either way
+                step = torch.where(step < 0, step.floor(), step.ceil())
+            param.add_(step.to(dtype=param.dtype))
+
+
+def _scales(param: torch.Tensor) -> torch.Tensor:
+    """Each element's noise scale: ``PERTURB_SCALE`` of its own magnitude or the parameter's mean magnitude,
+    whichever is larger (1 where both are 0). The mean alone let a table hide in a parameter padded with zeros,
+    whose mean is tiny (the twenty-fourth red team); by the element, a table's every value moves. A function of
+    the element's value and of the whole's mean: equal in any layout, as the noise is."""
+    magnitude = param.detach().abs().double()
+    finite = magnitude[magnitude.isfinite()]
+    mean = float(finite.mean()) if finite.numel() else 0.0
+    scale = torch.maximum(magnitude.nan_to_num(0.0, posinf=0.0), torch.full_like(magnitude, mean))
+    return (PERTURB_SCALE * torch.where(scale > 0, scale, torch.ones_like(scale))).float()
 
 
 _M31 = 0x7FFFFFFF

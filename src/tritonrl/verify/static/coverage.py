@@ -18,7 +18,8 @@ A reference that escapes into a value (container, attribute, default, decorator,
 direct call, so its target is analysed; a function never referenced at all is analysed too.
 
 ``escaping`` holds the function-likes whose parameters cannot be inferred from call sites (lambdas, decorated
-functions, implicitly invoked methods, anything passed around): their parameters are tensors (kinds.py).
+functions, implicitly invoked methods, anything passed around): their parameters are tensors (kinds.py). A lambda
+bound to a name (``cdiv = lambda a, b: (a + b - 1) // b``) and only called by that name is a function like a def.
 """
 
 from __future__ import annotations
@@ -136,6 +137,8 @@ class Coverage:
                 methods.setdefault(node.name, []).append(node)
             elif isinstance(node, FUNCS):
                 by_name.setdefault(node.name, []).append(node)
+            elif self.lambda_name(node) is not None:  # ``cdiv = lambda a, b: ...``: a function by that name
+                by_name.setdefault(self.lambda_name(node), []).append(node)
             elif isinstance(node, ast.ClassDef):
                 classes.setdefault(node.name, []).append(node)
         self.defs_by_name, self.methods_by_name = by_name, methods
@@ -148,6 +151,14 @@ class Coverage:
                 for d in methods.get(node.attr, []) + by_name.get(node.attr, []):
                     refs.setdefault(id(d), []).append(node)
         return refs
+
+    def lambda_name(self, node: ast.AST) -> str | None:
+        """The name a lambda is bound to by a plain assignment (``name = lambda ...``), if that is what it is."""
+        parent = self.parents.get(id(node))
+        if isinstance(node, ast.Lambda) and isinstance(parent, ast.Assign) and parent.value is node \
+                and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+            return parent.targets[0].id
+        return None
 
     def _direct_call(self, ref: ast.AST) -> bool:
         parent = self.parents.get(id(ref))
@@ -245,18 +256,24 @@ class Coverage:
 
     @staticmethod
     def _plain_method_decorators(fn: ast.AST) -> bool:
-        return all(
-            isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fn.decorator_list
-        )
+        return all(Coverage._plain_method_decorators_of(d) for d in fn.decorator_list)
+
+    @staticmethod
+    def _plain_method_decorators_of(d: ast.AST) -> bool:
+        return isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
 
     def _escapes(self, unit: Unit) -> bool:
         """Parameters not inferable from call sites: lambdas, decorated defs, implicit methods, passed-around defs."""
         node = unit.node
-        if isinstance(node, ast.Lambda):
+        if isinstance(node, ast.Lambda) and self.lambda_name(node) is None:
             return True
+        if isinstance(node, ast.Lambda):  # bound to a name: as a def of that name, only called where it is named
+            refs = [r for r in self.refs.get(id(node), []) if id(r) not in self.in_main]
+            return not refs or not all(self._direct_call(r) for r in refs)
         if not isinstance(node, FUNCS):
             return False
-        if not self._plain_method_decorators(node) or node.name.startswith("__") or node.name == "forward":
+        if not all(self._plain_method_decorators_of(d) or _caching(d) for d in node.decorator_list) \
+                or node.name.startswith("__") or node.name == "forward":
             return True
         refs = [r for r in self.refs.get(id(node), []) if id(r) not in self.in_main]
         return not refs or not all(self._direct_call(r) or self._neutral(r, node) for r in refs)
@@ -264,3 +281,11 @@ class Coverage:
     def analysed(self) -> list[Unit]:
         """Units the torch-compute check reads: a lambda made in an exempt ``__init__`` is still analysed."""
         return [u for u in self.units if id(u.node) not in self.exempt]
+
+
+def _caching(d: ast.AST) -> bool:
+    """``functools.cache`` / ``lru_cache`` (called or not): calls reach the function with their own arguments, so
+    its parameters are inferred from its call sites as a plain def's are."""
+    target = d.func if isinstance(d, ast.Call) else d
+    name = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else ""
+    return name in ("cache", "lru_cache")

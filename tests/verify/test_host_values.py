@@ -1,0 +1,59 @@
+"""The numbers a launch brings from Python (``monitor.entered``'s count): in tuples, in the globals a kernel reads,
+by their C value (the twenty-fourth red team's channels around the count; the verdicts: ``integrity/r24_*``)."""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from tritonrl.verify.child.monitor import _host_key, fill_positions, global_numbers, scalar_arguments
+
+TABLE = tl.constexpr(tuple(i / 7 for i in range(40)))
+EPS = tl.constexpr(1e-5)
+
+
+@triton.jit
+def _add_entry(x, i: tl.constexpr):
+    return x + TABLE[i]
+
+
+@triton.jit
+def _kernel(x_ptr, BASE: tl.constexpr):
+    v = tl.load(x_ptr)
+    tl.store(x_ptr, _add_entry(v, BASE) + EPS)
+
+
+class Liar(float):
+    """A float whose ``__float__`` answers something else (and would run code of its own)."""
+
+    def __float__(self):
+        raise AssertionError("the watch called a candidate's method")
+
+
+class IntLiar(int):
+    def __index__(self):
+        raise AssertionError("the watch called a candidate's method")
+
+    __int__ = __index__
+
+
+def test_numbers_in_tuples_count_as_scalars_do():
+    assert scalar_arguments(_kernel, (None, (1.5, (2.5, 3)), [4.5]), {}, ints=False) == [1.5, 2.5, 4.5]
+    assert scalar_arguments(_kernel, (None, (1.5, 3)), {}, ints=True) == [1.5, 3]
+
+
+def test_a_kernel_and_its_jit_helpers_globals_count():
+    assert len(global_numbers(_kernel)) == len(TABLE.value) + 1
+
+
+def test_a_float_subclass_counts_by_its_value_without_its_methods():
+    assert _host_key(Liar(0.25)) == (0.25).hex()
+    assert _host_key(IntLiar(7)) == 7
+
+
+def test_fills_of_part_of_a_storage_count_their_position():
+    import torch
+
+    planes = torch.zeros(4, 16)
+    assert fill_positions([planes]) == []
+    assert fill_positions([planes[1, 3:7]]) == [("at", 19, 4)]
