@@ -119,7 +119,7 @@ def _scales(param: torch.Tensor) -> torch.Tensor:
     whichever is larger (1 where both are 0). The mean alone let a table hide in a parameter padded with zeros,
     whose mean is tiny (the twenty-fourth red team); by the element, a table's every value moves. A function of
     the element's value and of the whole's mean: equal in any layout, as the noise is."""
-    magnitude = param.detach().abs().double()
+    magnitude = param.detach().abs().float()
     finite = magnitude[magnitude.isfinite()]
     mean = float(finite.mean()) if finite.numel() else 0.0
     scale = torch.maximum(magnitude.nan_to_num(0.0, posinf=0.0), torch.full_like(magnitude, mean))
