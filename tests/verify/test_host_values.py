@@ -3,6 +3,8 @@ by their C value (the twenty-fourth red team's channels around the count; the ve
 
 from __future__ import annotations
 
+import numbers
+
 import triton
 import triton.language as tl
 
@@ -50,6 +52,14 @@ def test_a_float_subclass_counts_by_its_value_without_its_methods():
     assert _host_key(Liar(0.25)) == (0.25).hex()
     assert _host_key(IntLiar(7)) == 7
 
+    class Registered:  # a class registered as a number: counted by identity, its methods never called
+        def __float__(self):
+            raise AssertionError("the watch called a candidate's method")
+
+    numbers.Real.register(Registered)
+    one = Registered()
+    assert _host_key(one) == _host_key(one) != _host_key(Registered())
+
 
 def test_fills_of_part_of_a_storage_count_their_position():
     import torch
@@ -57,3 +67,5 @@ def test_fills_of_part_of_a_storage_count_their_position():
     planes = torch.zeros(4, 16)
     assert fill_positions([planes]) == []
     assert fill_positions([planes[1, 3:7]]) == [("at", 19, 4)]
+    keys = {_host_key(p) for start in (0, 5, 9) for p in fill_positions([planes[0, start:start + 2]])}
+    assert len(keys) == 3  # each position once, as its value (not by the identity of a passing tuple)

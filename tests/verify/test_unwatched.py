@@ -134,3 +134,31 @@ def test_garbage_is_collected_only_inside_a_watch():
         gc.unfreeze()
         if was_enabled:
             gc.enable()
+
+
+def test_the_watch_finds_tensors_and_numbers_by_type_not_by_a_claimed_class():
+    """An object whose ``__class__`` property claims ``torch.Tensor`` (or a float subclass claiming ``float``) runs
+    no code of its own when the watch collects a launch's tensors or an output's, or counts numbers: ``isinstance``
+    consults ``__class__``, the watch looks at the type."""
+    from tritonrl.verify.child.aten_ops import launch_tensors, tensors
+    from tritonrl.verify.child.monitor import _number
+
+    calls = []
+
+    class Claims:
+        @property
+        def __class__(self):
+            calls.append("__class__")
+            return torch.Tensor
+
+    class Scalar(float):
+        @property
+        def __class__(self):
+            calls.append("__class__")
+            return float
+
+    real = torch.ones(2)
+    assert tensors((Claims(), real)) == [real]
+    assert launch_tensors(((Claims(),), {"x": real})) == [real]
+    assert _number(Scalar(0.5)) and not _number(True)
+    assert calls == []

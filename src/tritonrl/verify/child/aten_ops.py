@@ -23,6 +23,10 @@ try:  # what ``triton.reinterpret`` hands a launch (fp8 kernels read and write t
     from triton.runtime.jit import TensorWrapper as _Wrappers
 except ImportError:  # pragma: no cover - older Triton
     _Wrappers = None
+try:  # a constexpr global or argument: its ``value`` is what the kernel reads
+    from triton.language import constexpr as Constexpr
+except ImportError:  # pragma: no cover - Triton is the project's requirement
+    Constexpr = None
 
 ALLOC_OPS = frozenset({  # allocate, write no values (an empty buffer is poisoned, never "written")
     "empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided",
@@ -52,8 +56,14 @@ def is_view(func: Any) -> bool:
             and all(r.alias_info is not None for r in schema.returns))
 
 
+def is_a(value: Any, kind: Any) -> bool:
+    """``isinstance`` by the value's own type: never the ``__class__`` a candidate's object may claim (a property
+    there is code of the candidate's, run wherever the watch looks at the object)."""
+    return bool(kind) and issubclass(type(value), kind)
+
+
 def tensors(tree: Any) -> list[torch.Tensor]:
-    return [t for t in tree_flatten(tree)[0] if isinstance(t, _Tensor)]
+    return [t for t in tree_flatten(tree)[0] if is_a(t, _Tensor)]
 
 
 def launch_tensors(tree: Any) -> list[torch.Tensor]:
@@ -61,10 +71,8 @@ def launch_tensors(tree: Any) -> list[torch.Tensor]:
     ``triton.reinterpret`` wrappers."""
     found = []
     for value in tree_flatten(tree)[0]:
-        if isinstance(value, _Tensor):
+        if is_a(value, _Tensor):
             found.append(value)
-        elif _Descriptors and isinstance(value, _Descriptors) and isinstance(getattr(value, "base", None), _Tensor):
-            found.append(value.base)
-        elif _Wrappers and isinstance(value, _Wrappers) and isinstance(getattr(value, "base", None), _Tensor):
+        elif (is_a(value, _Descriptors) or is_a(value, _Wrappers)) and is_a(getattr(value, "base", None), _Tensor):
             found.append(value.base)  # ``triton.reinterpret(t, dtype)``: t's storage, read as another dtype
     return found

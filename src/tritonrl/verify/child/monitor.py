@@ -41,14 +41,17 @@ outputs itself. Memory reached through a raw address is beyond any Python watch:
 
 from __future__ import annotations
 
+import functools
 import gc
 import numbers as numbers_
 import sys
+import types
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 
 from tritonrl.verify.child import audit, hooks, scramble, witness
@@ -61,6 +64,8 @@ from tritonrl.verify.child.aten_ops import (
     META_OPS,
     READ_OPS,
     REBIND_OPS,
+    Constexpr,
+    is_a,
     is_view,
     launch_tensors,
     op_name,
@@ -130,7 +135,7 @@ def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, numbers_.Real) and not isinstance(value, bool)
+    return is_a(value, numbers_.Real) and type(value) is not bool
 
 
 def _host_key(n: Any) -> Any:
@@ -142,19 +147,18 @@ def _host_key(n: Any) -> Any:
         return float.hex(n)
     if issubclass(kind, int):
         return int.__index__(n)
-    if issubclass(kind, numbers_.Real):  # numpy's scalars; a class of the candidate's runs watched (``launch``)
-        return float(n).hex()
-    return repr(n)  # a 0-d tensor's value may be complex
+    if kind is tuple or issubclass(kind, (np.generic, complex)):  # a fill's position (``fill_positions``),
+        return repr(n)  # numpy's scalars; a 0-d tensor's value may be complex
+    return ("object", id(n))  # another class (one registered as a number): by identity, none of its methods run
 
 
 def _numbers_in(value: Any, depth: int = 0) -> Iterator[Any]:
     """The numbers in ``value``: itself, or inside the tuples, lists and ``tl.constexpr`` it nests (a Triton tuple
     argument or a constexpr tuple is a table's worth as much as as many scalars: the twenty-fourth red team),
     walked by their base classes' own iteration."""
-    kind = type(value)
-    if kind.__name__ == "constexpr" and kind.__module__.startswith("triton"):
+    if is_a(value, Constexpr):
         value = value.value
-        kind = type(value)
+    kind = type(value)
     if _number(value):
         yield value
     elif issubclass(kind, (tuple, list)) and depth < 8:
@@ -184,11 +188,11 @@ def global_numbers(kernel: Any) -> list:
                 break
             fn = fn.fn
         code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
-        if code is None or scope is None or id(fn) in seen:
+        if type(code) is not types.CodeType or not is_a(scope, dict) or id(fn) in seen:
             continue
         seen.add(id(fn))
         for name in _names(code):
-            value = scope.get(name)
+            value = dict.get(scope, name)
             if hasattr(value, "fn") and callable(value):
                 todo.append(value)
             else:
@@ -196,13 +200,14 @@ def global_numbers(kernel: Any) -> list:
     return found
 
 
-def _names(code: Any) -> set[str]:
-    """The global names ``code`` and the code objects nested in it read."""
+@functools.cache
+def _names(code: Any) -> frozenset[str]:
+    """The global names ``code`` and the code objects nested in it read (code objects are immutable: once each)."""
     names = set(code.co_names)
     for const in code.co_consts:
-        if hasattr(const, "co_names"):
+        if type(const) is types.CodeType:
             names |= _names(const)
-    return names
+    return frozenset(names)
 
 
 def fill_positions(written: list) -> list[tuple[str, int, int]]:

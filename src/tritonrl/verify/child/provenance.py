@@ -650,10 +650,10 @@ def credit_launch(prov: Provenance, watched: list, given: list, before: dict, st
         key = storage_key(t)
         if key not in changed_in:
             changed = changed_in[key] = before[key] != storage_bytes(t)
+            mask = prov.mask(t)
             if stored is not None:  # where nothing or an input's copy was: a rewrite of other data is no work
-                mask = prov.mask(t)
                 changed |= stored(t) & ((mask == UNSET) | (mask == INPUT))
-            prov.mask(t)[changed] = KERNEL if taint is None else taint
+            mask[changed] = KERNEL if taint is None else taint
             prov.kinds[key].add(KERNEL if taint is None else taint)
     copies = []
     for t in watched:

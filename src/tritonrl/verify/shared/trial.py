@@ -98,7 +98,7 @@ def randomize_parameters(model: torch.nn.Module, seed: int) -> None:
             if param.numel() == 0:
                 continue
             if param.is_floating_point():  # one NaN bit pattern: a payload is no place for data
-                param.copy_(torch.where(param.isnan(), torch.full_like(param, float("nan")), param))
+                param.masked_fill_(param.isnan(), float("nan"))
             scale = _scales(param)
             if _varied(param):
                 noise = value_keyed_noise(param.detach(), seed)
@@ -122,8 +122,8 @@ def _scales(param: torch.Tensor) -> torch.Tensor:
     magnitude = param.detach().abs().float()
     finite = magnitude[magnitude.isfinite()]
     mean = float(finite.mean()) if finite.numel() else 0.0
-    scale = torch.maximum(magnitude.nan_to_num(0.0, posinf=0.0), torch.full_like(magnitude, mean))
-    return (PERTURB_SCALE * torch.where(scale > 0, scale, torch.ones_like(scale))).float()
+    scale = magnitude.nan_to_num(0.0, posinf=0.0).clamp(min=mean)
+    return PERTURB_SCALE * scale.masked_fill(scale == 0, 1.0)
 
 
 _M31 = 0x7FFFFFFF

@@ -137,8 +137,8 @@ class Coverage:
                 methods.setdefault(node.name, []).append(node)
             elif isinstance(node, FUNCS):
                 by_name.setdefault(node.name, []).append(node)
-            elif self.lambda_name(node) is not None:  # ``cdiv = lambda a, b: ...``: a function by that name
-                by_name.setdefault(self.lambda_name(node), []).append(node)
+            elif (name := self.lambda_name(node)) is not None:  # ``cdiv = lambda a, b: ...``: a function by that name
+                by_name.setdefault(name, []).append(node)
             elif isinstance(node, ast.ClassDef):
                 classes.setdefault(node.name, []).append(node)
         self.defs_by_name, self.methods_by_name = by_name, methods
