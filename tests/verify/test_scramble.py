@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from tritonrl.verify.child import scramble
-from tritonrl.verify.child.bounds import Stores
+from tritonrl.verify.child.bounds import BoundedMemory, Stores
 from tritonrl.verify.child.provenance import KERNEL, TORCH, UNSET, Provenance, credit_launch, storage_key
 
 
@@ -99,3 +99,14 @@ def test_a_copy_of_a_partly_written_buffer_keeps_its_unwritten_elements_unwritte
     cast = torch.zeros(4, dtype=torch.float64)
     prov.copy(cast, bytewise)
     assert prov.classes(cast) == {UNSET}  # a byte nothing wrote leaves the element undefined
+
+
+def test_a_launch_off_the_cpu_yields_no_stores():
+    """A launch handed a tensor off the CPU runs compiled: no address it stored to is known, so ``launch`` yields
+    None, never a CPU "stored nothing" flag per byte that the monitor's credit would meet a GPU mask with (every
+    honest launch on a GPU failed with a device mismatch in ``credit_launch``). "meta" stands for a GPU here."""
+    memory = BoundedMemory(real=None)
+    with memory.launch([torch.zeros(4)]) as stores:
+        assert isinstance(stores, Stores)
+    with memory.launch([torch.zeros(4), torch.empty(4, device="meta")]) as stores:
+        assert stores is None

@@ -128,16 +128,19 @@ class BoundedMemory:
 
     @contextmanager
     def launch(self, tensors: list[torch.Tensor], unset: list[tuple[int, np.ndarray]] | None = None
-               ) -> Iterator[Stores]:
+               ) -> Iterator[Stores | None]:
         """The launch's memory operations are checked against ``tensors`` until the block ends, its loads against
-        ``unset`` (``Stores``); what it yields collects the addresses the launch stored to."""
+        ``unset`` (``Stores``); what it yields collects the addresses the launch stored to. A launch handed a
+        tensor off the CPU yields None: it runs compiled (or the interpreter works on host copies), so no address
+        it stored to is known, and "stored to nothing" would be a claim (the monitor's ``stored`` credit, a CPU
+        flag per byte, met a GPU storage's mask: every honest launch on a GPU failed with a device mismatch)."""
         ranges = None
         if all(t.device.type == "cpu" for t in tensors):
             ranges = [extent(t) for t in tensors if t.numel()]
         self._ranges.append(ranges)
         self._stores.append(Stores(unset if ranges is not None else None, self._violated))
         try:
-            yield self._stores[-1]
+            yield self._stores[-1] if ranges is not None else None
         finally:
             self._ranges.pop()
             self._stores.pop()
