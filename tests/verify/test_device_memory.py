@@ -64,10 +64,15 @@ def test_the_harness_passes_on_only_what_the_allocator_reported():
     step's reports once."""
     from tritonrl.verify.child.shortage import Shortage
 
-    shortage = Shortage()
+    shortage = Shortage(held=lambda device: 1 * GIB)
     assert not shortage.install("cpu") and shortage.taken() == []
-    shortage._observe(0, 2 * GIB, 1 * GIB, 1 * GIB)  # what the allocator calls
-    assert shortage.taken() == [{"requested": 2 * GIB, "allocated": 1 * GIB, "free": 1 * GIB}]
+    # what PyTorch's allocator calls: (device, requested, the device's total or allowed share, free); what this
+    # process held is read, not taken from the call (read as "allocated" it was the whole device, and no report
+    # ever fitted: the retry never ran on a GPU)
+    shortage._observe(0, 2 * GIB, 80 * GIB, 1 * GIB)
+    reports = shortage.taken()
+    assert reports == [{"requested": 2 * GIB, "allocated": 1 * GIB, "free": 1 * GIB, "total": 80 * GIB}]
+    assert short_beside_others(reports, 80 * GIB)
     assert shortage.taken() == []
 
 

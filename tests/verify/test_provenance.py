@@ -187,3 +187,23 @@ def test_timed_calls_relay_alike():
     prov.copy(moved, buf.t())
     assert prov.classes(moved) == {RELAID}
     assert launch_taint(prov, [moved]) == TORCH
+
+
+def test_a_phase_keeps_a_devices_unwritten_bytes_per_byte_and_a_timed_call_does_not():
+    """A construction (no timer) keeps which bytes of a device's fresh allocation nothing wrote, on that device, as
+    the CPU's are kept: a GPU's ``__init__`` reading the written half of a ``torch.empty`` with torch was refused
+    (the whole storage judged) and none of it reached the forwards. A timed call does no device work for it.
+    "meta" stands for a GPU here."""
+    for per_byte in (True, False):
+        prov = CoarseProvenance(per_byte=per_byte)
+        t = torch.empty(8, device="meta")
+        prov.fresh(t)
+        flags = prov.unset.get(storage_key(t))
+        assert (flags is not None) == per_byte and UNSET in prov.classes(t)
+        if per_byte:
+            assert flags.device.type == "meta" and flags.shape == (32,)
+    host = CoarseProvenance()
+    x = torch.empty(8)
+    host.fresh(x)
+    host.mark(x[:4], KERNEL)
+    assert not host.holds_unset(x[:4]) and host.holds_unset(x[4:])

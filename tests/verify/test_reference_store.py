@@ -137,3 +137,20 @@ def test_a_shifted_trial_outside_the_tasks_domain_is_judged_unshifted():
     shrink = RELU.replace("return torch.relu(x)", "return torch.nn.functional.hardshrink(x, 0.5)")
     plain = store.get([dataclasses.replace(_trial(source=shrink), shift=100.0)])["full0"]
     assert float(plain.inputs[0].abs().max()) < 10
+
+
+def test_a_scaled_trial_whose_values_come_out_unchanged_is_judged_plain():
+    """Hardtanh of the x0.01 trial's values is the identity: the trial would ask for a copy of the input, which a
+    kernel rewriting ``x.clone()`` in place cannot show it made (no byte changes; on a GPU no store is seen). It
+    keeps its plain values; a scaled trial whose values do change keeps its scale, and one outside the domain
+    keeps the scale it can (an exp of large values stays the last domain attempt, as before)."""
+    hardtanh = RELU.replace("return torch.relu(x)", "return torch.nn.functional.hardtanh(x)")
+    store = _store()
+    small = store.get([dataclasses.replace(_trial(source=hardtanh), scale=0.01)])["full0"]
+    assert float(small.inputs[0].abs().max()) > 0.5  # plain randn, not x0.01
+    assert torch.equal(small.outputs[0], torch.nn.functional.hardtanh(small.inputs[0]))
+    relu = store.get([dataclasses.replace(_trial(source=RELU), task_key="relu_small", scale=0.01)])["full0"]
+    assert float(relu.inputs[0].abs().max()) < 0.1  # ReLU moves values at any scale: the trial keeps x0.01
+    exp = RELU.replace("return torch.relu(x)", "return torch.exp(x)")
+    large = store.get([dataclasses.replace(_trial(source=exp), task_key="exp_large", scale=1000.0)])["full0"]
+    assert float(large.inputs[0].abs().max()) > 100 and not torch.isfinite(large.outputs[0]).all()

@@ -730,7 +730,7 @@ class Monitor:
         objects (``drop``, ``explain``: judged as a forward is, ``ForwardRecord.judged``). Garbage is collected
         before the watch closes (``_collected``)."""
         record = ForwardRecord(coarse=True, phase=name, stream=stream_now(),
-                               provenance=CoarseProvenance(self.origins, self.taints))
+                               provenance=CoarseProvenance(self.origins, self.taints, per_byte=True))
         self.record = record
         try:
             with torch.no_grad(), self._mode(), _collected():

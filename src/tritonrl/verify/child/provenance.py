@@ -161,8 +161,14 @@ class Provenance:
         return (self.mask(t) == UNSET) if UNSET in self.storage_kinds(t) else None
 
     def unset_by_key(self, key: tuple[str, int]) -> torch.Tensor | None:
+        """One flag per byte of the storage at ``key``: nothing has written it; None where no byte is so (``kinds``
+        keeps a class once held, so most outputs list UNSET: a full-size flag mask for each on the device would be
+        kept by ``Origins.absorb`` and searched in every later phase)."""
         mask = self.masks.get(key)
-        return (mask == UNSET) if mask is not None and UNSET in self.kinds.get(key, ()) else None
+        if mask is None or UNSET not in self.kinds.get(key, ()):
+            return None
+        flags = mask == UNSET
+        return flags if bool(flags.any()) else None
 
     def stored(self, t: torch.Tensor, flags: torch.Tensor) -> None:
         """Nothing: ``credit_launch`` takes the stores (``CoarseProvenance.stored``)."""
@@ -198,7 +204,7 @@ class Provenance:
         input one place along, or stored its bits as integers, then had torch transpose that into the output, got
         torch's transpose credited as its own (the eleventh red team, strict mode): a copy of an input at its own
         place is an echo, and torch's re-layout of an echo was already torch's."""
-        sources = [(s, self.mask(s)) for s in self.originals if s.numel()]
+        sources = [(s, self.mask(s)) for s in self.originals if s.numel() and s.device == t.device]
         if not sources or not t.numel():
             return False
         every = torch.ones(t.shape, dtype=torch.bool, device=t.device)
@@ -265,7 +271,7 @@ class Provenance:
         of ``dst`` unset."""
         if UNSET not in self.classes(src):
             return
-        flags = (self.region(src) == UNSET).any(dim=-1)
+        flags = (self.region(src) == UNSET).any(dim=-1).to(dst.device)  # a copy across devices: dst's flags
         try:
             flags = torch.broadcast_to(flags, dst.shape)
         except RuntimeError:
@@ -315,8 +321,8 @@ class Provenance:
             still = written & (self.region(flat) == KERNEL).all(dim=-1)  # not since rewritten by a bigger launch
             if int(still.sum()) < MIN_COPY_ELEMENTS or not entry["sources"]:
                 continue
-            sources = [self._snapshots[k] for k in entry["sources"]]
-            source = copied_from(flat, still, sources, _LAUNDERED)
+            sources = _on(flat, [self._snapshots[k] for k in entry["sources"]])
+            source = copied_from(flat, still, sources, _LAUNDERED) if sources else None
             if source is not None:
                 self.region(flat)[still] = source
                 self.kinds[key].add(source)
@@ -339,12 +345,19 @@ class Provenance:
                 continue
             region = self.region(t)
             elems = (region == KERNEL).all(dim=-1)
-            if int(elems.sum()) < MIN_COPY_ELEMENTS:
+            here = _on(t, sources)
+            if int(elems.sum()) < MIN_COPY_ELEMENTS or not here:
                 continue
-            source = copied_from(t, elems, sources, _LAUNDERED)
+            source = copied_from(t, elems, here, _LAUNDERED)
             if source is not None:
                 region[elems] = source
                 self.kinds[storage_key(t)].add(source)
+
+
+def _on(t: torch.Tensor, sources: list) -> list:
+    """The copy search's ``sources`` (tensor, classes) on ``t``'s device: a copy across devices is torch's own op,
+    judged where torch made it (``copy``), and a search across devices cannot run."""
+    return [source for source in sources if source[0].device == t.device]
 
 
 def moved(key: tuple[str, int], ref: Any) -> bool:
@@ -379,16 +392,21 @@ def _flat(t: torch.Tensor) -> torch.Tensor | None:
 
 class CoarseProvenance:
     """``Provenance``'s rules with one set of classes per storage, kept on the host (timed calls, and the model's
-    construction: no device work). A storage first met as an argument starts as ``origins`` recalls it (STALE
-    without origins); a write that covers a whole storage replaces its set, a partial one adds to it."""
+    construction). A storage first met as an argument starts as ``origins`` recalls it (STALE without origins); a
+    write that covers a whole storage replaces its set, a partial one adds to it. Which bytes nothing wrote is
+    kept per byte for the host's storages, and with ``per_byte`` (a phase no timer measures: the import, a
+    construction) for a device's too, on the device: else a GPU's construction judged a partly written allocation
+    as a whole (an ``__init__`` reading the written part of a ``torch.empty`` with torch was refused there, accepted
+    on the CPU) and passed none of it on to the forwards."""
 
-    def __init__(self, origins: Any = None, taints: tuple[int, ...] = TAINTS_STRICT) -> None:
+    def __init__(self, origins: Any = None, taints: tuple[int, ...] = TAINTS_STRICT, per_byte: bool = False) -> None:
         self.sets: dict[tuple[str, int], set[int]] = {}
         self.origins, self.taints = origins, taints
         self.met: dict[tuple[str, int], Any] = {}
-        # host storages with bytes nothing wrote: one flag per byte (``unset_flags``; under the interpreter the
+        # storages with bytes nothing wrote: one flag per byte (``unset_flags``; under the interpreter the
         # launches' stores clear them, ``stored``): what a construction allocated and left, for its forwards
         self.unset: dict[tuple[str, int], torch.Tensor] = {}
+        self.per_byte = per_byte
 
     def _unset_region(self, t: torch.Tensor, value: bool) -> None:
         flags = self.unset.get(storage_key(t))
@@ -396,8 +414,9 @@ class CoarseProvenance:
             byte_region(flags, t).fill_(value)
 
     def holds_unset(self, t: torch.Tensor) -> bool:
-        """Per byte on the host (the twenty-second red team: an op in ``__init__`` reading only the written part of
-        a partly written allocation was refused); by the storage's set elsewhere."""
+        """Per byte where that is kept (``_flagged``; the twenty-second red team: an op in ``__init__`` reading only
+        the written part of a partly written allocation was refused); by the storage's set elsewhere (a device's
+        storage in a timed call)."""
         if not t.numel():
             return False
         flags = self.unset.get(storage_key(t))
@@ -447,9 +466,14 @@ class CoarseProvenance:
                     found.add(UNSET)
         return found
 
+    def _flagged(self, t: torch.Tensor) -> bool:
+        """Whether ``t``'s storage's unwritten bytes are kept per byte (the host's; a device's with ``per_byte``)."""
+        return t.device.type == "cpu" or self.per_byte
+
     def _fresh_flags(self, t: torch.Tensor, value: bool = True) -> None:
-        if t.device.type == "cpu":
-            self.unset[storage_key(t)] = torch.full((_storage_nbytes(_untyped_storage(t)),), value, dtype=torch.bool)
+        if self._flagged(t):
+            self.unset[storage_key(t)] = torch.full((_storage_nbytes(_untyped_storage(t)),), value, dtype=torch.bool,
+                                                    device=t.device)
 
     def fresh(self, t: torch.Tensor) -> None:
         if t.numel() and not self.seen(t):
@@ -487,8 +511,8 @@ class CoarseProvenance:
         grew = nbytes > held
         key = storage_key(t)
         self.sets[key] = (set(before[1]) if held and before[1] else set()) | ({UNSET} if grew else set())
-        if t.device.type == "cpu" and (grew or before[0] is not None):
-            flags = torch.ones(nbytes, dtype=torch.bool)
+        if self._flagged(t) and (grew or before[0] is not None):
+            flags = torch.ones(nbytes, dtype=torch.bool, device=t.device)
             kept = min(held, nbytes)
             flags[:kept] = before[0][:kept] if before[0] is not None and before[0].numel() >= kept else False
             self.unset[key] = flags
@@ -558,7 +582,7 @@ def layout_problem(i: int, value: torch.Tensor, sources: list[torch.Tensor] = ()
     transposed = f"output {i} is a transposed view (strides {tuple(value.stride())})"
     if not _dense(value):
         return f"{transposed}: a kernel must write it in order"
-    if value.is_floating_point() and any(_same_in_memory(value, s) for s in sources):
+    if value.is_floating_point() and any(_same_in_memory(value, s) for s in sources if s.device == value.device):
         return (f"{transposed} whose memory holds an input's values in the input's own order: the layout moved the "
                 "data, not a kernel")
     return None
@@ -670,7 +694,8 @@ def credit_launch(prov: Provenance, watched: list, given: list, before: dict, st
     sources = [(src, prov.mask(src)) for src in given
                if src.untyped_storage().nbytes() and prov.storage_kinds(src) & LAUNDERED]
     for t, elems in copies:  # after every view is credited: a copy seen through any view of a storage stays one
-        source = copied_from(t, elems, sources, _LAUNDERED) if sources else None
+        here = _on(t, sources)
+        source = copied_from(t, elems, here, _LAUNDERED) if here else None
         if source is not None:
             prov.region(t)[elems] = source
             prov.kinds[storage_key(t)].add(source)

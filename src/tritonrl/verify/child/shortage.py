@@ -6,8 +6,10 @@
 A candidate can raise ``torch.OutOfMemoryError("CUDA out of memory")`` itself, or any exception saying so: an
 exception's type and text are the candidate's claim, and a claim buys nothing (``shared.device_memory``). What the
 harness passes on is what PyTorch's CUDA caching allocator reported to an observer attached here, before any
-candidate code ran: each allocation it refused, with the bytes asked for, the bytes this process held and the
-bytes the driver said were free. The judge decides from those numbers whether the device ran out because of
+candidate code ran: each allocation it refused, with the bytes asked for and the bytes the driver said were free
+(PyTorch's observer is called with ``(device, requested, total, free)``, ``total`` the device's size or the
+process's allowed share, never what the process holds), and the bytes this process's allocator held then, read
+here (``torch.cuda.memory_reserved``: the allocator's lock is released before its observers run). The judge decides from those numbers whether the device ran out because of
 others (``device_memory.short_beside_others``). A candidate can still make the allocator refuse a request on
 purpose; what that buys is a retry on inputs it has never seen (``Session.retry_trial``), nothing more.
 
@@ -17,6 +19,7 @@ module load) is not reported: such a step is the candidate's failure.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -25,10 +28,12 @@ MAX_EVENTS = 8  # a step's reports kept (the judge needs one)
 
 
 class Shortage:
-    """The caching allocator's out-of-memory reports since the last ``taken``."""
+    """The caching allocator's out-of-memory reports since the last ``taken``. ``held`` (a device -> bytes this
+    process's allocator holds; ``torch.cuda.memory_reserved`` by default) is the tests' to replace."""
 
-    def __init__(self) -> None:
+    def __init__(self, held: Callable[[Any], int] | None = None) -> None:
         self._events: list[dict[str, int]] = []
+        self._held = held
 
     def install(self, device: str) -> bool:
         """Attach the observer (a GPU's allocator only); whether it is attached."""
@@ -38,9 +43,11 @@ class Shortage:
         attach(self._observe)
         return True
 
-    def _observe(self, device: Any, requested: Any, allocated: Any, free: Any) -> None:
+    def _observe(self, device: Any, requested: Any, total: Any, free: Any) -> None:
         if len(self._events) < MAX_EVENTS:
-            self._events.append({"requested": int(requested), "allocated": int(allocated), "free": int(free)})
+            held = self._held or torch.cuda.memory_reserved
+            self._events.append({"requested": int(requested), "allocated": int(held(device)), "free": int(free),
+                                 "total": int(total)})
 
     def taken(self) -> list[dict[str, int]]:
         """The reports since the last call (and forget them)."""

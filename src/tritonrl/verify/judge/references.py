@@ -172,22 +172,26 @@ class ReferenceStore:
             model = build_model(module.Model, init_args, trial.seed, self.randomize, self.device, trial.dtype)
         # Outside the task's domain (exp of large values, log of tiny ones, a loss over probabilities) the reference
         # itself fails, so a moved trial keeps what it can: the shift without the spread, then its plain scale (an
-        # honest kernel must match a finite reference). Where shifted values come out unchanged (a hard shrink, a
-        # wide clamp), the trial would ask for a copy of an input, which a kernel rewriting a clone in place cannot
-        # show it made (no byte changes): it keeps its plain values too.
+        # honest kernel must match a finite reference). Where moved values come out unchanged (a hard shrink or a
+        # wide clamp of shifted values; hardtanh of the x0.01 trial's), the trial would ask for a copy of an input,
+        # which a kernel rewriting a clone in place cannot show it made (no byte changes; on a GPU no store is seen
+        # either): it keeps its plain values too.
         attempts = _moves(spec)
+        final = len(attempts) - 1  # the last for a domain's sake; a plain one after it only for an echo
+        if spec.scale != 1.0:
+            attempts.append(dataclasses.replace(spec, scale=1.0, spread=1.0, shift=0.0))
         for k, spec in enumerate(attempts):
             _, inputs = make_inputs(module, spec, self.device)
             kept = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-            last = k == len(attempts) - 1
             try:
                 with torch.no_grad():
                     outputs = as_tuple(model(*inputs))
             except Exception:  # noqa: BLE001 - a moved trial outside the task's domain: the next attempt
-                if last:
+                if k >= final:
                     raise
                 continue
-            if last or (_finite(outputs) and not (spec.shift and _echoes(outputs, kept))):
+            echo = _moved(spec) and _echoes(outputs, kept)
+            if k == len(attempts) - 1 or (not echo and (k >= final or _finite(outputs))):
                 break
         for i, out in enumerate(outputs):
             if type(out) is not torch.Tensor:
@@ -248,6 +252,11 @@ class ReferenceStore:
                 _, old = self._memory.popitem(last=False)
                 self._bytes -= old.nbytes
                 self.stats["evicted"] += 1
+
+
+def _moved(spec: TrialSpec) -> bool:
+    """Whether a trial's values are moved from plain ``randn`` (scaled, spread or shifted)."""
+    return spec.scale != 1.0 or spec.spread != 1.0 or bool(spec.shift)
 
 
 def _moves(spec: TrialSpec) -> list[TrialSpec]:
