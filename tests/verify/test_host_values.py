@@ -40,8 +40,11 @@ class IntLiar(int):
 
 
 def test_numbers_in_tuples_count_as_scalars_do():
-    assert scalar_arguments(_kernel, (None, (1.5, (2.5, 3)), [4.5]), {}, ints=False) == [1.5, 2.5, 4.5]
+    assert scalar_arguments(_kernel, (None, (1.5, (2.5, 3)), [4.5]), {}, ints=False) == [1.5, 2.5, 3, 4.5]
     assert scalar_arguments(_kernel, (None, (1.5, 3)), {}, ints=True) == [1.5, 3]
+    # a forward's own integer parameters (a size, a row index) are not counted; integers in a tuple are (a
+    # fixed-point table: the twenty-fifth red team)
+    assert scalar_arguments(_kernel, (7, 2.5, (8, 9)), {}, ints=False) == [2.5, 8, 9]
 
 
 def test_a_kernel_and_its_jit_helpers_globals_count():

@@ -19,6 +19,14 @@ unmasked last block, a mask of ``<=``) read its neighbour and, its stray values 
 such mutants of the bundled solutions were accepted). A kernel handed a view may still reach any element between
 the view's first and last, as its strides can.
 
+And only a kernel's body may touch memory: a memory operation is checked to come from the function the launch's
+executor runs for each program (``GridExecutor.fn``, called by Triton's own ``GridExecutor.__call__``), not from
+what that call runs around it. The twenty-fifth red team's empty kernels had a grid callable, or a method of a
+duck-typed tensor argument (called while the interpreter copies the arguments), drive the interpreter's builder
+(``create_load``, ``create_dot``, ``create_store``) or its native ``load``/``store`` on the handed tensors: a whole
+GEMM computed by numpy, inside the launch, credited to the kernel. The native module's functions are replaced too
+(``triton._C.libtriton.interpreter.load`` imported directly read raw memory outside any launch).
+
 Limits: on a GPU the kernel runs compiled, with no such check (the same kernel is judged on a GPU as on the CPU
 only where the CPU verifier judges it first); launches given tensors off the CPU (the interpreter works on host
 copies then) are not checked.
@@ -26,6 +34,7 @@ copies then) are not checked.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -102,8 +111,11 @@ def _inside(addresses: np.ndarray, size: int, start: int, nbytes: int) -> list[n
 class BoundedMemory:
     """Triton's interpreter's memory functions, each address checked against the launch under way."""
 
-    def __init__(self, real: Any) -> None:
+    def __init__(self, real: Any, call_code: Any = None) -> None:
         self._real = real
+        # the native functions themselves (``hook`` replaces them on their module by this object's checked ones)
+        self._native = {name: getattr(real, name) for name in MEMORY_FUNCTIONS if hasattr(real, name)}
+        self._call_code = call_code  # Triton's own ``GridExecutor.__call__``: the caller of a kernel's body
         # told of every refusal before it is raised: an error swallowed (``__del__`` hands it to Python's
         # unraisable hook) still fails the phase, so that whether a kernel was stopped tells the candidate nothing
         self.on_violation: Callable[[str], None] | None = None
@@ -111,9 +123,10 @@ class BoundedMemory:
         self._stores: list[Stores] = []  # and what each stored to
 
     @classmethod
-    def hook(cls) -> tuple[Any, str, BoundedMemory] | None:
-        """A checking copy of the interpreter's memory module as (owner, attribute, replacement), for the
-        monitor's list of hooks, or None where this Triton has no interpreter."""
+    def hook(cls) -> tuple[BoundedMemory, list[tuple[Any, str, Any]]] | None:
+        """A checking copy of the interpreter's memory module and the (owner, attribute, replacement) hooks that
+        put it in place, for the monitor's list (the Python module's reference to the native module, and each
+        memory function on the native module itself), or None where this Triton has no interpreter."""
         try:
             import triton.runtime.interpreter as interpreter
         except ImportError:
@@ -121,7 +134,10 @@ class BoundedMemory:
         real = interpreter.__dict__.get("_interpreter")
         if real is None:
             return None
-        return interpreter, "_interpreter", cls(real)
+        memory = cls(real, _executor_call_code(interpreter))
+        # one bound method per function, kept: the monitor's ``intact`` compares the hooks by identity
+        return memory, [(interpreter, "_interpreter", memory),
+                        *((real, name, getattr(memory, name)) for name in memory._native)]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._real, name)
@@ -155,6 +171,12 @@ class BoundedMemory:
                        "only through a launch (`kernel[grid](...)`)")
             self._violated(message)
             raise OutsideLaunch(message)
+        if self._call_code is not None and not self._in_body(sys._getframe(2)):
+            message = (f"a memory operation of Triton's interpreter ({what} an address) outside the kernel's body: "
+                       "from a grid function, an argument's method or other host code run by the launch; only the "
+                       "kernel's own loads and stores may touch memory")
+            self._violated(message)
+            raise OutsideLaunch(message)
         ranges = self._ranges[-1]
         if ranges is None:
             return
@@ -178,18 +200,57 @@ class BoundedMemory:
             self._violated(message)
             raise OutsideLaunch(message)
 
+    def _in_body(self, frame: Any) -> bool:
+        """Whether ``frame`` (a memory operation's caller) runs inside a kernel's body: the frame that Triton's
+        ``GridExecutor.__call__`` called on the way here runs the executor's own function, not the grid callable,
+        the argument copies (a duck-typed argument's methods) or a hook."""
+        while frame is not None:
+            caller = frame.f_back
+            if caller is not None and caller.f_code is self._call_code:
+                body = getattr(caller.f_locals.get("self"), "fn", None)
+                return getattr(body, "__code__", None) is frame.f_code
+            frame = caller
+        return False
+
     def load(self, ptrs, mask, other, dtype):
         self._check(ptrs, mask, np.dtype(dtype).itemsize, "loaded from")
-        return self._real.load(ptrs, mask, other, dtype)
+        return self._native["load"](ptrs, mask, other, dtype)
 
     def store(self, ptrs, value, mask):
         self._check(ptrs, mask, np.asarray(value).dtype.itemsize, "stored to", writes=True, reads=False)
-        return self._real.store(ptrs, value, mask)
+        return self._native["store"](ptrs, value, mask)
 
     def atomic_cas(self, ptrs, cmp, val, sem):
         self._check(ptrs, None, np.asarray(cmp).dtype.itemsize, "updated (atomic_cas)", writes=True)
-        return self._real.atomic_cas(ptrs, cmp, val, sem)
+        return self._native["atomic_cas"](ptrs, cmp, val, sem)
 
     def atomic_rmw(self, op, ptrs, val, mask, sem):
         self._check(ptrs, mask, np.asarray(val).dtype.itemsize, "updated (atomic)", writes=True)
-        return self._real.atomic_rmw(op, ptrs, val, mask, sem)
+        return self._native["atomic_rmw"](op, ptrs, val, mask, sem)
+
+
+MEMORY_FUNCTIONS = ("load", "store", "atomic_cas", "atomic_rmw")
+
+
+def _executor_call_code(interpreter: Any) -> Any:
+    """The code of Triton's own ``GridExecutor.__call__``, followed through the verifier's wrappers of it (their
+    closures and keyword-only defaults) to the function defined in Triton's interpreter module; None where it
+    cannot be found (then memory operations are checked against the launch's tensors only)."""
+    seen: set[int] = set()
+    todo = [interpreter.GridExecutor.__dict__.get("__call__")]
+    while todo:
+        fn = todo.pop()
+        if id(fn) in seen or not callable(fn):
+            continue
+        seen.add(id(fn))
+        code = getattr(fn, "__code__", None)
+        if code is not None and code.co_filename == interpreter.__file__ and code.co_name == "__call__":
+            return code
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                todo.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                continue
+        for value in (getattr(fn, "__kwdefaults__", None) or {}).values():
+            todo += list(value) if isinstance(value, tuple) else [value]
+    return None

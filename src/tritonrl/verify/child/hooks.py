@@ -10,6 +10,7 @@ reachable through torch; its instance holds nothing).
 - ``launch_wrapper``: ``JITFunction.run`` (a GPU's launch) and ``GridExecutor.__call__`` (the CPU interpreter's, its
   lowest launch point, whoever built the executor): every launch goes through the monitor;
 - ``quiet_wrapper``: the autotuner's and heuristics' ``run``: their own torch ops are Triton's, not the candidate's;
+- ``constexpr_wrapper``: ``ConstexprFunction.__call__``: the numbers a constexpr function hands a kernel are counted;
 - ``export_wrapper``: every way a tensor's values leave torch for Python or numpy (``tolist``; the live views
   ``numpy``, ``__array__``, ``__dlpack__``, ``__cuda_array_interface__``, ``torch.utils.dlpack.to_dlpack``; and
   ``apply_``, ``map_``, ``map2_``, which hand every value to a Python function and write its result back);
@@ -102,6 +103,22 @@ def executor_wrapper(original: Callable, monitor: Any, interpreted: bool) -> Cal
         if monitor.record is None:
             return original(self, *args, **kwargs)
         return monitor.launch(original, self, args, kwargs)
+    return __call__
+
+
+def constexpr_wrapper(original: Callable, monitor: Any) -> Callable:
+    """``ConstexprFunction.__call__``: what a constexpr function returns inside a launch is Python's numbers entering
+    the kernel (``Monitor.constexpr_values``)."""
+    def __call__(self, *args, _tritonrl_watch=(original, monitor), **kwargs):  # noqa: N807 - Triton's name
+        original, monitor = _tritonrl_watch
+        result = original(self, *args, **kwargs)
+        if monitor.in_launch and monitor.record is not None and not monitor.internal:
+            monitor.internal += 1
+            try:
+                monitor.constexpr_values(result)
+            finally:
+                monitor.internal -= 1
+        return result
     return __call__
 
 

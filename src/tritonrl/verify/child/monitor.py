@@ -168,11 +168,13 @@ def _numbers_in(value: Any, depth: int = 0) -> Iterator[Any]:
 
 def scalar_arguments(kernel: Any, args: tuple, kwargs: dict, ints: bool) -> list:
     """The numbers a launch hands its kernel's parameters (launch options aside), in tuples too: floats always;
-    integers only where ``ints`` (the import and the constructions: a forward passes sizes, strides and a row
-    index per launch)."""
+    integers inside a tuple or list always (a fixed-point table: the twenty-fifth red team passed erf as 97 ints);
+    a parameter's own integer only where ``ints`` (the import and the constructions: a forward passes sizes,
+    strides and a row index per launch)."""
     names = set(getattr(kernel, "arg_names", ()) or ())
     values = list(args) + [v for k, v in kwargs.items() if k in names]
-    return [n for v in values for n in _numbers_in(v) if ints or not isinstance(n, numbers_.Integral)]
+    return [n for v in values for n in _numbers_in(v)
+            if ints or not isinstance(n, numbers_.Integral) or not _number(v.value if is_a(v, Constexpr) else v)]
 
 
 def global_numbers(kernel: Any) -> list:
@@ -277,6 +279,7 @@ class Monitor:
         self.origins = Origins()
         self.record: ForwardRecord | None = None
         self.in_launch = 0
+        self.overflows = 0  # numbers past ``HOST_VALUES`` met inside a launch (``constexpr_values``)
         self.internal = 0  # > 0 while the monitor's own torch ops run (never accounted)
         self.total_launches = 0
         self._wrappers: list[tuple[Any, str, Any]] = []
@@ -316,12 +319,17 @@ class Monitor:
         except ImportError:
             pass
         made += [(cls, "run", hooks.quiet_wrapper(cls.run, self)) for cls in quiet]
+        try:
+            from triton.runtime.jit import ConstexprFunction
+            made.append((ConstexprFunction, "__call__", hooks.constexpr_wrapper(ConstexprFunction.__call__, self)))
+        except ImportError:  # a Triton without constexpr functions
+            pass
         self._launch_codes.update(fn.__code__ for _, _, fn in made)
         made += hooks.export_hooks(self)
         bounded = BoundedMemory.hook()  # the interpreter's loads and stores: only the launch's own storages
         if bounded is not None:
-            made.append(bounded)
-            self._memory = bounded[2]
+            self._memory, memory_hooks = bounded
+            made += memory_hooks
             self._memory.on_violation = self._stopped
         self._mode = hooks.watch_mode(self)
         return made
@@ -394,6 +402,14 @@ class Monitor:
             return
         self.read(t, name, t.numel())
 
+    def constexpr_values(self, result: Any) -> None:
+        """A ``triton.constexpr_function`` returned ``result`` inside a launch: Python computed it, at compile time
+        on a GPU, in the kernel's body under the interpreter; its numbers enter the kernel as a launch's scalars do
+        (the twenty-fifth red team's erf table, one ``constexpr_function`` call per entry in a ``static_range``)."""
+        numbers = list(_numbers_in(result))
+        if numbers and self.record is not None and not self.entered(numbers):
+            self.overflows += 1
+
     def entered(self, numbers: Iterable[Any]) -> bool:
         """``numbers`` (Python's) are written into tensors, by a fill or as a launch's scalar arguments: whether the
         phase is still within ``HOST_VALUES`` distinct ones. Data has an owner: a table of the op computed in
@@ -447,6 +463,7 @@ class Monitor:
                     unset = self._unset_bytes(given)
             finally:
                 self.internal -= 1
+            overflows = self.overflows
             try:
                 with self._own_hooks(kernel), (self._memory.launch(given, unset) if self._memory is not None
                                                 else nullcontext()) as stores, \
@@ -455,6 +472,8 @@ class Monitor:
             finally:
                 if not record.coarse:
                     self._befores.pop()
+            if self.overflows != overflows:
+                taint = FOREIGN  # a table's worth of numbers from constexpr functions: what it wrote is theirs
             record.launches += 1
             self.total_launches += 1
             if record.coarse:  # no snapshots: whatever the launch was handed, it may have written
