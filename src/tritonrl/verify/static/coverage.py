@@ -18,7 +18,8 @@ A reference that escapes into a value (container, attribute, default, decorator,
 direct call, so its target is analysed; a function never referenced at all is analysed too.
 
 ``escaping`` holds the function-likes whose parameters cannot be inferred from call sites (lambdas, decorated
-functions, implicitly invoked methods, anything passed around): their parameters are tensors (kinds.py). A lambda
+functions, implicitly invoked methods, anything passed around): their parameters are tensors (kinds.py). A
+``triton.constexpr_function`` is called by Triton with constexpr values only: its parameters are never tensors. A lambda
 bound to a name (``cdiv = lambda a, b: (a + b - 1) // b``) and only called by that name is a function like a def.
 """
 
@@ -272,6 +273,8 @@ class Coverage:
             return not refs or not all(self._direct_call(r) for r in refs)
         if not isinstance(node, FUNCS):
             return False
+        if any(_compile_time(d) for d in node.decorator_list):  # called by Triton on constexprs, never tensors
+            return False
         if not all(self._plain_method_decorators_of(d) or _caching(d) for d in node.decorator_list) \
                 or node.name.startswith("__") or node.name == "forward":
             return True
@@ -281,6 +284,14 @@ class Coverage:
     def analysed(self) -> list[Unit]:
         """Units the torch-compute check reads: a lambda made in an exempt ``__init__`` is still analysed."""
         return [u for u in self.units if id(u.node) not in self.exempt]
+
+
+def _compile_time(d: ast.AST) -> bool:
+    """``triton.constexpr_function``: Triton calls it while it compiles a kernel (under the interpreter, as the
+    kernel's body runs) with the kernel's constexpr values, never a tensor; what it returns is counted at run time
+    as numbers from Python (``Monitor.constexpr_values``)."""
+    target = d.func if isinstance(d, ast.Call) else d
+    return (target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")) == "constexpr_function"
 
 
 def _caching(d: ast.AST) -> bool:
