@@ -99,7 +99,6 @@ def randomize_parameters(model: torch.nn.Module, seed: int) -> None:
                 continue
             if param.is_floating_point():  # one NaN bit pattern: a payload is no place for data
                 param.masked_fill_(param.isnan(), float("nan"))
-            scale = _scales(param)
             if _varied(param):
                 noise = value_keyed_noise(param.detach(), seed)
             else:
@@ -108,10 +107,16 @@ def randomize_parameters(model: torch.nn.Module, seed: int) -> None:
                 noise_seed = int(hashlib.sha256(repr((seed, ident, rank)).encode()).hexdigest()[:15], 16)
                 gen = torch.Generator(device=param.device).manual_seed(noise_seed)
                 noise = torch.randn(param.shape, generator=gen, dtype=torch.float32, device=param.device)
-            step = noise * scale
+            if param.dtype == torch.bool:  # bits have no size: a tenth of them flip (a table of bits moves too)
+                param.logical_xor_(noise.abs() > FLIP_AT)
+                continue
+            step = noise * _scales(param)
             if not param.is_floating_point():  # integers move by whole units: at least one, either way
                 step = torch.where(step < 0, step.floor(), step.ceil())
             param.add_(step.to(dtype=param.dtype))
+
+
+FLIP_AT = 1.645  # |noise| past this flips a bool parameter's element: a tenth of a normal draw's
 
 
 def _scales(param: torch.Tensor) -> torch.Tensor:
