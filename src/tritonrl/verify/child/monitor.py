@@ -177,6 +177,28 @@ def scalar_arguments(kernel: Any, args: tuple, kwargs: dict, ints: bool) -> list
             if ints or not isinstance(n, numbers_.Integral) or not _number(v.value if is_a(v, Constexpr) else v)]
 
 
+def view_offsets(kernel: Any, args: tuple, kwargs: dict, every: bool) -> list:
+    """Where in their storages the views a launch hands its kernel start (their nonzero ``storage_offset``): a kernel
+    reads them back as numbers (``ptr.to(tl.int64)`` minus the storage's base), so they are Python's numbers as a
+    launch's scalars are. The twenty-sixth red team passed an erf table in ``__init__`` as the offsets of 128 views
+    of one buffer per launch, no number among the arguments. Views inside a tuple or list always; a parameter's
+    own view only where ``every`` (the import and the constructions: a forward may hand a chunk's view per launch)."""
+    names = set(getattr(kernel, "arg_names", ()) or ())
+    found: list = []
+
+    def walk(value: Any, depth: int) -> None:
+        if is_a(value, torch.Tensor):
+            if (every or depth) and value.storage_offset():
+                found.append(int(value.storage_offset()))
+        elif issubclass(type(value), (tuple, list)) and depth < 8:
+            for item in (tuple.__iter__(value) if issubclass(type(value), tuple) else list.__iter__(value)):
+                walk(item, depth + 1)
+
+    for value in [*args, *(v for k, v in kwargs.items() if k in names)]:
+        walk(value, 0)
+    return found
+
+
 def global_numbers(kernel: Any) -> list:
     """The numbers in the module globals a kernel reads, and the ``@triton.jit`` functions it calls read: a
     ``tl.constexpr`` table bound at import is Python's data as a launch's scalars are (integers too: a block size
@@ -446,7 +468,9 @@ class Monitor:
             # before the watch's own section: reading the candidate's arguments and globals may run its code (a
             # float subclass's ``__float__``), which must run watched (the twenty-fourth red team computed a whole
             # GEMM in one, unseen while the monitor's own ops are not accounted)
-            numbers = [*scalar_arguments(kernel, args, kwargs, ints=record.phase != "forward"), *global_numbers(kernel)]
+            every = record.phase != "forward"
+            numbers = [*scalar_arguments(kernel, args, kwargs, ints=every), *global_numbers(kernel),
+                       *view_offsets(kernel, args, kwargs, every)]
             self.internal += 1
             try:
                 taint = launch_taint(record.provenance, given)

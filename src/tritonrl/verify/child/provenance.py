@@ -547,12 +547,17 @@ class CoarseProvenance:
                        and src.is_contiguous())
         unset = self.unset.get(storage_key(src))
         partly_unset = unset is not None and src.numel() and bool(byte_region(unset, src).any())
+        carried = byte_region(unset, src).clone() if partly_unset and same_layout else None
         written = classes if same_layout else {relayout_class(classes, dst, src, TORCH in self.taints)}
         self._write(dst, written - {UNSET})
-        if partly_unset:  # a copy of bytes nothing wrote holds nothing written: all of it, to be safe
+        if partly_unset:  # a copy of bytes nothing wrote holds nothing written
             if storage_key(dst) not in self.unset:
                 self._fresh_flags(dst, False)
-            self._unset_region(dst, True)
+            flags = self.unset.get(storage_key(dst))
+            if carried is not None and flags is not None:  # byte for byte (the interpreter copies each argument's
+                byte_region(flags, dst).copy_(carried)     # storage onto itself after a launch: nothing changes)
+            else:  # in another layout: all of it, to be safe
+                self._unset_region(dst, True)
             self._set(dst).add(UNSET)
 
 
