@@ -152,29 +152,39 @@ def _host_key(n: Any) -> Any:
     return ("object", id(n))  # another class (one registered as a number): by identity, none of its methods run
 
 
-def _numbers_in(value: Any, depth: int = 0) -> Iterator[Any]:
-    """The numbers in ``value``: itself, or inside the tuples, lists and ``tl.constexpr`` it nests (a Triton tuple
-    argument or a constexpr tuple is a table's worth as much as as many scalars: the twenty-fourth red team),
-    walked by their base classes' own iteration."""
+def _leaves(value: Any, depth: int = 0) -> Iterator[tuple[Any, int]]:
+    """``value`` itself, or what the tuples, lists and ``tl.constexpr`` it nests hold, each with how deep in them it
+    sits (a Triton tuple argument or a constexpr tuple is a table's worth as much as as many scalars: the
+    twenty-fourth red team), walked by their base classes' own iteration."""
     if is_a(value, Constexpr):
         value = value.value
     kind = type(value)
-    if _number(value):
-        yield value
-    elif issubclass(kind, (tuple, list)) and depth < 8:
+    if not _number(value) and issubclass(kind, (tuple, list)) and depth < 8:
         for item in (tuple.__iter__(value) if issubclass(kind, tuple) else list.__iter__(value)):
-            yield from _numbers_in(item, depth + 1)
+            yield from _leaves(item, depth + 1)
+    else:
+        yield value, depth
+
+
+def _numbers_in(value: Any) -> Iterator[Any]:
+    """The numbers in ``value``: itself, or inside the tuples, lists and ``tl.constexpr`` it nests."""
+    return (leaf for leaf, _ in _leaves(value) if _number(leaf))
+
+
+def _launch_leaves(kernel: Any, args: tuple, kwargs: dict) -> Iterator[tuple[Any, int]]:
+    """``_leaves`` of what a launch hands its kernel's parameters (launch options aside)."""
+    names = set(getattr(kernel, "arg_names", ()) or ())
+    for value in [*args, *(v for k, v in kwargs.items() if k in names)]:
+        yield from _leaves(value)
 
 
 def scalar_arguments(kernel: Any, args: tuple, kwargs: dict, ints: bool) -> list:
-    """The numbers a launch hands its kernel's parameters (launch options aside), in tuples too: floats always;
-    integers inside a tuple or list always (a fixed-point table: the twenty-fifth red team passed erf as 97 ints);
-    a parameter's own integer only where ``ints`` (the import and the constructions: a forward passes sizes,
-    strides and a row index per launch)."""
-    names = set(getattr(kernel, "arg_names", ()) or ())
-    values = list(args) + [v for k, v in kwargs.items() if k in names]
-    return [n for v in values for n in _numbers_in(v)
-            if ints or not isinstance(n, numbers_.Integral) or not _number(v.value if is_a(v, Constexpr) else v)]
+    """The numbers a launch hands its kernel's parameters, in tuples too: floats always; integers inside a tuple or
+    list always (a fixed-point table: the twenty-fifth red team passed erf as 97 ints); a parameter's own integer
+    only where ``ints`` (the import and the constructions: a forward passes sizes, strides and a row index per
+    launch)."""
+    return [n for n, depth in _launch_leaves(kernel, args, kwargs)
+            if _number(n) and (ints or depth or not isinstance(n, numbers_.Integral))]
 
 
 def view_offsets(kernel: Any, args: tuple, kwargs: dict, every: bool) -> list:
@@ -183,20 +193,8 @@ def view_offsets(kernel: Any, args: tuple, kwargs: dict, every: bool) -> list:
     launch's scalars are. The twenty-sixth red team passed an erf table in ``__init__`` as the offsets of 128 views
     of one buffer per launch, no number among the arguments. Views inside a tuple or list always; a parameter's
     own view only where ``every`` (the import and the constructions: a forward may hand a chunk's view per launch)."""
-    names = set(getattr(kernel, "arg_names", ()) or ())
-    found: list = []
-
-    def walk(value: Any, depth: int) -> None:
-        if is_a(value, torch.Tensor):
-            if (every or depth) and value.storage_offset():
-                found.append(int(value.storage_offset()))
-        elif issubclass(type(value), (tuple, list)) and depth < 8:
-            for item in (tuple.__iter__(value) if issubclass(type(value), tuple) else list.__iter__(value)):
-                walk(item, depth + 1)
-
-    for value in [*args, *(v for k, v in kwargs.items() if k in names)]:
-        walk(value, 0)
-    return found
+    return [int(t.storage_offset()) for t, depth in _launch_leaves(kernel, args, kwargs)
+            if is_a(t, torch.Tensor) and (every or depth) and t.storage_offset()]
 
 
 def global_numbers(kernel: Any) -> list:
