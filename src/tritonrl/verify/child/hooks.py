@@ -19,6 +19,7 @@ reachable through torch; its instance holds nothing).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -120,6 +121,20 @@ def constexpr_wrapper(original: Callable, monitor: Any) -> Callable:
                 monitor.internal -= 1
         return result
     return __call__
+
+
+def pose_as(wrapper: Any, original: Any) -> None:
+    """``wrapper`` (a hook replacing ``original``) answers ``inspect.signature`` with ``original``'s, without anyone
+    reading its own ``__code__`` or ``__kwdefaults__`` (refused: they hold the monitor). Triton 3.6's front end asks
+    ``inspect.signature(fn.__call__)`` of every ``constexpr_function`` it calls (``tl.sum``'s ``_pick_sum_dtype``),
+    to pass ``_semantic``: the refused read failed every kernel with a ``tl.sum`` on a GPU and in the CPU's front-end
+    check (Triton 3.9 does not ask). A C function or a property without a signature is left as it is."""
+    if not callable(wrapper) or isinstance(wrapper, property):
+        return
+    try:
+        wrapper.__signature__ = inspect.signature(original)
+    except (TypeError, ValueError, AttributeError):  # a builtin without one, or no original
+        pass
 
 
 def quiet_wrapper(original: Callable, monitor: Any) -> Callable:

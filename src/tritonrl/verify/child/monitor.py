@@ -313,6 +313,7 @@ class Monitor:
     # ------------------------------------------------------------ installation
     def install(self) -> None:
         for owner, name, wrapper in self._make_wrappers():
+            hooks.pose_as(wrapper, owner.__dict__.get(name))
             setattr(owner, name, wrapper)
             self._wrappers.append((owner, name, wrapper))
             audit.protect(wrapper)
