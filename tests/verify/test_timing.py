@@ -561,6 +561,20 @@ def test_a_cuda_error_names_where_it_surfaced_in_the_verifier():
         assert format_error(exc) == "ValueError: a plain error"
 
 
+def test_a_long_error_keeps_its_cause_at_the_end():
+    """Triton's ``CompilationError`` prints the kernel's source first and the cause last: a long message keeps its
+    start and its end (a GPU compile failure read only ``def row_kernel(...`` and the cut source before)."""
+    from tritonrl.verify.child.harness import format_error
+
+    source = "\n".join(f"    line_{i} = tl.load(x_ptr + {i})" for i in range(200))
+    try:
+        raise ValueError(f"at 9:28:\ndef kernel(x_ptr):\n{source}\nAuditRefusal('the cause')")
+    except ValueError as exc:
+        text = format_error(exc, limit=800)
+    assert text.startswith("ValueError: at 9:28:\ndef kernel(x_ptr):") and text.endswith("AuditRefusal('the cause')")
+    assert " ... " in text and len(text) <= 800
+
+
 
 def test_the_hold_covers_the_warm_up_host_time_and_never_shrinks():
     """``CudaTimer.learn`` (no GPU needed for its arithmetic): ``HOLD_FACTOR`` times the longest host time seen,

@@ -141,8 +141,8 @@ def format_error(exc: BaseException, code_path: str = CODE_FILE, limit: int = MA
         head = head.splitlines()[0]
         lines += [f"  (verifier) {os.path.basename(f.filename)}:{f.lineno} in {f.name}" for f in everything[-3:]
                   if os.path.basename(f.filename) != code_path]
-    if len(head) > limit // 2:
-        head = head[: limit // 2] + "..."
+    if len(head) > limit // 2:  # its start and its end: a compiler's message ends with the cause, after the source
+        head = f"{head[: limit // 4]} ... {head[-(limit // 4):]}"
     return "\n".join([head, *lines])[:limit]
 
 
