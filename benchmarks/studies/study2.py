@@ -64,6 +64,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     m = p.add_argument_group("the main run")
     m.add_argument("--arms", default=None, help=f"the arms this hold trains (default: every unfinished one of "
                                                 f"{','.join(main_run.ARMS)})")
+    m.add_argument("--retrain", default=None, metavar="ARM[,ARM]",
+                   help="train these finished arms again in this hold (a new hold only): their training and "
+                        "evaluations are kept under abandoned/hold-H and recorded as abandoned, with --why; for an "
+                        "arm whose training is void (its reward was found broken), never to pick a better run")
+    m.add_argument("--why", default=None, help="with --retrain: why, recorded in holds.json and heldout_runs.jsonl")
     m.add_argument("--calibration", default=None, help="the committed calibration result (default: "
                                                        "docs/results/study2_calibration.json)")
     m.add_argument("--screen-enough", action="store_true",
@@ -92,6 +97,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if not args.rehearsal and (args.steps_cap is not None or args.unseen_n not in (None, 256) or args.heldout_n):
         p.error("--steps-cap, --unseen-n and --heldout-n change registered sizes: only with --rehearsal")
+    if bool(args.retrain) != bool(args.why):
+        p.error("--retrain and --why go together: say which arms to train again and why")
+    retrain = set(args.retrain.split(",")) if args.retrain else set()
+    if retrain - set(main_run.ARMS):
+        p.error(f"--retrain: no arm {sorted(retrain - set(main_run.ARMS))}; the arms are {','.join(main_run.ARMS)}")
+    if args.arms and retrain - set(args.arms.split(",")):
+        p.error(f"--retrain {args.retrain}: a retrained arm must be among --arms ({args.arms})")
     return args
 
 

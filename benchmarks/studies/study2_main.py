@@ -287,14 +287,20 @@ def begin_hold(config, args, q: jobs.Queue, cal: dict) -> None:
     for label in ARMS:
         if not complete(q, label, cal) and not (q.done(f"arm:{label}") and sampled(config, args, q, label, cal)):
             abandon(config, q, label, cal, number - 1, with_arm=True)
+    retrained = {}
+    for label in (getattr(args, "retrain", None) or "").split(","):
+        if label and q.done(f"arm:{label}"):  # ``--retrain``: its training is void, said why, and it trains again
+            abandon(config, q, label, cal, number - 1, with_arm=True, why=f"retrained: {args.why}")
+            retrained[label] = args.why
     q.forget("sft")
     set_hold(config, {"hold": number, "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-                      "arms": []})
+                      "arms": [], **({"retrained": retrained} if retrained else {})})
 
 
-def abandon(config, q: jobs.Queue, label: str, cal: dict, hold: int, with_arm: bool) -> None:
+def abandon(config, q: jobs.Queue, label: str, cal: dict, hold: int, with_arm: bool,
+            why: str = "cut short with the weights it sampled") -> None:
     """``label``'s unfinished evaluations (and with ``with_arm`` its training and finished ones: they came from the
-    lost weights) moved under ``abandoned/hold-H``; a held-out one is recorded as abandoned."""
+    lost weights) moved under ``abandoned/hold-H``; a held-out one is recorded as abandoned, and ``why``."""
     gone = paths(config)["main"] / "abandoned" / f"hold-{hold}"
     for name in evals_of(label, cal):
         kind, _, what = name.partition(":")
@@ -302,7 +308,7 @@ def abandon(config, q: jobs.Queue, label: str, cal: dict, hold: int, with_arm: b
         if not out.exists() or (q.done(name) and not with_arm):
             continue
         if kind == "heldout":
-            record_heldout(config, what, out, "abandoned: cut short with the weights it sampled")
+            record_heldout(config, what, out, f"abandoned: {why}")
         gone.mkdir(parents=True, exist_ok=True)
         shutil.move(str(out), str(gone / f"{kind}-{what}"))
         q.forget(name)

@@ -155,3 +155,48 @@ def test_a_new_hold_keeps_an_arm_whose_samples_are_recorded_and_abandons_one_cut
     runs = [json.loads(line) for line in (main / "heldout_runs.jsonl").read_text().splitlines()]
     assert [(r["run"], r["status"].split(":")[0]) for r in runs] == [("control_s0@1.0", "abandoned")]
     assert main_run.hold_arms(config, args, q, cal) == ["grpo_s1", "control_s0", "rloo", "bon", "sftplus"]
+
+
+def test_retrain_voids_a_finished_arm_once_with_its_reason(tmp_path):
+    """``--retrain ARM --why``: a finished arm whose reward was found broken is kept under ``abandoned/hold-H`` with
+    its evaluations, each held-out one recorded as abandoned with the reason, and trains again in the new hold; the
+    hold's record says so (``begin_hold`` runs once a hold: a hold's later calls leave it alone)."""
+    from types import SimpleNamespace
+
+    import study2
+    import study2_jobs as jobs
+
+    run, tasks = tmp_path / "run", tmp_path / "tasks"
+    (tasks / "heldout").mkdir(parents=True)
+    (tasks / "heldout" / "tasks.jsonl").write_text(json.dumps({"name": "a"}) + "\n")
+    config = SimpleNamespace(run=SimpleNamespace(run_dir=str(run)),
+                             data=SimpleNamespace(sft_sources=[str(tasks / "sft")]),
+                             eval=SimpleNamespace(tasks=str(tasks / "heldout")))
+    cal = {"s_star": 20, "sft_best": 20, "sft_best_temperature": "greedy"}
+    args = SimpleNamespace(set=[], config="c.yaml", rehearsal=False, heldout_n=None, arms="grpo_s1",
+                           retrain="grpo_s1", why="its reward rejected every tl.sum (a verifier bug)")
+    main = run / "main"
+    q = jobs.Queue(config, args, ["0#0"], "main", root=main)
+    jobs.atomic_json(main / "holds.json", [{"hold": 3, "arms": ["grpo_s1"]}])
+    for name in ("arm:grpo_s1", "unseen:grpo_s1", "heldout:grpo_s1@1.0", "heldout:grpo_s1@greedy"):
+        kind, _, what = name.partition(":")
+        out = main / ("arms" if kind == "arm" else kind) / what
+        out.mkdir(parents=True)
+        if kind == "heldout":
+            (out / "results.jsonl").write_text(json.dumps({"task": "a", "result": {"correct": True}}) + "\n")
+        (main / "jobs").mkdir(exist_ok=True)
+        (main / "jobs" / f"{name.replace(':', '_').replace('@', '_at_')}.json").write_text(json.dumps({"job": name}))
+    assert main_run.hold_arms(config, args, q, cal) == []  # finished: nothing to train without --retrain
+    main_run.begin_hold(config, args, q, cal)
+    gone = main / "abandoned" / "hold-3"
+    assert sorted(p.name for p in gone.iterdir()) == ["arm-grpo_s1", "heldout-grpo_s1@1.0", "heldout-grpo_s1@greedy",
+                                                       "unseen-grpo_s1"]
+    runs = [json.loads(line) for line in (main / "heldout_runs.jsonl").read_text().splitlines()]
+    assert {r["status"] for r in runs} == {"abandoned: retrained: its reward rejected every tl.sum (a verifier bug)"}
+    assert main_run.hold_now(config)["retrained"] == {"grpo_s1": args.why}
+    assert main_run.hold_arms(config, args, q, cal) == ["grpo_s1"]
+    with pytest.raises(SystemExit):
+        study2.parse_args(["--config", "c.yaml", "--phase", "main", "--retrain", "grpo_s1"])  # no --why
+    with pytest.raises(SystemExit):
+        study2.parse_args(["--config", "c.yaml", "--phase", "main", "--arms", "rloo", "--retrain", "grpo_s1",
+                           "--why", "x"])  # not among --arms
