@@ -120,6 +120,10 @@ class VerifyConfig(Section):
         "help": "start a candidate child per place ahead of its candidates (forked, isolated, CUDA started) "
                 "whenever the places are free: for GPUs that are the verifier's own (each idle child keeps a CUDA "
                 "context on the GPU, memory a training run colocated there would miss)"})
+    known_good: bool = field(default=True, metadata={
+        "help": "before RL rewards or an evaluation scores anything: judge nine bundled reference kernels (one of "
+                "each construct) and stop in one line if any is rejected, a verifier broken on this machine's "
+                "torch or Triton (tritonrl.verify.parent.known_good)"})
     share_verdicts: bool = field(default=False, metadata={
         "help": "an evaluation judges each distinct (task, extracted code) once and gives its duplicates the same "
                 "verdict (rows say shared_verdict); low-temperature samples repeat often, and the CPU verdict is "

@@ -134,4 +134,13 @@ def rank_verifier(config: Any):
     verify = rank_verify_config(config)
     if world_size() > 1 and verify.gpus is None and verify.device != "cpu":
         verify = dataclasses.replace(verify, gpus=[rank_gpu()])
-    return make_verifier(verify)
+    verifier = make_verifier(verify)
+    if verify.known_good:  # a reward that rejects known-good kernels here trains on noise: stop first
+        from tritonrl.verify.parent.known_good import check_known_good
+
+        try:
+            check_known_good(verifier, "the reward")
+        except BaseException:
+            verifier.close()
+            raise
+    return verifier

@@ -79,6 +79,10 @@ def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, land: Any, 
 
         verifier = owned = make_verifier(verify)  # verify.backend: local, ray or http
     try:
+        if owned is not None and items and verify.known_good:  # a verifier broken here would score every run low
+            from tritonrl.verify.parent.known_good import check_known_good
+
+            check_known_good(verifier, "the evaluation")
         device = getattr(verifier, "device", None) or verify.device
         for index, result in stream_verdicts(verifier, items, stop):
             result = _size_limited(result, todo[index].task, verify, device)
