@@ -328,9 +328,24 @@ def hold_arms(config, args, q: jobs.Queue, cal: dict) -> list[str]:
             and not (q.done(f"arm:{a}") and sampled(config, args, q, a, cal))]
 
 
+def known_good_first(config, status: gpu.Status) -> None:
+    """Before the hold changes anything: the study's verifier, with its settings on this machine's stack, accepts
+    the bundled reference kernels, else the run stops in one line (the third hold trained an arm on a reward that
+    rejected every ``tl.sum`` kernel there: docs/results.md). RL and evaluations check again as they start."""
+    from tritonrl.verify.parent.backends import make_verifier
+    from tritonrl.verify.parent.known_good import check_known_good
+
+    status.set("the verifier's known-good check")
+    with make_verifier(config.verify) as verifier:
+        check_known_good(verifier, "study2, this hold's verifier")
+    demo._log("the verifier accepts the known-good kernels")
+
+
 def run_main(config, args, q: jobs.Queue, status: gpu.Status) -> None:
     """The main run's part in this hold; each step skips what is done, so running it again resumes."""
     cal = committed(args)
+    if config.verify.known_good:
+        known_good_first(config, status)
     marker = paths(config)["run"] / "main_hold.json"  # on this machine only: never archived, never carried
     if not marker.exists() or not holds(config):
         begin_hold(config, args, q, cal)
