@@ -315,3 +315,24 @@ def test_a_verdict_reaches_its_request_without_waiting_for_its_batch():
         assert verifier.calls == [2], verifier.calls
         gate.set()
         assert slow.result().status_code == 200 and len(slow.result().json()["results"]) == 1
+
+
+def test_a_service_whose_own_verifier_rejects_known_good_kernels_refuses_to_start(monkeypatch):
+    """``tritonrl serve`` on a stack where its verifier is broken stops in one line instead of answering every
+    client wrongly (``verify.known_good``); a verifier handed in is the caller's to check."""
+    from tritonrl.verify import Stage, VerifyResult
+    from tritonrl.verify.parent import backends, known_good
+
+    class Broken(FakeVerifier):
+        def verify_many(self, items):  # every bundled reference wrongly rejected, as a broken hook does
+            return [VerifyResult(Stage.TINY, valid=True, compiled=True, flags=["interpreter_only"], error="broken")
+                    for _ in items]
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(known_good, "_PASSED", set())
+    monkeypatch.setattr(backends, "make_verifier", lambda config: Broken())
+    with pytest.raises(known_good.VerifierBroken, match="^tritonrl serve: the verifier rejects 9 of 9"):
+        Service(serve_config()).start()
+    Service(serve_config(), verifier=Broken()).start()  # handed in: not checked here

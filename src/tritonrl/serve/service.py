@@ -36,6 +36,7 @@ class Service:
         self.token = token if token is not None else load_token(config.serve)
         require_token_off_loopback(config.serve, self.token)
         self.verifier = verifier if verifier is not None else make_verifier(config.verify)
+        self.owned = verifier is None
         self.device = getattr(self.verifier, "device", config.verify.device)
         self.tasks = TaskBook({t.name: t for t in load_tasks("bundled")}, config.serve.task_sources)
         self.instruments = Instruments(self.device)
@@ -53,10 +54,16 @@ class Service:
                 "task_sources": limits.task_sources, "tasks": sorted(self.tasks.bundled)}
 
     def start(self) -> None:
-        """Start the verifier's processes now (a local one's zygote and judges), so the first request is warm."""
+        """Start the verifier's processes now (a local one's zygote and judges), so the first request is warm; one
+        made here first judges the known-good kernels (``verify.known_good``): a service broken on this machine's
+        stack refuses to start rather than answer every client wrongly."""
         start = getattr(self.verifier, "start", None)
         if start is not None:
             start(wait=True)
+        if self.owned and self.config.verify.known_good:
+            from tritonrl.verify.parent.known_good import check_known_good
+
+            check_known_good(self.verifier, "tritonrl serve")
 
     def close(self) -> None:
         close = getattr(self.verifier, "close", None)
