@@ -14,6 +14,7 @@ reachable through torch; its instance holds nothing).
 - ``export_wrapper``: every way a tensor's values leave torch for Python or numpy (``tolist``; the live views
   ``numpy``, ``__array__``, ``__dlpack__``, ``__cuda_array_interface__``, ``torch.utils.dlpack.to_dlpack``; and
   ``apply_``, ``map_``, ``map2_``, which hand every value to a Python function and write its result back);
+- ``storage_hooks``: a storage's raw byte channels (``_write_file``, ``_set_from_file`` ...), refused;
 - ``watch_mode``: the ``TorchDispatchMode`` that sees every aten op.
 """
 
@@ -161,6 +162,35 @@ def export_wrapper(original: Callable, monitor: Any, live: bool, name: str) -> C
         return original(tensor, *args, **kwargs)
     export.__name__ = name
     return export
+
+
+# A storage's raw byte channels: file I/O into and out of Python objects and pointer swaps, none an aten op (the
+# twenty-seventh red team read inputs with ``_write_file`` and wrote an answer computed in Python with
+# ``_set_from_file``, unseen). Refused on torch's Python storage classes; their C base is out of the candidate's
+# reach (``torch._C`` is refused by the static check, as every private name of a storage is).
+STORAGE_CHANNELS = ("_write_file", "_set_from_file", "_new_with_file", "_swap_data_ptr_", "_byteswap",
+                    "_resize_with_addr_", "_new_using_fd_cpu", "_new_using_filename_cpu", "_share_fd_cpu_",
+                    "_share_filename_cpu_", "_new_shared_fd_cpu", "_new_shared_filename_cpu")
+
+
+def refusing_wrapper(monitor: Any, name: str) -> staticmethod:
+    """A storage method moving raw bytes outside torch's ops: any call in the child is tampering, recorded (so a
+    swallowed error still fails the phase) and raised."""
+    def refuse(*args, _tritonrl_watch=(monitor, name), **kwargs):
+        monitor, name = _tritonrl_watch
+        if monitor.record is not None:
+            monitor.record.escape(f"a storage's {name} (it moves tensor bytes outside torch's ops, unseen)")
+        raise RuntimeError(f"{name} of a torch storage is not allowed here: it moves tensor bytes outside "
+                           "torch's ops, where no watch sees them")
+    refuse.__name__ = name
+    return staticmethod(refuse)
+
+
+def storage_hooks(monitor: Any) -> list[tuple[Any, str, Any]]:
+    """(owner, attribute, replacement): each of ``STORAGE_CHANNELS`` on torch's Python storage classes."""
+    return [(owner, name, refusing_wrapper(monitor, name))
+            for owner in (torch.UntypedStorage, torch.TypedStorage) for name in STORAGE_CHANNELS
+            if hasattr(owner, name)]
 
 
 def export_hooks(monitor: Any) -> list[tuple[Any, str, Any]]:

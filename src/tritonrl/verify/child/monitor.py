@@ -318,6 +318,7 @@ class Monitor:
             self._wrappers.append((owner, name, wrapper))
             audit.protect(wrapper)
             audit.protect(getattr(wrapper, "fget", wrapper))  # a property's getter
+            audit.protect(getattr(wrapper, "__func__", wrapper))  # a static method's function
 
     def intact(self) -> bool:
         """The hooks are still the ones installed (a candidate that replaced them is tampering)."""
@@ -347,6 +348,7 @@ class Monitor:
             pass
         self._launch_codes.update(fn.__code__ for _, _, fn in made)
         made += hooks.export_hooks(self)
+        made += hooks.storage_hooks(self)
         bounded = BoundedMemory.hook()  # the interpreter's loads and stores: only the launch's own storages
         if bounded is not None:
             self._memory, memory_hooks = bounded
@@ -644,8 +646,11 @@ class Monitor:
             _cuda_sync()
         self.internal += 1
         try:
-            credit_launch(self.record.provenance, watched, given, before, _storage_bytes, taint,
-                          stores.bytes_of if stores is not None else None)
+            if credit_launch(self.record.provenance, watched, given, before, _storage_bytes, taint,
+                             stores.bytes_of if stores is not None else None):
+                self.record.escape("tensor bytes that changed during a launch its kernel did not store: host code "
+                                   "the launch ran (a grid function, a hook, an argument's method) wrote them "
+                                   "without a torch op")
             for t in watched + [t for t in given if self._protected(t)]:  # an input a task mutates: as written
                 self._shadow(t)
         finally:

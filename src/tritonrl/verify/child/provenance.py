@@ -663,7 +663,7 @@ def launch_taint(prov: Provenance | CoarseProvenance, given: list) -> int | None
 
 
 def credit_launch(prov: Provenance, watched: list, given: list, before: dict, storage_bytes: Any,
-                  taint: int | None = None, stored: Any = None) -> None:
+                  taint: int | None = None, stored: Any = None) -> bool:
     """After a launch: the bytes it changed (``before`` its snapshot of each watched storage, ``storage_bytes`` the
     flat view of one) are ``KERNEL``'s, whole elements at a time (a value the kernel wrote may share some bytes
     with what was there before), unless the launch passes on a ``taint`` (it was handed foreign or torch-made
@@ -673,15 +673,24 @@ def credit_launch(prov: Provenance, watched: list, given: list, before: dict, st
     stored the very value of: the allocation noise (``scramble.py``) held what an honest kernel wrote there; and
     the bytes of a copy of an input it stored the same value over (an in-place kernel on ``x.clone()`` where the op
     is the identity on this trial's values, hardtanh on the x0.01 trial: the twenty-fourth red team's honest h04).
-    Neither can launder: what was there is noise or the input itself, never a computed answer."""
+    Neither can launder: what was there is noise or the input itself, never a computed answer.
+
+    Returns whether, with ``stored``, a byte changed that no store of the launch explains: under the interpreter
+    every byte a kernel writes is one of its stores, so host code the launch ran wrote it without a torch op (the
+    twenty-seventh red team's grid function, through a storage's ``_set_from_file``); such bytes are not credited."""
     changed_in: dict[tuple[str, int], torch.Tensor] = {}
+    unexplained = False
     for t in watched:
         key = storage_key(t)
         if key not in changed_in:
             changed = changed_in[key] = before[key] != storage_bytes(t)
             mask = prov.mask(t)
             if stored is not None:  # where nothing or an input's copy was: a rewrite of other data is no work
-                changed |= stored(t) & ((mask == UNSET) | (mask == INPUT))
+                by_kernel = stored(t)
+                if bool((changed & ~by_kernel).any()):
+                    unexplained = True
+                    changed &= by_kernel
+                changed |= by_kernel & ((mask == UNSET) | (mask == INPUT))
             mask[changed] = KERNEL if taint is None else taint
             prov.kinds[key].add(KERNEL if taint is None else taint)
     copies = []
@@ -710,3 +719,4 @@ def credit_launch(prov: Provenance, watched: list, given: list, before: dict, st
         if echo is not None:
             prov.region(t)[echo] = ECHO
             prov.kinds[storage_key(t)].add(ECHO)
+    return unexplained

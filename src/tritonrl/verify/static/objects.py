@@ -26,7 +26,14 @@ import types
 
 from tritonrl.verify.static.facts import MODULES, remembered
 from tritonrl.verify.static.names import excerpt, import_only, is_dunder
-from tritonrl.verify.static.vocab import ALLOWED_IMPORTS, ARITH_DUNDERS, COMPILERS, EXIT_NAMES, FOREIGN_CODE
+from tritonrl.verify.static.vocab import (
+    ALLOWED_IMPORTS,
+    ARITH_DUNDERS,
+    COMPILERS,
+    EXIT_NAMES,
+    FOREIGN_CODE,
+    STORAGE_INTERNALS,
+)
 
 # fmt: off
 SAFE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__version__", "__init__", "__class__",
@@ -99,6 +106,8 @@ def _describe(q: str) -> tuple[str, str]:
 
 def _link_escape(scope, node: ast.Attribute) -> str | None:
     """Why the link ``<parent>.<attr>`` escapes, or None."""
+    if node.attr in STORAGE_INTERNALS:  # whatever the receiver: a storage is rarely known as one here
+        return "a private method of torch's storages, which moves tensor bytes outside torch's ops"
     if is_dunder(node.attr):
         return None if node.attr in SAFE_DUNDERS or _arith_dunder(node.attr) else "an introspection handle"
     if not scope.is_module_ref(node):

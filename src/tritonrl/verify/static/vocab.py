@@ -96,6 +96,16 @@ ARITH_DUNDERS = frozenset(f"__{p}{op}__" for op in _OPS for p in ("", "r", "i"))
     "__abs__", "__invert__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__getitem__",
     "__setitem__"})
 BUILTIN_REDUCERS = frozenset({"abs", "sum", "pow", "round", "min", "max", "divmod"})
+# The private methods of torch's storages (``torch._C.StorageBase`` and its Python classes): raw file I/O, shared
+# memory and pointer swaps that move a storage's bytes without any aten op, so no watch sees them (the
+# twenty-seventh red team read inputs with ``_write_file`` into a Python object and wrote a ReLU computed in Python
+# into an output with ``_set_from_file``, from a grid function inside the launch). No kernel needs one.
+STORAGE_INTERNALS = frozenset({"_byteswap", "_cdata", "_expired", "_fix_weakref", "_free_weak_ref", "_get_filename",
+    "_get_shared_fd", "_new_shared_cuda", "_new_shared_fd_cpu", "_new_shared_filename_cpu", "_new_using_fd_cpu",
+    "_new_using_filename_cpu", "_new_with_file", "_new_with_weak_ptr", "_release_ipc_counter_cuda",
+    "_resize_with_addr_", "_set_cdata", "_set_from_file", "_share_cuda_", "_share_fd_cpu_", "_share_filename_cpu_",
+    "_shared_decref", "_shared_incref", "_swap_data_ptr_", "_weak_ref", "_write_file", "_new_shared",
+    "_release_ipc_counter", "_share_memory_", "_from_buffer", "_new_wrapped_storage"})
 # fmt: on
 
 META_METHODS = frozenset(
