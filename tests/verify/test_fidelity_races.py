@@ -3,6 +3,8 @@ every store lane is masked off: a ReLU that stores only the positive values of a
 and the check raised ``IndexError`` on the empty record (an honest fixture, ``i8_empty_then_zero_half``, was
 rejected whenever the secret tiny inputs made its second half all negative: CI, 2026-11-29)."""
 
+from pathlib import Path
+
 import numpy as np
 
 from tests.verify.tasks import RELU
@@ -37,5 +39,5 @@ def test_a_load_of_what_another_program_stores_races():
 def test_an_honest_relu_storing_nothing_from_a_negative_block_is_accepted(verifier):
     negative = RELU.replace("torch.randn(batch_size, dim)", "-torch.rand(batch_size, dim) - 0.1")
     assert negative != RELU
-    result = verifier.verify(KernelTask(name="negative_relu", level=1, source=negative), code=open(FIXTURE).read())
+    result = verifier.verify(KernelTask(name="negative_relu", level=1, source=negative), code=Path(FIXTURE).read_text())
     assert result.correct, (result.flags, result.error)

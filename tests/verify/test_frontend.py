@@ -4,7 +4,6 @@ kernel reads has changed (its reach)."""
 import types
 
 import pytest
-
 import triton.language as tl
 
 from tritonrl.verify.child import frontend
