@@ -13,7 +13,8 @@ is analysed as forward code except:
     them forward code like the rest (the harness's own construction is the only exempt one);
   - ``__init__`` of a class, and any function or method, whose every reference is a direct call from an exempt
     unit (or sits in the main block); a class used as a base inherits its subclass's exemption;
-  - an echoed ``class Model`` and echoed ``get_inputs`` / ``get_init_inputs`` referenced nowhere but the main block.
+  - an echoed ``class Model`` (an inert one: ``inert_class``) and echoed ``get_inputs`` / ``get_init_inputs``
+    referenced nowhere but the main block.
 A reference that escapes into a value (container, attribute, default, decorator, argument, return) is not a
 direct call, so its target is analysed; a function never referenced at all is analysed too.
 
@@ -31,6 +32,28 @@ from dataclasses import dataclass, field
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 UNIT_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 ECHOED_HELPERS = ("get_inputs", "get_init_inputs")
+
+
+def inert_class(cls: ast.ClassDef) -> bool:
+    """Whether defining ``cls`` runs nothing of its own: no decorator or keyword (a metaclass), and a body of
+    a docstring and plain method definitions whose defaults and annotations are constants or names. Only such a
+    ``class Model`` is an echo of the reference: a class body runs at import, and the twenty-eighth red team hid
+    numpy reading the input's memory in one (a function defined there and parked in a dict the forward called)."""
+    if cls.decorator_list or cls.keywords:
+        return False
+    simple = (ast.Constant, ast.Name, ast.Attribute)
+    for i, stmt in enumerate(cls.body):
+        if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        if not isinstance(stmt, FUNCS) or stmt.decorator_list:
+            return False
+        args = stmt.args
+        every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+        evaluated = [*args.defaults, *(d for d in args.kw_defaults if d is not None), stmt.returns,
+                     *(a.annotation for a in every if a is not None)]
+        if not all(e is None or isinstance(e, simple) for e in evaluated):
+            return False
+    return True
 
 
 @dataclass(eq=False)
@@ -228,7 +251,7 @@ class Coverage:
                 self.classes[b.id] for b in cls.bases if isinstance(b, ast.Name) and b.id in self.classes
             ]
         self.echo_ids: set[int] = set()  # id(unit node) of echoed reference code nothing runs
-        echoed = [self.classes["Model"]] if "Model" in self.classes else []
+        echoed = [self.classes["Model"]] if "Model" in self.classes and inert_class(self.classes["Model"]) else []
         echoed += [n for n in self.tree.body if isinstance(n, FUNCS) and n.name in ECHOED_HELPERS]
         for node in echoed:
             inside = {id(n) for n in ast.walk(node)}

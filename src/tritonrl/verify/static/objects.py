@@ -32,6 +32,8 @@ from tritonrl.verify.static.vocab import (
     COMPILERS,
     EXIT_NAMES,
     FOREIGN_CODE,
+    RAW_MEMORY_ATTRS,
+    RAW_MEMORY_QUALNAMES,
     STORAGE_INTERNALS,
 )
 
@@ -130,6 +132,19 @@ def _link_escape(scope, node: ast.Attribute) -> str | None:
     return None
 
 
+def _raw_memory(scope, node: ast.AST, q: str) -> str | None:
+    """numpy addressing raw memory (``RAW_MEMORY_QUALNAMES``, an array's ``.ctypes``), or building an
+    ``np.ndarray`` directly (over a buffer, at an offset, with strides): what it reaches, or None."""
+    if q.startswith(RAW_MEMORY_QUALNAMES):
+        return "addresses raw memory"
+    if isinstance(node, ast.Attribute) and node.attr in RAW_MEMORY_ATTRS and not scope.is_module_ref(node.value):
+        return "hands out an array's address"
+    parent = scope.coverage.parents.get(id(node))
+    if q == "numpy.ndarray" and isinstance(parent, ast.Call) and parent.func is node:
+        return "builds an array over raw memory"
+    return None
+
+
 def _arith_dunder(name: str) -> bool:
 
     return name in ARITH_DUNDERS
@@ -179,6 +194,10 @@ def check_attribute_escapes(scope):
                 continue
         if isinstance(node, (ast.Name, ast.Attribute)):
             q = scope.qualname(node) or ""
+            raw = _raw_memory(scope, node, q)
+            if raw:
+                yield node, f"`{excerpt(node)}` {raw}: numpy would read or write tensor memory unwatched"
+                continue
             if q.startswith(INTERCEPTION) and scope.is_module_ref(node):
                 yield node, f"`{excerpt(node)}` ({q}) intercepts or registers torch operations"
             elif _module_value(scope, node, portable):

@@ -96,6 +96,14 @@ ARITH_DUNDERS = frozenset(f"__{p}{op}__" for op in _OPS for p in ("", "r", "i"))
     "__abs__", "__invert__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__getitem__",
     "__setitem__"})
 BUILTIN_REDUCERS = frozenset({"abs", "sum", "pow", "round", "min", "max", "divmod"})
+# numpy's ways to address raw memory: a view at any address (``as_strided`` with a stride reaching another
+# allocation, the ``ndarray`` constructor over a buffer at an offset), an array's address (``byte_bounds``,
+# ``.ctypes``) and ctypes itself. With them numpy reads a tensor's bytes without any export (the twenty-eighth red
+# team read the input through ``as_strided`` over a one-element array, strided by ``x.data_ptr()`` minus its own).
+RAW_MEMORY_QUALNAMES = ("numpy.lib.stride_tricks.as_strided", "numpy.lib.array_utils.byte_bounds",
+    "numpy.byte_bounds", "numpy.ctypeslib", "numpy.ndarray.__new__", "numpy.lib.stride_tricks.DummyArray")
+RAW_MEMORY_ATTRS = frozenset({"ctypes", "__array_interface__", "__array_struct__"})
+
 # The private methods of torch's storages (``torch._C.StorageBase`` and its Python classes): raw file I/O, shared
 # memory and pointer swaps that move a storage's bytes without any aten op, so no watch sees them (the
 # twenty-seventh red team read inputs with ``_write_file`` into a Python object and wrote a ReLU computed in Python
