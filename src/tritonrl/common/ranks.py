@@ -134,13 +134,6 @@ def rank_verifier(config: Any):
     verify = rank_verify_config(config)
     if world_size() > 1 and verify.gpus is None and verify.device != "cpu":
         verify = dataclasses.replace(verify, gpus=[rank_gpu()])
-    verifier = make_verifier(verify)
-    if verify.known_good:  # a reward that rejects known-good kernels here trains on noise: stop first
-        from tritonrl.verify.parent.known_good import check_known_good
+    from tritonrl.verify.parent.known_good import checked
 
-        try:
-            check_known_good(verifier, "the reward")
-        except BaseException:
-            verifier.close()
-            raise
-    return verifier
+    return checked(make_verifier(verify), verify, "the reward")  # a reward broken here trains on noise: stop first

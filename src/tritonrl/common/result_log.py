@@ -79,7 +79,8 @@ def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, land: Any, 
 
         verifier = owned = make_verifier(verify)  # verify.backend: local, ray or http
     try:
-        if owned is not None and items and verify.known_good:  # a verifier broken here would score every run low
+        # a verifier broken here would score every run low (a service checked its own before it listened)
+        if owned is not None and items and verify.known_good and verify.backend != "http":
             from tritonrl.verify.parent.known_good import check_known_good
 
             check_known_good(verifier, "the evaluation")

@@ -63,7 +63,9 @@ def verifier_for(url: str | None, token_env: str, timeout_s: float, device: str)
 
             config = (VerifyConfig(backend="http", http_url=url, http_token_env=token_env, http_timeout_s=timeout_s)
                       if url else VerifyConfig(device=device))
-            _VERIFIERS[key] = make_verifier(config)
+            from tritonrl.verify.parent.known_good import checked
+
+            _VERIFIERS[key] = checked(make_verifier(config), config, "tritonrl's verl reward")
         return _VERIFIERS[key]
 
 

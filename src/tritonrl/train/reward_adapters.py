@@ -98,8 +98,10 @@ class VerifierReward:
                  cache: bool = False, shuffle: bool = False, seed: int = 0):
         if verifier is None:
             from tritonrl.verify.parent.backends import make_verifier
+            from tritonrl.verify.parent.known_good import checked
 
-            verifier = make_verifier(verify_config or VerifyConfig())  # verify.backend: local, ray or http
+            config = verify_config or VerifyConfig()
+            verifier = checked(make_verifier(config), config, "the reward")  # verify.backend: local, ray or http
         self.tasks = tasks
         self.verifier = verifier
         self.reward_config = reward_config or RewardConfig()
@@ -276,7 +278,10 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None) -> f
     device = (extra_info or {}).get("device", "auto")
     verifier = _VERL_VERIFIERS.get(device)
     if verifier is None:
-        verifier = _VERL_VERIFIERS[device] = Verifier(VerifyConfig(device=device))
+        from tritonrl.verify.parent.known_good import checked
+
+        config = VerifyConfig(device=device)
+        verifier = _VERL_VERIFIERS[device] = checked(Verifier(config), config, "tritonrl's verl reward")
     task = _task_for(ground_truth, extra_info)
     result = verifier.verify_many([VerifyItem(task, completion=solution_str)])[0]
     return float(compute_reward(result, RewardConfig()))

@@ -64,3 +64,16 @@ def check_known_good(verifier: Any, what: str) -> None:
         f"{torch.__version__}, triton {triton.__version__}), so its verdicts would be wrong; first {name}: "
         f"{getattr(verdict.stage, 'value', verdict.stage)} {','.join(verdict.flags)}: {error} "
         f"(verify.known_good: false runs anyway)")
+
+
+def checked(verifier: Any, config: Any, what: str) -> Any:
+    """``verifier``, made by the caller from ``config`` (a ``VerifyConfig``), once ``check_known_good`` passed where
+    ``config.known_good`` asks for it; closed if it failed. A client of ``tritonrl serve`` (``backend: http``) is
+    not checked: the service checked its own verifier before it listened."""
+    if getattr(config, "known_good", False) and getattr(config, "backend", "local") != "http":
+        try:
+            check_known_good(verifier, what)
+        except BaseException:
+            verifier.close()
+            raise
+    return verifier
