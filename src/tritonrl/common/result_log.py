@@ -79,10 +79,9 @@ def _judge(todo: list[Pending], verify: VerifyConfig, verifier: Any, land: Any, 
 
         verifier = owned = make_verifier(verify)  # verify.backend: local, ray or http
     try:
-        # a verifier broken here would score every run low (a service checked its own before it listened)
-        if owned is not None and items and verify.known_good and verify.backend != "http":
-            from tritonrl.verify.parent.known_good import check_known_good
+        from tritonrl.verify.parent.known_good import check_known_good, wanted
 
+        if owned is not None and items and wanted(verify):  # a verifier broken here would score every run low
             check_known_good(verifier, "the evaluation")
         device = getattr(verifier, "device", None) or verify.device
         for index, result in stream_verdicts(verifier, items, stop):

@@ -60,9 +60,9 @@ class Service:
         start = getattr(self.verifier, "start", None)
         if start is not None:
             start(wait=True)
-        if self.owned and self.config.verify.known_good:
-            from tritonrl.verify.parent.known_good import check_known_good
+        from tritonrl.verify.parent.known_good import check_known_good, wanted
 
+        if self.owned and wanted(self.config.verify):
             check_known_good(self.verifier, "tritonrl serve")
 
     def close(self) -> None:

@@ -66,11 +66,16 @@ def check_known_good(verifier: Any, what: str) -> None:
         f"(verify.known_good: false runs anyway)")
 
 
+def wanted(config: Any) -> bool:
+    """Whether a verifier made from ``config`` (a ``VerifyConfig``) is checked: ``known_good`` asks for it, and it
+    is no client of ``tritonrl serve`` (``backend: http``: the service checked its own before it listened)."""
+    return bool(getattr(config, "known_good", False)) and getattr(config, "backend", "local") != "http"
+
+
 def checked(verifier: Any, config: Any, what: str) -> Any:
-    """``verifier``, made by the caller from ``config`` (a ``VerifyConfig``), once ``check_known_good`` passed where
-    ``config.known_good`` asks for it; closed if it failed. A client of ``tritonrl serve`` (``backend: http``) is
-    not checked: the service checked its own verifier before it listened."""
-    if getattr(config, "known_good", False) and getattr(config, "backend", "local") != "http":
+    """``verifier``, made by the caller from ``config``, once ``check_known_good`` passed where ``wanted``; closed if
+    it failed."""
+    if wanted(config):
         try:
             check_known_good(verifier, what)
         except BaseException:
