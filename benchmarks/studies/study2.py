@@ -6,8 +6,10 @@
     # on the GPU host, the same command in every call until it prints "phase now: done" (the run goes on in its own
     # process session between calls while the machine is held; each call copies what exists to --out)
     python benchmarks/studies/study2.py --config configs/study2.yaml --phase calibration --slots 4 --wait-s 540 --out $OUT
-    # the main run, a hold at a time (--arms: the arms this hold trains); "phase now: hold done" ends a hold
-    python benchmarks/studies/study2.py --config configs/study2.yaml --phase main --arms grpo_s0 --slots 4 --wait-s 535 --out $OUT
+    # the main run, a hold at a time (--arms: the arms this hold trains); "phase now: hold done" ends a hold; each
+    # call's archives are committed in benchmarks/data/study2_main, which the next hold restores from (--carry)
+    python benchmarks/studies/study2.py --config configs/study2.yaml --phase main --arms grpo_s0 \
+        --carry benchmarks/data/study2_main --slots 4 --wait-s 535 --out $OUT
     # here: docs/results/study2.json and its plot from the recorded per-task counts
     python benchmarks/studies/study2.py --config configs/study2.yaml --phase report
 
@@ -69,6 +71,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "evaluations are kept under abandoned/hold-H and recorded as abandoned, with --why; for an "
                         "arm whose training is void (its reward was found broken), never to pick a better run")
     m.add_argument("--why", default=None, help="with --retrain: why, recorded in holds.json and heldout_runs.jsonl")
+    m.add_argument("--carry", default=None, metavar="DIR",
+                   help="the archives earlier holds' calls sent back, restored on a fresh machine (default: "
+                        "<run>/carry; the study's own are committed in benchmarks/data/study2_main, since a "
+                        "workspace is not kept between sessions)")
     m.add_argument("--calibration", default=None, help="the committed calibration result (default: "
                                                        "docs/results/study2_calibration.json)")
     m.add_argument("--screen-enough", action="store_true",
@@ -146,14 +152,17 @@ def collect(config, phase: str, out: Path) -> None:
                     tar.add(run / item, arcname=item, filter=small if phase == "calibration" else small_main)
 
 
-def restore(config) -> list[str]:
-    """A fresh machine of a later hold: the main run's state from the carried archives (``<run>/carry/*.tar.xz``,
-    what earlier holds' calls sent back). Never over a live run: only when no main run is here yet."""
+def restore(config, carry: str | None = None) -> list[str]:
+    """A fresh machine of a later hold: the main run's state from the carried archives (``carry``, default
+    ``<run>/carry``: what earlier holds' calls sent back). Never over a live run: only when no main run is here yet."""
     run = paths(config)["run"]
     if (run / "main" / "holds.json").exists():
         return []
+    carried = Path(carry) if carry else run / "carry"
+    if carry and not carried.is_dir():
+        raise SystemExit(f"study2: --carry {carry}: no such directory")
     restored = []
-    for archive in sorted((run / "carry").glob("*.tar.xz")):
+    for archive in sorted(carried.glob("*.tar.xz")):
         with tarfile.open(archive) as tar:
             tar.extractall(run, filter="data")
         restored.append(archive.name)
@@ -166,7 +175,7 @@ def device_call(config, args) -> int:
     run = paths(config)["run"]
     run.mkdir(parents=True, exist_ok=True)
     if args.phase == "main":
-        restore(config)
+        restore(config, args.carry)
     status = gpu.Status(run)
     proc = None
     if status.get().get("phase") not in END_PHASES and gpu.running_pid(run) is None:
@@ -196,7 +205,7 @@ def foreground(config, args) -> int:
     run = paths(config)["run"]
     run.mkdir(parents=True, exist_ok=True)
     if args.phase == "main":
-        restore(config)
+        restore(config, args.carry)
     (run / "orchestrator.pid").write_text(str(os.getpid()))
     PHASES[args.phase].run(config, args, gpu.Status(run))
     return 0

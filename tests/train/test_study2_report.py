@@ -200,3 +200,30 @@ def test_retrain_voids_a_finished_arm_once_with_its_reason(tmp_path):
     with pytest.raises(SystemExit):
         study2.parse_args(["--config", "c.yaml", "--phase", "main", "--arms", "rloo", "--retrain", "grpo_s1",
                            "--why", "x"])  # not among --arms
+
+
+def test_a_fresh_machine_restores_the_main_run_from_committed_archives(tmp_path):
+    """The main run's state comes back from ``--carry DIR`` (the study's archives are committed: a workspace is not
+    kept between sessions, and once the archives in an ignored run directory were lost with it); never over a live
+    run, and a missing directory is an error, not an empty start."""
+    import tarfile
+    from types import SimpleNamespace
+
+    import study2
+
+    made = tmp_path / "made" / "main"
+    made.mkdir(parents=True)
+    (made / "holds.json").write_text('[{"hold": 1}]')
+    carry = tmp_path / "committed"
+    carry.mkdir()
+    with tarfile.open(carry / "main.tar.xz", "w:xz") as tar:
+        tar.add(made, arcname="main")
+    config = SimpleNamespace(run=SimpleNamespace(run_dir=str(tmp_path / "run")),
+                             data=SimpleNamespace(sft_sources=[str(tmp_path / "tasks" / "sft")]))
+    with pytest.raises(SystemExit, match="no such directory"):
+        study2.restore(config, str(tmp_path / "absent"))
+    assert study2.restore(config, str(carry)) == ["main.tar.xz"]
+    assert json.loads((tmp_path / "run" / "main" / "holds.json").read_text()) == [{"hold": 1}]
+    (made / "holds.json").write_text('[{"hold": 2}]')
+    assert study2.restore(config, str(carry)) == []  # a live run is never overwritten
+    assert study2.parse_args(["--config", "c", "--carry", str(carry)]).carry == str(carry)
