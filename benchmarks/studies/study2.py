@@ -55,7 +55,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--prepare-heldout", action="store_true",
                    help="on the CPU, before the main run: the held-out split from its regenerated pool, checked")
     p.add_argument("--phase", choices=(*PHASES, "report"), default=None, help="the part of the study to run")
-    p.add_argument("--slots", type=int, default=4, help="jobs sharing the GPU at a time")
+    p.add_argument("--slots", type=int, default=4, help="jobs sharing a GPU at a time")
+    p.add_argument("--gpus", type=int, default=1,
+                   help="GPUs of the host to use (a two-GPU host: --gpus 2 trains two arms of a hold at once, each on "
+                        "a GPU of its own, with the host's twice the cores for their verdicts)")
     p.add_argument("--wait-s", type=float, default=540.0, help="wait this long for the run, then copy and return")
     p.add_argument("--out", default=None, help="copy the results here (a device call's $OUT) before returning; "
                                                "--phase report: where study2.json and the plot go (docs/results)")

@@ -382,7 +382,7 @@ def run_job(config, args, name: str) -> None:
 
 
 def run(config, args, status: gpu.Status) -> None:
-    calibrate(config, args, jobs.Queue(config, args, [f"0#{i}" for i in range(args.slots)], "calibration"), status)
+    calibrate(config, args, jobs.Queue(config, args, jobs.slot_names(args.gpus, args.slots), "calibration"), status)
 
 
 def load_committed(path: Path, rehearsal: bool = False) -> dict:

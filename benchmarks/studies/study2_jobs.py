@@ -181,9 +181,21 @@ def atomic_json(path: Path, value) -> None:
     tmp.replace(path)
 
 
-# ---------------------------------------------------------------- the queue on one GPU's slots
+# ---------------------------------------------------------------- the queue on the GPUs' slots
+def slot_names(gpus: int, n: int) -> list[str]:
+    """``n`` slots a GPU (``GPU#slot``), the GPUs taking turns: the first jobs of a queue (a hold's arms) each get a
+    GPU of their own, and every job still trains and samples on one GPU."""
+    return [f"{g}#{i}" for i in range(n) for g in range(gpus)]
+
+
+def burst(slots: list[str], n: int) -> list[str]:
+    """At least ``n`` slots over the GPUs of ``slots`` (the evaluations of a hold, which all sample at once)."""
+    gpus = len({s.split("#")[0] for s in slots})
+    return slot_names(gpus, -(-max(len(slots), n) // gpus))
+
+
 class Queue(gpu.Queue):
-    """``learning_demo_gpu.Queue`` with several slots on one GPU (``0#0``, ``0#1``, ...), this study's jobs (a
+    """``learning_demo_gpu.Queue`` with several slots a GPU (``0#0``, ``1#0``, ``0#1``, ...), this study's jobs (a
     process of ``study2.py --phase PHASE --job NAME``) and the phase's own ``jobs``/``logs`` directories."""
 
     def __init__(self, config, args, slots: list[str], phase: str, root: Path | None = None):
@@ -197,7 +209,7 @@ class Queue(gpu.Queue):
     def start(self, name: str, gpu_slot: str, all_gpus: bool = False) -> None:
         env = {**os.environ, "CUDA_VISIBLE_DEVICES": gpu_slot.split("#")[0], "PYTHONUNBUFFERED": "1"}
         # every job may use every core (four jobs are rarely all verifying); more slots at once (the evaluations'
-        # burst) share them out, about three workers a core in all
+        # burst, a second GPU's) share them out, about three workers a core in all
         workers = max(2, ((os.cpu_count() or 2) - 2) // max(1, len(self.gpus) // 4))
         argv = [sys.executable, str(ENTRY), "--config", self.args.config, "--phase", self.phase, "--job", name,
                 *sum((["--set", s] for s in [*self.args.set, f"verify.workers={workers}"]), []),

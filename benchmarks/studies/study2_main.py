@@ -371,7 +371,7 @@ def run_main(config, args, q: jobs.Queue, status: gpu.Status) -> None:
     q.run(stale_evaluations(config, q, ("unseen", "heldout")))  # earlier holds' judged by another verifier
     evaluations = [e for lab in (*sampled_before, *labels, *arms) for e in evals_of(lab, cal) if not q.done(e)]
     slots = q.gpus
-    q.gpus = [f"0#{i}" for i in range(max(len(slots), len(evaluations)))]  # every one samples first, at once:
+    q.gpus = jobs.burst(slots, len(evaluations))  # every one samples first, at once:
     try:  # recorded samples outlive the hold, the weights do not
         q.run(evaluations)
     finally:
@@ -382,7 +382,7 @@ def run_main(config, args, q: jobs.Queue, status: gpu.Status) -> None:
 
 
 def run(config, args, status: gpu.Status) -> None:
-    run_main(config, args, jobs.Queue(config, args, [f"0#{i}" for i in range(args.slots)], "main",
+    run_main(config, args, jobs.Queue(config, args, jobs.slot_names(args.gpus, args.slots), "main",
                                       root=paths(config)["main"]), status)
 
 

@@ -227,3 +227,19 @@ def test_a_fresh_machine_restores_the_main_run_from_committed_archives(tmp_path)
     (made / "holds.json").write_text('[{"hold": 2}]')
     assert study2.restore(config, str(carry)) == []  # a live run is never overwritten
     assert study2.parse_args(["--config", "c", "--carry", str(carry)]).carry == str(carry)
+
+
+def test_a_two_gpu_host_gives_a_holds_first_jobs_a_gpu_each():
+    """``--gpus 2``: the GPUs take turns in the slot list, so the hold's arms (its first jobs) train on different
+    GPUs, and the evaluations' burst is spread over both; one GPU keeps the registered layout (``0#0`` ...)."""
+    import study2
+    import study2_jobs as jobs
+
+    assert jobs.slot_names(1, 4) == ["0#0", "0#1", "0#2", "0#3"]
+    two = jobs.slot_names(2, 4)
+    assert two[:2] == ["0#0", "1#0"] and len(two) == 8 and len(set(two)) == 8
+    spread = jobs.burst(two, 11)
+    assert len(spread) >= 11 and {s.split("#")[0] for s in spread} == {"0", "1"}
+    assert jobs.burst(jobs.slot_names(1, 4), 6) == [f"0#{i}" for i in range(6)]
+    assert study2.parse_args(["--config", "c"]).gpus == 1
+    assert study2.parse_args(["--config", "c", "--gpus", "2"]).gpus == 2
