@@ -68,12 +68,15 @@ class _Accesses:
         self.stores: list[tuple[int, Any, Any]] = []
         self.updates: list[tuple[int, Any]] = []  # addresses changed by atomics, by program
         self.locks: set[int] = set()  # addresses of the locks the running program holds
+        self.lanes = _Lanes()  # the running program's stores since its last barrier, by lane
+        self.intra: str | None = None  # the launch's first read of a location another lane of its program wrote
 
     def start(self, grid: tuple[int, int, int], seed: int) -> None:
         self.grid = grid
         self.order = [(x, y, z) for x in range(grid[0]) for y in range(grid[1]) for z in range(grid[2])]
         random.Random(seed).shuffle(self.order)
         self.loads, self.stores, self.updates = [], [], []
+        self.lanes, self.intra = _Lanes(), None
 
     def program_index(self, x: int, y: int, z: int) -> tuple[int, int, int]:
         """The program run at the loop's step (x, y, z): the step's place in the shuffled order."""
@@ -81,11 +84,54 @@ class _Accesses:
         chosen = self.order[step] if step < len(self.order) else (x, y, z)
         self.program = (chosen[0] * self.grid[1] + chosen[1]) * self.grid[2] + chosen[2]
         self.locks = set()
+        self.lanes = _Lanes()
         return chosen
 
     def actor(self) -> int:
         """Who an access belongs to: the running program, or while it holds a lock, the lock (a negative id)."""
         return -1 - min(self.locks) if self.locks else self.program
+
+
+class _Lanes:
+    """One program's plain stores since its last ``tl.debug_barrier()``: for each block shape stored, the addresses
+    and the lane (the element's place in the block) that wrote each. On a GPU a program's lanes are threads that run
+    at once: a lane that loads what another lane of its program stored, with no barrier between, reads whatever
+    that lane has done by then. The interpreter runs a block as one step, so it always reads the store (the
+    twenty-fifth to twenty-seventh red teams: partial sums or a scratch row read back in reversed lane order). The
+    same lane (the same place in a block of the same shape: the same thread, for one pointer layout) reading its
+    own store is ordered; a block of one element, or blocks of other shapes, are not compared."""
+
+    def __init__(self) -> None:
+        self.stored: dict[tuple, list] = {}  # shape -> [(addresses, lanes)]
+        self.sorted: dict[tuple, tuple] = {}  # shape -> (addresses, each one's lowest and highest lane), made lazily
+
+    def store(self, shape: tuple, addresses: Any, lanes: Any) -> None:
+        if addresses.size and int(np_prod(shape)) > 1:
+            self.stored.setdefault(shape, []).append((addresses, lanes))
+            self.sorted.pop(shape, None)
+
+    def foreign_read(self, shape: tuple, addresses: Any, lanes: Any, np: Any) -> Any:
+        """The loaded addresses another lane of the program stored since the barrier (an empty array if none)."""
+        if shape not in self.stored or not addresses.size:
+            return addresses[:0]
+        if shape not in self.sorted:
+            a = np.concatenate([x for x, _ in self.stored[shape]])
+            lane = np.concatenate([x for _, x in self.stored[shape]])
+            order = np.lexsort((lane, a))
+            a, lane = a[order], lane[order]
+            starts = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
+            self.sorted[shape] = (a[starts], lane[starts], np.maximum.reduceat(lane, starts))
+        addr, low, high = self.sorted[shape]
+        at = np.clip(np.searchsorted(addr, addresses), 0, addr.size - 1)
+        hit = (addr[at] == addresses) & ((low[at] != lanes) | (high[at] != lanes))
+        return addresses[hit]
+
+
+def np_prod(shape: tuple) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
 
 
 _ACCESSES = _Accesses()
@@ -361,6 +407,7 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     original_load, original_store = builder.create_masked_load, builder.create_masked_store
     original_restore = executor._restore_args_dev
     original_rmw, original_cas = builder.create_atomic_rmw, builder.create_atomic_cas
+    original_barrier = builder.create_barrier
 
 
     def set_grid_dim(self, nx, ny, nz):
@@ -373,17 +420,31 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     # The leading parameters are taken by position and the rest passed on as they came: triton's builder methods
     # differ in their trailing ones between versions (3.6: cache_modifier, eviction_policy; 3.9: cache_policy).
     def create_masked_load(self, ptrs, mask, *rest, **kwargs):
-        loaded = np.asarray(ptrs.data)[np.asarray(mask.data, dtype=bool)]
+        where = np.broadcast_to(np.asarray(mask.data, dtype=bool), np.shape(ptrs.data))
+        loaded = np.asarray(ptrs.data)[where]
         _ACCESSES.loads.append((_ACCESSES.actor(), loaded))
+        if _ACCESSES.lanes.stored and _ACCESSES.intra is None:
+            raced = _ACCESSES.lanes.foreign_read(where.shape, loaded, np.flatnonzero(where), np)
+            if raced.size:
+                _ACCESSES.intra = (
+                    f"a program loads what another lane of it stored (address "
+                    f"{', '.join(f'{int(a):#x}' for a in raced[:RACE_EXAMPLES])}) with no tl.debug_barrier() between: "
+                    "on a GPU a program's lanes are threads that run at once, so what it reads depends on timing")
         if _LOAD_WATCH is not None:
             _LOAD_WATCH.append(loaded)
         return original_load(self, ptrs, mask, *rest, **kwargs)
 
     def create_masked_store(self, ptrs, value, mask, *rest, **kwargs):
-        where = np.asarray(mask.data, dtype=bool)
+        where = np.broadcast_to(np.asarray(mask.data, dtype=bool), np.shape(ptrs.data))
         data = np.broadcast_to(np.asarray(value.data), where.shape)[where]
-        _ACCESSES.stores.append((_ACCESSES.actor(), np.asarray(ptrs.data)[where], _bits(data, np)))
+        stored = np.asarray(ptrs.data)[where]
+        _ACCESSES.stores.append((_ACCESSES.actor(), stored, _bits(data, np)))
+        _ACCESSES.lanes.store(where.shape, stored, np.flatnonzero(where))
         return original_store(self, ptrs, value, mask, *rest, **kwargs)
+
+    def create_barrier(self, *args, **kwargs):
+        _ACCESSES.lanes = _Lanes()  # the program's lanes wait for each other: its stores are seen by all after
+        return original_barrier(self, *args, **kwargs)
 
     def create_atomic_rmw(self, rmwOp, ptr, val, mask, *rest, **kwargs):
         where = np.broadcast_to(np.asarray(mask.data, dtype=bool), np.shape(ptr.data))
@@ -415,8 +476,9 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         return result
 
     def restore_args_dev(self, *args, **kwargs):
-        race = find_race(_ACCESSES.loads, _ACCESSES.stores, _ACCESSES.updates)
+        race = _ACCESSES.intra or find_race(_ACCESSES.loads, _ACCESSES.stores, _ACCESSES.updates)
         _ACCESSES.loads, _ACCESSES.stores, _ACCESSES.updates = [], [], []
+        _ACCESSES.lanes, _ACCESSES.intra = _Lanes(), None
         if race is not None:
             raise DataRace(race)
         return original_restore(self, *args, **kwargs)
@@ -424,4 +486,5 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     builder.set_grid_dim, builder.set_grid_idx = set_grid_dim, set_grid_idx
     builder.create_atomic_rmw, builder.create_atomic_cas = create_atomic_rmw, create_atomic_cas
     builder.create_masked_load, builder.create_masked_store = create_masked_load, create_masked_store
+    builder.create_barrier = create_barrier
     executor._restore_args_dev = restore_args_dev
