@@ -13,6 +13,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 PROBE = textwrap.dedent("""
     import inspect, json
     from triton.language import standard
@@ -56,3 +58,40 @@ def test_hooks_answer_inspect_signature_as_their_originals_under_the_audit():
     assert "_semantic" in found["bound"], found
     assert found["mismatched"] == [], found  # no hook shows its keyword-only default holding the monitor
     assert found["kwdefaults"] == "AuditRefusal", found  # the monitor itself is still out of reach
+
+
+def test_a_compiled_kernel_is_launched_only_by_its_watched_launch():
+    """On a GPU a launch returns its ``CompiledKernel``, whose launcher (``run``) launched it again below the watch
+    (the twenty-ninth red team: 85% of a ReLU on a side stream before the timer started). The hooked ``run`` is
+    handed only to Triton's own ``JITFunction.run``; any other caller is refused, and the phase records it."""
+    from types import SimpleNamespace
+
+    from triton.compiler.compiler import CompiledKernel
+
+    from tritonrl.verify.child import hooks
+
+    record = SimpleNamespace(escapes=[])
+    record.escape = record.escapes.append
+    monitor = SimpleNamespace(record=record)
+    launcher = object()
+
+    def watched_launch(kernel):  # stands for JITFunction.run: the one caller the launcher is handed to
+        return kernel.run
+
+    made = hooks.compiled_launch_hooks(monitor, watched_launch.__code__)
+    assert [(owner, name) for owner, name, _ in made] == [(CompiledKernel, "run")]
+    original = CompiledKernel.__dict__["run"]
+    kernel = CompiledKernel.__new__(CompiledKernel)
+    # loaded already, no launch hook: the runner asks no driver (none on a CPU) before it reads ``run``
+    kernel.__dict__.update(_run=launcher, module=object(), _module_pid=None, name="k", function=None, hash="h",
+                           packed_metadata=None, metadata_group={}, src=None, metadata=None)
+    try:
+        CompiledKernel.run = made[0][2]
+        assert watched_launch(kernel) is launcher
+        with pytest.raises(RuntimeError, match="only through its launch"):
+            kernel.run  # noqa: B018 - the read is the launch's first step
+        with pytest.raises(RuntimeError, match="only through its launch"):
+            kernel[(1, 1, 1)](stream=0)  # CompiledKernel.__getitem__'s runner reads run when it is called
+    finally:
+        CompiledKernel.run = original
+    assert len(record.escapes) >= 2 and "below the watched launch" in record.escapes[0]

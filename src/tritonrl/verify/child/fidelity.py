@@ -27,9 +27,13 @@ that is right on a GPU:
   one-word lock (it found the expected value and changed it) and its ``atomic_xchg`` that gives it back, its loads,
   stores and atomics count as those of one program, the lock's, as mutual exclusion makes them on a GPU (the
   tutorial's layer-norm backward sums its partial weight gradients so); their order between programs is the
-  shuffle's, as atomics' is.
+  shuffle's, as atomics' is. Within one program, a lane (an element's place in a block) that loads what another
+  lane stored, with no ``tl.debug_barrier()`` since, races too: the lanes are threads that run at once on a GPU,
+  while the interpreter runs the block as one step (``_Lanes``; a lane reading its own store is ordered).
 
-Limits: the race check sees ``tl.load``/``tl.store`` and atomics through pointers, and what the interpreter lowers to
+Limits: a lane is a place in a block of one shape (the same pointer layout, the same thread); loads and stores of
+blocks of other shapes, or of one element, are not compared within a program, and a barrier the compiler adds on
+its own (a reduction across warps) is not one here. The race check sees ``tl.load``/``tl.store`` and atomics through pointers, and what the interpreter lowers to
 them (a tensor descriptor's loads and stores, in Triton 3.9: ``integrity/r24_sum_dim_race_via_tensor_descriptor``;
 an older Triton's block pointers may not be); a race between programs that happens to produce the same bytes is
 not reported; a read that waits for another program correctly (a spin on a flag) is reported as a race all the same

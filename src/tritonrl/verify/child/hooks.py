@@ -21,11 +21,14 @@ reachable through torch; its instance holds nothing).
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+_getframe = sys._getframe  # bound before the candidate is imported
 
 _Tensor = torch.Tensor
 _RESIZES = (torch.ops.aten.resize_.default, torch.ops.aten.resize_as_.default)
@@ -184,6 +187,33 @@ def refusing_wrapper(monitor: Any, name: str) -> staticmethod:
                            "torch's ops, where no watch sees them")
     refuse.__name__ = name
     return staticmethod(refuse)
+
+
+def compiled_launch_hooks(monitor: Any, launch_code: Any) -> list[tuple[Any, str, Any]]:
+    """(owner, attribute, replacement): a compiled kernel's launcher (``CompiledKernel.run``, a property) is handed
+    only to Triton's own ``JITFunction.run`` (``launch_code``), the launch the monitor watches. A launch returns its
+    ``CompiledKernel``, and ``compiled[grid](..., stream=...)`` (or ``compiled.run(...)``) launched it again below
+    the watch on a GPU: no count, no stream check, no snapshot (the twenty-ninth red team timed 85% of a ReLU that
+    way on a side stream, before the timer's start). Refused and recorded, so a swallowed error still fails the
+    phase. Under the CPU interpreter no compiled kernel exists; a Triton whose ``run`` is no property is left as is."""
+    try:
+        from triton.compiler.compiler import CompiledKernel
+    except ImportError:
+        return []
+    original = CompiledKernel.__dict__.get("run")
+    if not isinstance(original, property) or original.fget is None:
+        return []
+
+    def run(self, *, _tritonrl_watch=(original.fget, monitor, launch_code)):
+        fget, monitor, code = _tritonrl_watch
+        if _getframe(1).f_code is code:
+            return fget(self)
+        if monitor.record is not None:
+            monitor.record.escape("a compiled kernel launched again below the watched launch (CompiledKernel.run "
+                                  "or compiled[grid](...))")
+        raise RuntimeError("a compiled kernel may run only through its launch (`kernel[grid](...)`): launching the "
+                           "CompiledKernel a launch returned is not watched")
+    return [(CompiledKernel, "run", property(run))]
 
 
 def storage_hooks(monitor: Any) -> list[tuple[Any, str, Any]]:

@@ -110,6 +110,7 @@ RANDOM_FILLS = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "expon
                           "log_normal_", "cauchy_"})
 MAX_SCALAR_READS = 8  # values one forward may read into Python (not enough to compute there)
 HOST_VALUES = 16  # distinct numbers one phase may bring from Python into tensors (``Monitor.entered``)
+HOST_INTS = 64  # numbers a forward's launches may bring in their kernels' own integer parameters (``ForwardInts``)
 # Bound when this module is imported, before any candidate code: patching torch afterwards changes nothing here.
 _empty = torch.empty
 _set = torch.Tensor.set_
@@ -197,6 +198,71 @@ def view_offsets(kernel: Any, args: tuple, kwargs: dict, every: bool) -> list:
             if is_a(t, torch.Tensor) and (every or depth) and t.storage_offset()]
 
 
+def kernel_code(kernel: Any) -> Any:
+    """The Python function under a launched kernel (an Autotuner or Heuristics wraps a JITFunction, which wraps the
+    function): its code object names the kernel across launches, or None."""
+    fn = kernel
+    for _ in range(5):
+        code = getattr(fn, "__code__", None)
+        if type(code) is types.CodeType:
+            return code
+        fn = getattr(fn, "fn", None)
+    return None
+
+
+def parameter_ints(kernel: Any, args: tuple, kwargs: dict) -> list[tuple[Any, int]]:
+    """``(parameter, number)`` for each of a launch's own integer parameters (a ``tl.constexpr`` one too; read by
+    their C value, ``_host_key``) and each tensor parameter's storage offset (a view's place, which a kernel reads
+    back as a number: the twenty-sixth red team's table)."""
+    names = list(getattr(kernel, "arg_names", ()) or ())
+    found = []
+    for i, value in [*enumerate(args), *((k, v) for k, v in kwargs.items() if k in names)]:
+        name = names[i] if type(i) is int and i < len(names) else i
+        if is_a(value, Constexpr):
+            value = value.value
+        if _number(value) and is_a(value, numbers_.Integral):
+            found.append((name, _host_key(value)))
+        elif is_a(value, torch.Tensor):
+            found.append((name, int(value.storage_offset())))
+    return found
+
+
+class ForwardInts:
+    """The numbers a forward's launches bring in their kernels' own integer parameters (and their views' storage
+    offsets), by kernel and parameter. A parameter that takes one value brings one; one whose values step evenly
+    from launch to launch (a row index, a chunk's offset) brings two, its start and its step; any other brings each
+    value it took. An honest forward brings sizes, strides and loop indices: a few dozen numbers at most. A table
+    of the op written in every forward from a launch's integers (the sixteenth red team: erf in fixed point, 64
+    integers a launch, 65 launches) brings thousands. Past ``HOST_INTS`` the launch writes foreign data, as past
+    ``HOST_VALUES`` for floats; the allowance is generous, since 64 numbers are an approximation's coefficients,
+    which a kernel may also write as literals."""
+
+    def __init__(self) -> None:
+        self.params: dict[tuple, list] = {}  # (kernel, parameter) -> [first, last, step, even, values]
+
+    def add(self, kernel: Any, name: Any, value: int) -> None:
+        state = self.params.get((kernel, name))
+        if state is None:
+            self.params[(kernel, name)] = [value, value, None, True, {value}]
+            return
+        step = value - state[1]
+        if state[2] is None:
+            state[2] = step
+        elif step != state[2]:
+            state[3] = False
+        state[1] = value
+        state[4].add(value)
+
+    def brought(self) -> int:
+        """How many distinct numbers the forward's launches brought so far (counting stops past ``HOST_INTS``)."""
+        numbers: set = set()
+        for first, _, step, even, values in self.params.values():
+            numbers |= ({first} if step is None else {first, step}) if even else values
+            if len(numbers) > HOST_INTS:
+                break
+        return len(numbers)
+
+
 def global_numbers(kernel: Any) -> list:
     """The numbers in the module globals a kernel reads, and the ``@triton.jit`` functions it calls read: a
     ``tl.constexpr`` table bound at import is Python's data as a launch's scalars are (integers too: a block size
@@ -268,6 +334,7 @@ class ForwardRecord:
     sources: list = field(default_factory=list)  # the inputs, parameters and buffers (``layout_problem``)
     provenance: Provenance | CoarseProvenance = field(default_factory=Provenance)
     host_values: set = field(default_factory=set)  # numbers brought from Python into tensors (``entered``)
+    forward_ints: ForwardInts = field(default_factory=ForwardInts)  # a forward's launches' own integers
     coarse: bool = False
     phase: str = "forward"  # or "import", "build" (``CONSTRUCTION``), "drop", "explain"
 
@@ -349,6 +416,7 @@ class Monitor:
         self._launch_codes.update(fn.__code__ for _, _, fn in made)
         made += hooks.export_hooks(self)
         made += hooks.storage_hooks(self)
+        made += hooks.compiled_launch_hooks(self, JITFunction.run.__code__)  # not yet wrapped: Triton's own
         bounded = BoundedMemory.hook()  # the interpreter's loads and stores: only the launch's own storages
         if bounded is not None:
             self._memory, memory_hooks = bounded
@@ -472,11 +540,18 @@ class Monitor:
             every = record.phase != "forward"
             numbers = [*scalar_arguments(kernel, args, kwargs, ints=every), *global_numbers(kernel),
                        *view_offsets(kernel, args, kwargs, every)]
+            own_ints = [] if every else parameter_ints(kernel, args, kwargs)
             self.internal += 1
             try:
                 taint = launch_taint(record.provenance, given)
                 if not self.entered(numbers):
                     taint = FOREIGN  # a table's worth of Python numbers: what the kernel writes is theirs
+                if own_ints:
+                    code = kernel_code(kernel)
+                    for name, value in own_ints:
+                        record.forward_ints.add(code, name, value)
+                    if record.forward_ints.brought() > HOST_INTS:
+                        taint = FOREIGN  # a table's worth of integers, a launch at a time: the same
                 if not record.coarse:
                     if given and given[0].device.type == "cuda" and _cuda_sync is not None:
                         _cuda_sync()  # the bytes before the launch: nothing still in flight on any stream

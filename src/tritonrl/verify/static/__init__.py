@@ -44,6 +44,7 @@ from tritonrl.verify.static.files import check_file_access
 from tritonrl.verify.static.objects import check_attribute_escapes
 from tritonrl.verify.static.safety import (
     check_forbidden_imports,
+    check_harness_settings,
     check_process_exit,
     check_side_streams,
     check_tampering,
@@ -108,6 +109,7 @@ CHECKS: list[Check] = [
     Check("attribute_escapes", Flag.TAMPERING, check_attribute_escapes),
     Check("threads", Flag.THREADS, check_threads),
     Check("side_streams", Flag.THREADS, check_side_streams, strict_only=True),
+    Check("harness_settings", Flag.TAMPERING, check_harness_settings),
     Check("process_exit", Flag.PROCESS_EXIT, check_process_exit),
     Check("forbidden_imports", Flag.FORBIDDEN_IMPORT, check_forbidden_imports),
     Check("file_access", Flag.FILE_ACCESS, check_file_access),

@@ -22,6 +22,7 @@ from tritonrl.verify.static.vocab import (
     FILE_MODULES,
     FOREIGN_CODE,
     GLOBAL_STATE_CALLS,
+    HARNESS_SETTINGS,
     INTROSPECTION_ATTRS,
     INTROSPECTION_MODULES,
     PROCESS_CALLS,
@@ -236,6 +237,16 @@ def check_threads(scope: Scope):
             PROCESS_CALLS
         ):
             yield node, f"`{excerpt(node)}` starts a process"
+
+
+def check_harness_settings(scope: Scope):
+    """Reading the harness's own settings (deterministic mode, the fresh-memory poison) tells watched calls from
+    timed ones; a kernel's work must not depend on whether it is watched (the twenty-ninth red team ran its cheap
+    path only where the poison was off)."""
+    for node in scope.nodes:
+        q = (scope.qualname(node) or "") if names_something(node) else ""
+        if q and any(q == name or q.startswith(name + ".") for name in HARNESS_SETTINGS):
+            yield node, f"`{excerpt(node)}` reads the harness's own settings, which tell watched calls from timed ones"
 
 
 def check_side_streams(scope: Scope):

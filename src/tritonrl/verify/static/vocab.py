@@ -46,7 +46,12 @@ GLOBAL_STATE_CALLS = frozenset({"torch.manual_seed", "torch.seed", "torch.cuda.m
     "torch.cuda.set_rng_state", "random.seed", "numpy.random.seed", "torch.set_default_dtype",
     "torch.set_default_tensor_type", "torch.set_default_device", "torch.set_float32_matmul_precision",
     "torch.use_deterministic_algorithms", "torch.set_flush_denormal"})
-SIDE_STREAMS = frozenset({"torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.set_stream",
+# The harness's own settings, which differ between the watched calls and the timed ones (deterministic mode fills
+# fresh memory with a poison while the watch runs): read, they tell a candidate which calls are timed.
+HARNESS_SETTINGS = frozenset({"torch.utils.deterministic", "torch.are_deterministic_algorithms_enabled",
+    "torch.is_deterministic_algorithms_warn_only_enabled", "torch.get_deterministic_debug_mode"})
+SIDE_STREAMS = frozenset({"torch.cuda.current_stream", "torch.cuda.default_stream",
+    "torch.cuda.get_stream_from_external", "torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.set_stream",
     "torch.cuda.StreamContext", "torch.cuda.ExternalStream", "torch.Stream", "torch.cuda.streams",
     "torch.cuda.graph", "torch.cuda.CUDAGraph"})
 # fmt: on
