@@ -33,15 +33,17 @@ that is right on a GPU:
 
 Limits: a lane is a place in a block of one shape (the same pointer layout, the same thread); loads and stores of
 blocks of other shapes, or of one element, are not compared within a program, and a barrier the compiler adds on
-its own (a reduction across warps) is not one here. The race check sees ``tl.load``/``tl.store`` and atomics through pointers, and what the interpreter lowers to
-them (a tensor descriptor's loads and stores, in Triton 3.9: ``integrity/r24_sum_dim_race_via_tensor_descriptor``;
-an older Triton's block pointers may not be); a race between programs that happens to produce the same bytes is
-not reported; a read that waits for another program correctly (a spin on a flag) is reported as a race all the same
-(kernels that need such cross-program order within one launch are rare, and cannot be checked here).
+its own (a reduction across warps) is not one here. The race check sees ``tl.load``/``tl.store`` and atomics
+through pointers, and what the interpreter lowers to them (a tensor descriptor's loads and stores, in Triton 3.9:
+``integrity/r24_sum_dim_race_via_tensor_descriptor``; an older Triton's block pointers may not be); a race between
+programs that happens to produce the same bytes is not reported; a read that waits for another program correctly
+(a spin on a flag) is reported as a race all the same (kernels that need such cross-program order within one launch
+are rare, and cannot be checked here).
 """
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import secrets
@@ -110,7 +112,7 @@ class _Lanes:
         self.sorted: dict[tuple, tuple] = {}  # shape -> (addresses, each one's lowest and highest lane), made lazily
 
     def store(self, shape: tuple, addresses: Any, lanes: Any) -> None:
-        if addresses.size and int(np_prod(shape)) > 1:
+        if addresses.size and math.prod(shape) > 1:
             self.stored.setdefault(shape, []).append((addresses, lanes))
             self.sorted.pop(shape, None)
 
@@ -129,13 +131,6 @@ class _Lanes:
         at = np.clip(np.searchsorted(addr, addresses), 0, addr.size - 1)
         hit = (addr[at] == addresses) & ((low[at] != lanes) | (high[at] != lanes))
         return addresses[hit]
-
-
-def np_prod(shape: tuple) -> int:
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
 
 
 _ACCESSES = _Accesses()
