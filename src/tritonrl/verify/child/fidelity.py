@@ -31,8 +31,8 @@ that is right on a GPU:
   lane stored, with no ``tl.debug_barrier()`` since, races too: the lanes are threads that run at once on a GPU,
   while the interpreter runs the block as one step (``_Lanes``; a lane reading its own store is ordered).
 
-Limits: a lane is a place in a block of one shape (the same pointer layout, the same thread); loads and stores of
-blocks of other shapes, or of one element, are not compared within a program, and a barrier the compiler adds on
+Limits: a lane is a place, counted in order, in a block of one size (the same pointer layout, the same thread);
+loads and stores of blocks of other sizes, or of one element, are not compared within a program, and a barrier the compiler adds on
 its own (a reduction across warps) is not one here. The race check sees ``tl.load``/``tl.store`` and atomics
 through pointers, and what the interpreter lowers to them (a tensor descriptor's loads and stores, in Triton 3.9:
 ``integrity/r24_sum_dim_race_via_tensor_descriptor``; an older Triton's block pointers may not be); a race between
@@ -43,7 +43,6 @@ are rare, and cannot be checked here).
 
 from __future__ import annotations
 
-import math
 import random
 import re
 import secrets
@@ -104,30 +103,31 @@ class _Lanes:
     at once: a lane that loads what another lane of its program stored, with no barrier between, reads whatever
     that lane has done by then. The interpreter runs a block as one step, so it always reads the store (the
     twenty-fifth to twenty-seventh red teams: partial sums or a scratch row read back in reversed lane order). The
-    same lane (the same place in a block of the same shape: the same thread, for one pointer layout) reading its
-    own store is ordered; a block of one element, or blocks of other shapes, are not compared."""
+    same lane (the same place in a block of as many elements, counted in order: the same thread, for one pointer
+    layout, whatever the block's shape, so a reshape changes nothing) reading its own store is ordered; a block of
+    one element, or blocks of other sizes, are not compared."""
 
     def __init__(self) -> None:
-        self.stored: dict[tuple, list] = {}  # shape -> [(addresses, lanes)]
-        self.sorted: dict[tuple, tuple] = {}  # shape -> (addresses, each one's lowest and highest lane), made lazily
+        self.stored: dict[int, list] = {}  # block size -> [(addresses, lanes)]
+        self.sorted: dict[int, tuple] = {}  # size -> (addresses, each one's lowest and highest lane), made lazily
 
-    def store(self, shape: tuple, addresses: Any, lanes: Any) -> None:
-        if addresses.size and math.prod(shape) > 1:
-            self.stored.setdefault(shape, []).append((addresses, lanes))
-            self.sorted.pop(shape, None)
+    def store(self, size: int, addresses: Any, lanes: Any) -> None:
+        if addresses.size and size > 1:
+            self.stored.setdefault(size, []).append((addresses, lanes))
+            self.sorted.pop(size, None)
 
-    def foreign_read(self, shape: tuple, addresses: Any, lanes: Any, np: Any) -> Any:
+    def foreign_read(self, size: int, addresses: Any, lanes: Any, np: Any) -> Any:
         """The loaded addresses another lane of the program stored since the barrier (an empty array if none)."""
-        if shape not in self.stored or not addresses.size:
+        if size not in self.stored or not addresses.size:
             return addresses[:0]
-        if shape not in self.sorted:
-            a = np.concatenate([x for x, _ in self.stored[shape]])
-            lane = np.concatenate([x for _, x in self.stored[shape]])
+        if size not in self.sorted:
+            a = np.concatenate([x for x, _ in self.stored[size]])
+            lane = np.concatenate([x for _, x in self.stored[size]])
             order = np.lexsort((lane, a))
             a, lane = a[order], lane[order]
             starts = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
-            self.sorted[shape] = (a[starts], lane[starts], np.maximum.reduceat(lane, starts))
-        addr, low, high = self.sorted[shape]
+            self.sorted[size] = (a[starts], lane[starts], np.maximum.reduceat(lane, starts))
+        addr, low, high = self.sorted[size]
         at = np.clip(np.searchsorted(addr, addresses), 0, addr.size - 1)
         hit = (addr[at] == addresses) & ((low[at] != lanes) | (high[at] != lanes))
         return addresses[hit]
@@ -423,7 +423,7 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         loaded = np.asarray(ptrs.data)[where]
         _ACCESSES.loads.append((_ACCESSES.actor(), loaded))
         if _ACCESSES.lanes.stored and _ACCESSES.intra is None:
-            raced = _ACCESSES.lanes.foreign_read(where.shape, loaded, np.flatnonzero(where), np)
+            raced = _ACCESSES.lanes.foreign_read(where.size, loaded, np.flatnonzero(where), np)
             if raced.size:
                 _ACCESSES.intra = (
                     f"a program loads what another lane of it stored (address "
@@ -438,7 +438,7 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         data = np.broadcast_to(np.asarray(value.data), where.shape)[where]
         stored = np.asarray(ptrs.data)[where]
         _ACCESSES.stores.append((_ACCESSES.actor(), stored, _bits(data, np)))
-        _ACCESSES.lanes.store(where.shape, stored, np.flatnonzero(where))
+        _ACCESSES.lanes.store(where.size, stored, np.flatnonzero(where))
         return original_store(self, ptrs, value, mask, *rest, **kwargs)
 
     def create_barrier(self, *args, **kwargs):
