@@ -3,12 +3,16 @@ by their C value (the twenty-fourth red team's channels around the count; the ve
 
 from __future__ import annotations
 
+import math
 import numbers
 
+import torch
 import triton
 import triton.language as tl
 
-from tritonrl.verify.child.monitor import _host_key, fill_positions, global_numbers, scalar_arguments
+from tritonrl.verify.child import hooks
+from tritonrl.verify.child.monitor import Monitor, _host_key, fill_positions, global_numbers, scalar_arguments
+from tritonrl.verify.child.provenance import FOREIGN, KERNEL
 
 TABLE = tl.constexpr(tuple(i / 7 for i in range(40)))
 EPS = tl.constexpr(1e-5)
@@ -72,3 +76,38 @@ def test_fills_of_part_of_a_storage_count_their_position():
     assert fill_positions([planes[1, 3:7]]) == [("at", 19, 4)]
     keys = {_host_key(p) for start in (0, 5, 9) for p in fill_positions([planes[0, start:start + 2]])}
     assert len(keys) == 3  # each position once, as its value (not by the identity of a passing tuple)
+
+
+def _launch_twice(compile_in_build: bool) -> set:
+    """A kernel launched in a construction, then again later, its constexpr functions called only by the launch
+    that compiles it (a GPU's compile cache; under the interpreter every launch calls them): what the later launch
+    wrote is classed as what."""
+    monitor = Monitor("candidate.py")
+    monitor._mode = hooks.watch_mode(monitor)
+    compiled = []
+
+    def original(kernel, *args, **kwargs):
+        if not compiled:
+            compiled.append(True)
+            monitor.constexpr_values(tuple(math.erf(i / 8) for i in range(97)))
+
+    def kernel(x_ptr):
+        pass
+
+    if compile_in_build:
+        with monitor.phase("build"):
+            monitor.launch(original, kernel, (torch.zeros(8),), {})
+    else:
+        compiled.append(True)  # compiled where nothing was watched: no table came in
+    with monitor.phase("drop") as later:
+        out = torch.zeros(8)
+        monitor.launch(original, kernel, (out,), {})
+        return later.provenance.classes(out)
+
+
+def test_a_table_a_kernel_compiled_in_once_enters_its_every_later_launch():
+    """The twenty-ninth red team's ``a03`` (accepted on an H200): a GELU kernel whose ``constexpr_function``
+    calls return ``math.erf``'s table, compiled once by a warm-up launch in ``__init__``, so that no judged forward
+    calls them again. The numbers a kernel's compilation brought enter each launch of it."""
+    assert FOREIGN in _launch_twice(compile_in_build=True)
+    assert FOREIGN not in _launch_twice(compile_in_build=False) and KERNEL in _launch_twice(compile_in_build=False)

@@ -110,3 +110,24 @@ def test_a_launch_off_the_cpu_yields_no_stores():
         assert isinstance(stores, Stores)
     with memory.launch([torch.zeros(4), torch.empty(4, device="meta")]) as stores:
         assert stores is None
+
+
+def test_a_gpus_poison_takes_turns_and_no_turn_is_the_identity_of_both_max_and_min():
+    """On a GPU fresh memory holds one value a forward, not always NaN: NaN is the identity of a GPU's ``max`` and
+    ``min`` (maxNum), so a running max started from a fresh output was right in every GPU correctness trial (the
+    twenty-ninth red team's ``a04``). Three forwards in a row take all three values; in every dtype of two bytes
+    or more, the second is above every input a max sees, the third below every input a min sees."""
+    seen = []
+    for _ in range(3):
+        scramble.next_forward()
+        seen.append(scramble.gpu_pattern())
+    assert sorted(seen, key=str) == sorted(scramble.GPU_PATTERNS, key=str) and None in seen
+    x = torch.randn(4096) * 1e3
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int16, torch.int32,
+                  torch.int64):
+        values = x.to(dtype)
+        high, low = (torch.full((1,), scramble.poison_value(dtype, share), dtype=dtype) for share in (0.5, -0.5))
+        assert bool((torch.maximum(values, high) == high).all()), dtype  # a max started there stays there
+        assert bool((torch.minimum(values, low) == low).all()), dtype  # and a min started at the other
+        assert bool(torch.isfinite(values + high).all())  # a sum is far off, not a NaN
+    assert scramble.poison_value(torch.int8, 0.5) is None and scramble.poison_value(torch.bool, 0.5) is None

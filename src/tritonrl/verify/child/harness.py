@@ -74,8 +74,9 @@ _mem_get_info = torch.cuda.mem_get_info
 
 
 def poison_memory(device: str) -> None:
-    """Make fresh allocations poison so a ``torch.empty`` output never written is caught: on a GPU NaN (ints: their
-    maximum), torch's fill; on the CPU noise of each allocation's own (``scramble.py``)."""
+    """Make fresh allocations poison so a ``torch.empty`` output never written is caught: on a GPU torch's fill (NaN;
+    ints: their maximum), which the watched allocations of two forwards in three replace with a large positive or
+    negative value; on the CPU noise of each allocation's own (``scramble.py``)."""
     scramble.set_device(device)
     fill_allocations(True)
     if device.startswith("cuda"):
@@ -451,6 +452,7 @@ class Child:
         start = time.monotonic()
         held, ran = Held(), Held()
         self.monitor.failed = None
+        scramble.next_forward()  # on a GPU, the next poison (``scramble.GPU_PATTERNS``)
         try:
             ran = Held(*self.monitor.run_forward(self.model, inputs))
             self.sync()

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from tritonrl.verify.child import audit, hooks, scramble, witness
+from tritonrl.verify.child import audit, guards, hooks, scramble, witness
 from tritonrl.verify.child.aten_ops import (
     ALLOC_OPS,
     CARRIES_DATA,
@@ -367,6 +367,8 @@ class Monitor:
         self.record: ForwardRecord | None = None
         self.in_launch = 0
         self.overflows = 0  # numbers past ``HOST_VALUES`` met inside a launch (``constexpr_values``)
+        self._compiling: list[Any] = []  # the kernels of the launches under way (innermost last), by their code
+        self.compiled_numbers: dict[Any, dict] = {}  # a kernel's code -> what its constexpr functions returned
         self.internal = 0  # > 0 while the monitor's own torch ops run (never accounted)
         self.total_launches = 0
         self._wrappers: list[tuple[Any, str, Any]] = []
@@ -498,8 +500,22 @@ class Monitor:
         on a GPU, in the kernel's body under the interpreter; its numbers enter the kernel as a launch's scalars do
         (the twenty-fifth red team's erf table, one ``constexpr_function`` call per entry in a ``static_range``)."""
         numbers = list(_numbers_in(result))
+        if numbers and self._compiling and self._compiling[-1] is not None:
+            kept = self.compiled_numbers.setdefault(self._compiling[-1], {})
+            for n in numbers:
+                if len(kept) <= HOST_VALUES:
+                    kept.setdefault(_host_key(n), n)
         if numbers and self.record is not None and not self.entered(numbers):
             self.overflows += 1
+
+    def compiled_in(self, code: Any) -> bool:
+        """What the constexpr functions of ``code``'s kernel returned when it compiled enters this launch too: on a
+        GPU they run only while a kernel compiles, and a kernel compiled once (a warm-up launch in ``__init__``)
+        brings its table into every later launch from the compile cache, whose forwards call none of them (the
+        twenty-ninth red team's erf table, accepted on an H200). Under the interpreter they run at each launch;
+        counted twice, they are the same distinct numbers. Whether the phase is still within ``HOST_VALUES``."""
+        kept = self.compiled_numbers.get(code)
+        return not kept or self.entered(kept.values())
 
     def entered(self, numbers: Iterable[Any]) -> bool:
         """``numbers`` (Python's) are written into tensors, by a fill or as a launch's scalar arguments: whether the
@@ -541,13 +557,13 @@ class Monitor:
             numbers = [*scalar_arguments(kernel, args, kwargs, ints=every), *global_numbers(kernel),
                        *view_offsets(kernel, args, kwargs, every)]
             own_ints = [] if every else parameter_ints(kernel, args, kwargs)
+            code = kernel_code(kernel)
             self.internal += 1
             try:
                 taint = launch_taint(record.provenance, given)
                 if not self.entered(numbers):
                     taint = FOREIGN  # a table's worth of Python numbers: what the kernel writes is theirs
                 if own_ints:
-                    code = kernel_code(kernel)
                     for name, value in own_ints:
                         record.forward_ints.add(code, name, value)
                     if record.forward_ints.brought() > HOST_INTS:
@@ -561,18 +577,29 @@ class Monitor:
                     self._befores.append(before)
                 if self._memory is not None:
                     unset = self._unset_bytes(given)
+                guarded = guards.place(given) if not record.coarse else []  # a GPU's bounds (``guards.py``)
             finally:
                 self.internal -= 1
             overflows = self.overflows
+            self._compiling.append(code)
             try:
                 with self._own_hooks(kernel), (self._memory.launch(given, unset) if self._memory is not None
                                                 else nullcontext()) as stores, \
                         (self._blind(given) if not record.coarse else nullcontext()):
                     result = original(kernel, *args, **kwargs)
             finally:
+                self._compiling.pop()
                 if not record.coarse:
                     self._befores.pop()
-            if self.overflows != overflows:
+                self.internal += 1
+                try:
+                    past = guards.lift(guarded)
+                finally:
+                    self.internal -= 1
+                if past:
+                    self._stopped(f"a kernel wrote past the end of a tensor it was handed (the storage at "
+                                  f"{past[0]:#x}): memory no tensor of the launch holds")
+            if self.overflows != overflows or not self.compiled_in(code):
                 taint = FOREIGN  # a table's worth of numbers from constexpr functions: what it wrote is theirs
             record.launches += 1
             self.total_launches += 1

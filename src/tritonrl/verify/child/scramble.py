@@ -12,8 +12,14 @@ each allocation and each call (bool: random 0s and 1s): what a kernel reads from
 The watch credits a launch with the bytes it changed, and a kernel that stores the very bytes the noise held
 changes none (an element of bf16 in 65,536): under the interpreter the launch's stores are known
 (``bounds.Stores``), and an unset byte stored to is credited whatever it holds (``provenance.credit_launch``). On a
-GPU no store is seen, so CUDA allocations keep torch's NaN (a limit: docs/verifier.md). Allocations the watch does
-not see (the harness's own) keep torch's fill.
+GPU no store is seen, so CUDA allocations take no noise. They take one value, as torch's fill does, but not always
+NaN: NaN is the identity of a GPU's ``max`` and ``min`` (``max.f32`` is IEEE maxNum), so an accumulator started from
+a fresh ``torch.empty`` output (a plausible model bug, wrong in real use) was right in every GPU correctness trial
+(the twenty-ninth red team's ``a04``, accepted on an H200). So the GPU's watched forwards take turns
+(``next_forward``): torch's NaN, then half the dtype's largest value (a running max started there stays there; a
+sum is far off), then minus that (the same for a min). One-byte dtypes and bool keep torch's fill (their maximum),
+which an honest int8 kernel may write, as it may write one of these values: a value so rare as an output is taken as
+a write that changed no byte, as NaN is. Allocations the watch does not see (the harness's own) keep torch's fill.
 """
 
 from __future__ import annotations
@@ -26,9 +32,11 @@ _Generator = torch.Generator
 _empty = torch.empty
 _set = torch.Tensor.set_
 _random_ = torch.Tensor.random_
+_fill_ = torch.Tensor.fill_
 _uint8 = torch.uint8
 
-_state = {"on": False, "host": False}
+_state = {"on": False, "host": False, "forwards": 0}
+GPU_PATTERNS = (None, 0.5, -0.5)  # a GPU forward's poison, in turn: torch's NaN, then these times the dtype's max
 _generators: dict[torch.device, torch.Generator] = {}
 
 
@@ -50,6 +58,26 @@ def set_enabled(on: bool) -> None:
     _state["on"] = bool(on)
 
 
+def next_forward() -> None:
+    """A watched forward begins: on a GPU, fresh allocations take the next of ``GPU_PATTERNS``."""
+    _state["forwards"] += 1
+
+
+def gpu_pattern() -> float | None:
+    """The share of its dtype's largest value every fresh CUDA allocation (elements of two bytes or more) is filled
+    with now (None: torch's NaN)."""
+    return GPU_PATTERNS[_state["forwards"] % len(GPU_PATTERNS)]
+
+
+def poison_value(dtype: torch.dtype, share: float) -> float | int | None:
+    """``share`` of ``dtype``'s largest value (None for bool, one-byte and complex dtypes: torch's fill stays)."""
+    if dtype == torch.bool or dtype.is_complex or dtype.itemsize < 2:
+        return None
+    if dtype.is_floating_point:
+        return torch.finfo(dtype).max * share
+    return int(torch.iinfo(dtype).max * share)
+
+
 def _generator(device: torch.device) -> torch.Generator:
     generator = _generators.get(device)
     if generator is None:
@@ -64,7 +92,13 @@ def fill(t: torch.Tensor, start: int = 0) -> None:
     ``resize_`` grew: what it added), if the poison is on and ``t`` is in host memory; the caller runs it where the
     watch does not count it (``Monitor.internal``)."""
     storage = t.untyped_storage()
-    if not _state["on"] or t.device.type != "cpu" or storage.nbytes() <= start:
+    if not _state["on"] or storage.nbytes() <= start:
+        return
+    if t.device.type != "cpu":
+        share = gpu_pattern()
+        value = None if share is None else poison_value(t.dtype, share)
+        if value is not None:
+            _fill_(_set(_empty(0, dtype=t.dtype, device=t.device), storage)[-(-start // t.element_size()):], value)
         return
     raw = _set(_empty(0, dtype=_uint8, device=t.device), storage)[start:]
     _random_(raw, 0, 2 if t.dtype == torch.bool else 256, generator=_generator(t.device))
