@@ -80,6 +80,9 @@ def main(argv=None) -> int:
         raise SystemExit(f"redteam_gpu: --modes: {sorted(set(modes) - set(MODES))} unknown; use {', '.join(MODES)}")
     found = cases(directory)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                             text=True).stdout.strip()
+    commit += " with uncommitted changes" if commit and changed else ""  # a device's copy: the tree, not the commit
     report = {"command": " ".join(sys.argv), "date": datetime.datetime.now(datetime.UTC).isoformat(),
               "commit": commit or None, "machine": platform.node(), "device": args.device, "cases": len(found),
               "modes": {}}

@@ -12,9 +12,10 @@ kernel-less ModelNew, a syntax error: static or extract stage). Checked: every r
 throughput (requests/s, items/s), the service's own metrics (batches, their mean size, busy seconds). Then SIGTERM,
 and the drain's exit status.
 
-``compare``: the bundled suite (every task's reference solution) judged by a ``Verifier`` in this process, then
-by the same settings through a ``tritonrl serve`` process and ``verify.backend: http``, in the same run, each warm
-(one untimed pass first: references computed, Triton's caches filled), ``--repeats`` times interleaved. The
+``compare``: the bundled suite (every task's reference solution) judged by a ``Verifier`` in this process, and
+by the same settings through a ``tritonrl serve`` process and ``verify.backend: http``, in the same run, both
+started once and kept warm (one untimed pass each first: references computed, Triton's caches filled), then
+``--repeats`` timed passes of each in ABBA order; the JSON is written after every pass. The
 figure is ``overhead = median(http) / median(in_process) - 1``; the issue's bar is at most 5% on one GPU
 (``overhead_within_5pct``). On a CPU use ``--tasks`` to keep it short.
 
@@ -208,40 +209,46 @@ def timed(verifier, items: list) -> tuple[float, list]:
     return time.monotonic() - began, results
 
 
-def run_compare(args: argparse.Namespace) -> dict:
+def run_compare(args: argparse.Namespace, save=lambda part: None) -> dict:
+    """Both sides started once and kept warm (one untimed pass each: references computed, Triton's caches filled),
+    then ``--repeats`` timed passes of each, in ABBA order (drift in the machine falls on both). ``save(part)`` is
+    called after every pass with what is known so far, so a run cut short still leaves its passes."""
     from tritonrl.config import VerifyConfig
     from tritonrl.verify import Verifier
     from tritonrl.verify.parent.http_backend import HttpVerifier
 
     items = suite_items(args.tasks)
     config = VerifyConfig(device=args.device, workers=args.workers, timeout_s=args.timeout_s)
-    passes: dict[str, list[float]] = {"in_process": [], "http": []}
+    part: dict = {"tasks": len(items), "repeats": args.repeats, "warm_s": {}, "passes_s": {"in_process": [],
+                                                                                          "http": []}}
     verdicts: dict[str, list] = {}
-    for repeat in range(args.repeats):
-        with Verifier(config) as verifier:
-            verifier.start(wait=True)
-            if repeat == 0:
-                timed(verifier, items)  # warm: references, Triton's caches
-            seconds, results = timed(verifier, items)
-        passes["in_process"].append(round(seconds, 3))
-        verdicts.setdefault("in_process", [r.correct for r in results])
-        service = ServiceProcess(args.device, args.workers, args.timeout_s)
-        try:
-            with HttpVerifier(VerifyConfig(backend="http", http_url=service.url, http_batch_items=len(items))) as http:
-                if repeat == 0:
-                    timed(http, items)
-                seconds, results = timed(http, items)
-        finally:
-            service.stop()
-        passes["http"].append(round(seconds, 3))
-        verdicts.setdefault("http", [r.correct for r in results])
-    local, remote = statistics.median(passes["in_process"]), statistics.median(passes["http"])
-    overhead = remote / local - 1
-    return {"tasks": len(items), "repeats": args.repeats, "passes_s": passes,
-            "median_in_process_s": round(local, 3), "median_http_s": round(remote, 3),
+    service = ServiceProcess(args.device, args.workers, args.timeout_s)
+    try:
+        with Verifier(config) as local, \
+                HttpVerifier(VerifyConfig(backend="http", http_url=service.url, http_batch_items=len(items))) as http:
+            local.start(wait=True)
+            sides = {"in_process": local, "http": http}
+            for name, verifier in sides.items():
+                part["warm_s"][name] = round(timed(verifier, items)[0], 3)
+                _progress(f"warm {name}: {part['warm_s'][name]} s", part, save)
+            for repeat in range(args.repeats):
+                for name in (("in_process", "http") if repeat % 2 == 0 else ("http", "in_process")):
+                    seconds, results = timed(sides[name], items)
+                    part["passes_s"][name].append(round(seconds, 3))
+                    verdicts.setdefault(name, [r.correct for r in results])
+                    _progress(f"pass {repeat + 1} {name}: {seconds:.1f} s", part, save)
+    finally:
+        service.stop()
+    local_s, remote_s = statistics.median(part["passes_s"]["in_process"]), statistics.median(part["passes_s"]["http"])
+    overhead = remote_s / local_s - 1
+    return {**part, "median_in_process_s": round(local_s, 3), "median_http_s": round(remote_s, 3),
             "overhead": round(overhead, 4), "overhead_within_5pct": overhead <= 0.05,
-            "same_verdicts": verdicts["in_process"] == verdicts["http"],
-            "correct": sum(verdicts["http"])}
+            "same_verdicts": verdicts["in_process"] == verdicts["http"], "correct": sum(verdicts["http"])}
+
+
+def _progress(line: str, part: dict, save) -> None:
+    print(f"serve_load: {line}", flush=True)
+    save({**part, "partial": True})
 
 
 # ---------------------------------------------------------------- the report
@@ -264,6 +271,15 @@ def _commit() -> str | None:
         return None
 
 
+def _write(out: str, report: dict) -> None:
+    """The report, whole or as far as it got, replacing the file at once."""
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(report, indent=2) + "\n")
+    tmp.replace(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     report = {"machine": machine_info(args.device),
@@ -271,10 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.part in ("load", "both"):
         report["load"] = run_load(args)
     if args.part in ("compare", "both"):
-        report["compare"] = run_compare(args)
+        report["compare"] = run_compare(args, save=lambda part: _write(args.out, {**report, "compare": part}))
     report["machine"]["load_average_at_end"] = list(os.getloadavg())
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    _write(args.out, report)
     print(json.dumps(report, indent=2))
     load = report.get("load", {})
     ok = (not load or (load["answered_once"] and load["all_verdicts_as_expected"]

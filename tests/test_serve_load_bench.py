@@ -43,3 +43,14 @@ def test_a_bounded_load_run_answers_every_request_once(bench, tmp_path):
     assert load["answered_once"] and load["all_verdicts_as_expected"] and load["statuses"] == {"200": 6}
     assert load["service"]["exit_status"] == 0
     assert {"date", "commit", "host"} <= set(report["machine"]) and "serve_load.py" in report["command"]
+
+
+@pytest.mark.slow
+def test_compare_keeps_both_sides_warm_and_saves_after_every_pass(bench, tmp_path):
+    saved = []
+    args = bench.parse_args(["--device", "cpu", "--part", "compare", "--tasks", "l1_relu", "--repeats", "2",
+                             "--workers", "1", "--out", str(tmp_path / "compare.json")])
+    part = bench.run_compare(args, save=saved.append)
+    assert len(saved) == 2 + 2 * 2 and all(p["partial"] for p in saved)  # two warm passes, then two of each
+    assert len(part["passes_s"]["in_process"]) == len(part["passes_s"]["http"]) == 2
+    assert part["same_verdicts"] and part["correct"] == 1 and part["tasks"] == 1

@@ -27,9 +27,8 @@ duck-typed tensor argument (called while the interpreter copies the arguments), 
 GEMM computed by numpy, inside the launch, credited to the kernel. The native module's functions are replaced too
 (``triton._C.libtriton.interpreter.load`` imported directly read raw memory outside any launch).
 
-Limits: on a GPU the kernel runs compiled, with no such check (the same kernel is judged on a GPU as on the CPU
-only where the CPU verifier judges it first); launches given tensors off the CPU (the interpreter works on host
-copies then) are not checked.
+Limits: on a GPU the kernel runs compiled, with no such check: there only a store just past a handed storage is seen
+(``guards.py``); launches given tensors off the CPU (the interpreter works on host copies then) are not checked.
 """
 
 from __future__ import annotations
