@@ -111,3 +111,32 @@ def test_a_table_a_kernel_compiled_in_once_enters_its_every_later_launch():
     calls them again. The numbers a kernel's compilation brought enter each launch of it."""
     assert FOREIGN in _launch_twice(compile_in_build=True)
     assert FOREIGN not in _launch_twice(compile_in_build=False) and KERNEL in _launch_twice(compile_in_build=False)
+
+
+def test_a_small_alphabet_counts_by_the_bits_its_sequence_carries():
+    """r16's table spelled in base-50 digits, 64 arguments a launch (fewer than 64 distinct numbers in all), is far
+    past ``HOST_INTS``; an honest forward whose sizes change from launch to launch (ResNet-50's convolutions through
+    one generic kernel: seven integer parameters, 53 launches) is well inside."""
+    import random
+
+    from tritonrl.verify.child.monitor import HOST_INTS, ForwardInts
+
+    honest, cin = ForwardInts(), 64
+    for mid, out, h, blocks in [(64, 256, 56, 3), (128, 512, 28, 4), (256, 1024, 14, 6), (512, 2048, 7, 3)]:
+        for b in range(blocks):
+            convs = [(cin, mid, 1, 1), (mid, mid, 3, 2 if b == 0 and mid != 64 else 1), (mid, out, 1, 1)]
+            for ci, co, k, s in convs + ([(cin, out, 1, 1)] if b == 0 else []):
+                for name, v in (("cin", ci), ("cout", co), ("h", h), ("k", k), ("s", s), ("n", ci * h * h),
+                                ("ld", co)):
+                    honest.add("conv", name, v)
+                cin = out
+    assert honest.brought() <= HOST_INTS // 2
+    spelled, rng = ForwardInts(), random.Random(0)
+    for j in range(81):
+        spelled.add("digits", "j", j)
+        for k in range(64):
+            spelled.add("digits", f"a{k}", rng.randrange(50))
+    distinct = {v for first, _, step, even, values, _ in spelled.params.values()
+                for v in ({first, step} if even else values)}
+    assert len(distinct) < HOST_INTS  # few distinct numbers: the count before the bits, passed
+    assert spelled.brought() > HOST_INTS

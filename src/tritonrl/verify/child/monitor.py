@@ -42,6 +42,7 @@ outputs itself. Memory reached through a raw address is beyond any Python watch:
 from __future__ import annotations
 
 import functools
+import math
 import gc
 import numbers as numbers_
 import sys
@@ -111,6 +112,7 @@ RANDOM_FILLS = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "expon
 MAX_SCALAR_READS = 8  # values one forward may read into Python (not enough to compute there)
 HOST_VALUES = 16  # distinct numbers one phase may bring from Python into tensors (``Monitor.entered``)
 HOST_INTS = 64  # numbers a forward's launches may bring in their kernels' own integer parameters (``ForwardInts``)
+INT_BITS = 32  # the bits one of those numbers is worth, where a parameter's sequence is counted by its bits
 # Bound when this module is imported, before any candidate code: patching torch afterwards changes nothing here.
 _empty = torch.empty
 _set = torch.Tensor.set_
@@ -238,29 +240,37 @@ class ForwardInts:
     which a kernel may also write as literals."""
 
     def __init__(self) -> None:
-        self.params: dict[tuple, list] = {}  # (kernel, parameter) -> [first, last, step, even, values]
+        # (kernel, parameter) -> [first, last, step, even, values, breaks]
+        self.params: dict[tuple, list] = {}
 
     def add(self, kernel: Any, name: Any, value: int) -> None:
         state = self.params.get((kernel, name))
         if state is None:
-            self.params[(kernel, name)] = [value, value, None, True, {value}]
+            self.params[(kernel, name)] = [value, value, None, True, {value}, 0]
             return
         step = value - state[1]
         if state[2] is None:
             state[2] = step
         elif step != state[2]:
             state[3] = False
+            state[5] += 1
         state[1] = value
         state[4].add(value)
 
     def brought(self) -> int:
-        """How many distinct numbers the forward's launches brought so far (counting stops past ``HOST_INTS``)."""
+        """How many numbers the forward's launches brought so far: the distinct ones, or the bits their sequences
+        can carry, ``INT_BITS`` a number, whichever is more (counting stops past ``HOST_INTS``). A parameter's value
+        that breaks its even step carries up to log2 of the values it took: an alphabet of 50 spelled r16's table
+        in base-50 digits, 64 arguments a launch, with fewer than 64 distinct numbers in all
+        (``integrity/f51_c4_erf_table_in_base50_integer_arguments``). An honest forward's sizes change a few times."""
         numbers: set = set()
-        for first, _, step, even, values in self.params.values():
+        bits = 0.0
+        for first, _, step, even, values, breaks in self.params.values():
             numbers |= ({first} if step is None else {first, step}) if even else values
-            if len(numbers) > HOST_INTS:
+            bits += breaks * math.log2(max(2, len(values)))
+            if max(len(numbers), bits / INT_BITS) > HOST_INTS:
                 break
-        return len(numbers)
+        return max(len(numbers), math.ceil(bits / INT_BITS))
 
 
 def global_numbers(kernel: Any) -> list:
