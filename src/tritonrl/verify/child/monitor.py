@@ -42,8 +42,8 @@ outputs itself. Memory reached through a raw address is beyond any Python watch:
 from __future__ import annotations
 
 import functools
-import math
 import gc
+import math
 import numbers as numbers_
 import sys
 import types
