@@ -140,3 +140,43 @@ def test_a_small_alphabet_counts_by_the_bits_its_sequence_carries():
                 for v in ({first, step} if even else values)}
     assert len(distinct) < HOST_INTS  # few distinct numbers: the count before the bits, passed
     assert spelled.brought() > HOST_INTS
+
+
+def _grid_forward(sizes: list, callable_grid: bool) -> set:
+    """A forward launching one kernel once per size, the size its grid (what ``tl.num_programs`` reads): what the
+    launches wrote is classed as what."""
+    import torch.nn as nn
+
+    monitor = Monitor("candidate.py")
+    monitor._mode = hooks.watch_mode(monitor)
+
+    def original(kernel, *args, grid, **kwargs):
+        sizes = grid({"BLOCK": 4}) if callable(grid) else grid  # Triton evaluates a callable grid
+        args[0].fill_(float(sizes[0]))  # stands for the kernel's store of ``tl.num_programs(0)``
+
+    def kernel(t_ptr):
+        pass
+
+    class Forward(nn.Module):
+        def forward(self, x):
+            out = torch.empty(8)
+            for q in sizes:
+                grid = (lambda meta, q=q: (q,)) if callable_grid else (q, 1)
+                monitor.launch(original, kernel, (out,), {"grid": grid})
+            return out
+
+    out, record = monitor.run_forward(Forward(), [torch.zeros(8)])
+    return record.provenance.classes(out)
+
+
+def test_a_table_in_the_grids_sizes_counts_as_integer_arguments_do():
+    """A grid's sizes are numbers a kernel reads (``tl.num_programs``): 400 launches whose grids spell a table (39
+    sizes in all: few distinct numbers, many bits) write foreign data, by a tuple or by a callable grid; a loop
+    whose grid keeps its size does not."""
+    import random
+
+    rng = random.Random(0)
+    spelled = [rng.randrange(1, 40) for _ in range(400)]
+    for callable_grid in (True, False):
+        assert FOREIGN in _grid_forward(spelled, callable_grid)
+        assert FOREIGN not in _grid_forward([16] * 400, callable_grid)

@@ -273,6 +273,21 @@ class ForwardInts:
         return max(len(numbers), math.ceil(bits / INT_BITS))
 
 
+def watch_grid(grid: Any, seen: list) -> Any:
+    """``grid`` as Triton takes it, each value it gives the launch kept in ``seen``: a tuple, or what a callable grid
+    returns when Triton calls it. The grid's sizes are numbers a kernel reads (``tl.num_programs``): a table can ride
+    on them as on integer arguments (``ForwardInts``, parameters ``("grid", d)``)."""
+    if not callable(grid):
+        seen.append(grid)
+        return grid
+
+    def evaluated(meta):
+        value = grid(meta)
+        seen.append(value)
+        return value
+    return evaluated
+
+
 def global_numbers(kernel: Any) -> list:
     """The numbers in the module globals a kernel reads, and the ``@triton.jit`` functions it calls read: a
     ``tl.constexpr`` table bound at import is Python's data as a launch's scalars are (integers too: a block size
@@ -527,6 +542,17 @@ class Monitor:
         kept = self.compiled_numbers.get(code)
         return not kept or self.entered(kept.values())
 
+    def _grid_within(self, record: Any, code: Any, grids: list, every: bool) -> bool:
+        """The sizes of a launch's grid (each value Triton took of it) counted as its integer parameters are: in a
+        forward by kernel and dimension (``ForwardInts``), in the other phases as the phase's numbers."""
+        sizes = [list(_numbers_in(grid)) for grid in grids]
+        if every:
+            return self.entered(n for dims in sizes for n in dims)
+        for dims in sizes:
+            for d, n in enumerate(dims):
+                record.forward_ints.add(code, ("grid", d), _host_key(n))
+        return record.forward_ints.brought() <= HOST_INTS
+
     def entered(self, numbers: Iterable[Any]) -> bool:
         """``numbers`` (Python's) are written into tensors, by a fill or as a launch's scalar arguments: whether the
         phase is still within ``HOST_VALUES`` distinct ones. Data has an owner: a table of the op computed in
@@ -568,6 +594,9 @@ class Monitor:
                        *view_offsets(kernel, args, kwargs, every)]
             own_ints = [] if every else parameter_ints(kernel, args, kwargs)
             code = kernel_code(kernel)
+            grids: list = []
+            if "grid" in kwargs:
+                kwargs = {**kwargs, "grid": watch_grid(kwargs["grid"], grids)}
             self.internal += 1
             try:
                 taint = launch_taint(record.provenance, given)
@@ -611,6 +640,8 @@ class Monitor:
                                   f"{past[0]:#x}): memory no tensor of the launch holds")
             if self.overflows != overflows or not self.compiled_in(code):
                 taint = FOREIGN  # a table's worth of numbers from constexpr functions: what it wrote is theirs
+            if grids and not self._grid_within(record, code, grids, every):
+                taint = FOREIGN  # a table's worth of grid sizes: the same
             record.launches += 1
             self.total_launches += 1
             if record.coarse:  # no snapshots: whatever the launch was handed, it may have written
