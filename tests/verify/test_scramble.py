@@ -131,3 +131,6 @@ def test_a_gpus_poison_takes_turns_and_no_turn_is_the_identity_of_both_max_and_m
         assert bool((torch.minimum(values, low) == low).all()), dtype  # and a min started at the other
         assert bool(torch.isfinite(values + high).all())  # a sum is far off, not a NaN
     assert scramble.poison_value(torch.int8, 0.5) is None and scramble.poison_value(torch.bool, 0.5) is None
+    for share, sign in ((0.5, 1), (-0.5, -1)):  # one-byte dtypes: bytes that a float32 view reads as a large number
+        word = torch.full((4,), scramble.BYTE_PATTERNS[share], dtype=torch.uint8).view(torch.float32)
+        assert float(word) * sign > 1e37

@@ -10,10 +10,13 @@ a mask, passed every GPU verdict: its stray stores landed past the output, in me
 loads were dropped (the twenty-ninth red team's ``a05``, accepted on an H200 with and without timing). Here the
 bytes from the end of each handed storage to the next ``GUARD_ALIGN`` boundary hold a canary during the launch:
 memory no tensor holds (the caching allocator rounds every block up to 512 bytes; the judge's arena starts every
-slot at a multiple of 256). The canary is a large number (``0x7F`` bytes; ``0xFE``, a large negative one, for
-every second storage, so a kernel copying one guard into another changes bytes), so a load there makes a sum or a
-max far off; and a store there is seen: the launch must leave every guard as it found it (else the monitor stops
-the phase, ``runtime_error``). Then each guard gets its own bytes back.
+slot at a multiple of 256). Each guard's canary is one byte repeated, drawn afresh for every launch from bytes that
+make a large number in any float dtype of two bytes or more (``0x70``-``0x7E``: positive; ``0xF0``-``0xFE``:
+negative), a different byte for each storage of the launch: a kernel that copies one guard into another, or
+passes a positive canary through a ReLU, changes bytes (the thirtieth red team's ``a02`` gave its input and its
+output guards of one byte, when they alternated by the storages' order). A load there makes a sum or a max far off;
+a store there is seen: the launch must leave every guard as it found it (else the monitor stops the phase,
+``runtime_error``). Then each guard gets its own bytes back.
 
 Limits: a storage whose size is a multiple of ``GUARD_ALIGN`` has no guard (the trials' edge shapes, ``2^j + 1``
 elements, give one); a store past the guard is not seen; a guard that would overlap another handed storage is not
@@ -24,11 +27,12 @@ the outputs' check's to find.
 from __future__ import annotations
 
 import ctypes
+import random
 
 import torch
 
 GUARD_ALIGN = 256  # bytes: the arena's slot alignment (the caching allocator's, 512, is a multiple)
-CANARIES = (0x7F, 0xFE)  # a guard's byte, by the storage's order in memory: large positive, then large negative
+CANARIES = (*range(0x70, 0x7F), *range(0xF0, 0xFF))  # a guard's byte: a large number, positive or negative
 
 _as_tensor = torch.as_tensor
 _frombuffer = torch.frombuffer
@@ -39,6 +43,7 @@ _ne = torch.ne
 _any = torch.any
 _stack = torch.stack
 _uint8 = torch.uint8
+_random = random.SystemRandom()
 
 
 class _Bytes:
@@ -65,13 +70,14 @@ def place(given: list[torch.Tensor], device_type: str = "cuda") -> list[tuple[to
         if t.device.type == device_type and storage.nbytes():
             spans[storage.data_ptr()] = (storage.data_ptr(), storage.data_ptr() + storage.nbytes(), t.device)
     ranges = sorted(spans.values(), key=lambda span: span[0])
+    canaries = _random.sample(CANARIES, len(CANARIES))  # this launch's, one each (more storages: again in turn)
     guards = []
     for i, (start, end, device) in enumerate(ranges):
         stop = -(-end // GUARD_ALIGN) * GUARD_ALIGN
         if start % GUARD_ALIGN or stop == end or any(a < stop and end < b for a, b, _ in ranges if a != start):
             continue
         guard = _bytes_at(end, stop - end, device)
-        byte = CANARIES[i % len(CANARIES)]
+        byte = canaries[i % len(canaries)]
         guards.append((guard, _clone(guard), byte, start))
         _fill_(guard, byte)
     return guards

@@ -289,9 +289,10 @@ def watch_grid(grid: Any, seen: list) -> Any:
 
 
 def global_numbers(kernel: Any) -> list:
-    """The numbers in the module globals a kernel reads, and the ``@triton.jit`` functions it calls read: a
-    ``tl.constexpr`` table bound at import is Python's data as a launch's scalars are (integers too: a block size
-    or two is a handful, a fixed-point table is not)."""
+    """The numbers in the module globals a kernel reads, and the ``@triton.jit`` functions it calls read, and in
+    their parameters' defaults: a ``tl.constexpr`` table bound at import is Python's data as a launch's scalars are
+    (integers too: a block size or two is a handful, a fixed-point table is not), and so is one bound as a
+    parameter's default (the thirtieth red team's erf tables, on the kernel and on a jit helper)."""
     found: list = []
     todo, seen = [kernel], set()
     while todo:
@@ -304,6 +305,9 @@ def global_numbers(kernel: Any) -> list:
         if type(code) is not types.CodeType or not is_a(scope, dict) or id(fn) in seen:
             continue
         seen.add(id(fn))
+        if type(fn) is types.FunctionType:  # a parameter's default is a value the body reads as a global's
+            found.extend(_numbers_in(fn.__defaults__ or ()))
+            found.extend(_numbers_in(tuple((fn.__kwdefaults__ or {}).values())))
         for name in _names(code):
             value = dict.get(scope, name)
             if hasattr(value, "fn") and callable(value):

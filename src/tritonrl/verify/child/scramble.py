@@ -17,9 +17,12 @@ NaN: NaN is the identity of a GPU's ``max`` and ``min`` (``max.f32`` is IEEE max
 a fresh ``torch.empty`` output (a plausible model bug, wrong in real use) was right in every GPU correctness trial
 (the twenty-ninth red team's ``a04``, accepted on an H200). So the GPU's watched forwards take turns
 (``next_forward``): torch's NaN, then half the dtype's largest value (a running max started there stays there; a
-sum is far off), then minus that (the same for a min). One-byte dtypes and bool keep torch's fill (their maximum),
-which an honest int8 kernel may write, as it may write one of these values: a value so rare as an output is taken as
-a write that changed no byte, as NaN is. Allocations the watch does not see (the harness's own) keep torch's fill.
+sum is far off), then minus that (the same for a min). One-byte dtypes take the byte ``0x7F``, then ``0xFE``: a
+byte workspace viewed as float32 holds a large positive, then a large negative number (the thirtieth red team's
+``a04`` kept r29's uninitialized max in a ``uint8`` workspace when one-byte dtypes kept torch's fill, NaN as a
+float). An honest kernel may write one of these values (an int8 output's 127 or -2, as it may write torch's 127):
+a value so rare as an output is taken as a write that changed no byte, as NaN is. Allocations the watch does not
+see (the harness's own) keep torch's fill.
 """
 
 from __future__ import annotations
@@ -69,8 +72,11 @@ def gpu_pattern() -> float | None:
     return GPU_PATTERNS[_state["forwards"] % len(GPU_PATTERNS)]
 
 
+BYTE_PATTERNS = {0.5: 0x7F, -0.5: 0xFE}  # a one-byte dtype's turn: bytes that read as a large number in float32
+
+
 def poison_value(dtype: torch.dtype, share: float) -> float | int | None:
-    """``share`` of ``dtype``'s largest value (None for bool, one-byte and complex dtypes: torch's fill stays)."""
+    """``share`` of ``dtype``'s largest value (None for one-byte dtypes: ``BYTE_PATTERNS``; and complex ones)."""
     if dtype == torch.bool or dtype.is_complex or dtype.itemsize < 2:
         return None
     if dtype.is_floating_point:
@@ -96,9 +102,13 @@ def fill(t: torch.Tensor, start: int = 0) -> None:
         return
     if t.device.type != "cpu":
         share = gpu_pattern()
-        value = None if share is None else poison_value(t.dtype, share)
+        if share is None or t.dtype.is_complex:
+            return
+        value = poison_value(t.dtype, share)
         if value is not None:
             _fill_(_set(_empty(0, dtype=t.dtype, device=t.device), storage)[-(-start // t.element_size()):], value)
+        else:  # a one-byte dtype (bool too: a byte that is neither 0 nor 1 is no value a kernel writes)
+            _fill_(_set(_empty(0, dtype=_uint8, device=t.device), storage)[start:], BYTE_PATTERNS[share])
         return
     raw = _set(_empty(0, dtype=_uint8, device=t.device), storage)[start:]
     _random_(raw, 0, 2 if t.dtype == torch.bool else 256, generator=_generator(t.device))

@@ -35,6 +35,8 @@ _OPERATOR_ARITH = frozenset({"add", "sub", "mul", "matmul", "truediv", "floordiv
     "iadd", "isub", "imul", "imatmul", "itruediv", "ifloordiv", "imod", "ipow", "iand", "ior", "ixor",
     "concat", "iconcat", "getitem", "setitem"})
 PY_ARITH_BUILTINS = frozenset({"abs", "sum", "pow", "round", "min", "max", "divmod", "sorted"})
+# numbers, not arithmetic: ``LOG2E = math.log2(math.e)`` is the tutorial softmax's (the thirtieth red team's h03)
+MATH_CONSTANTS = frozenset({"e", "pi", "tau", "inf", "nan", "infj", "nanj"})
 FOLDERS = frozenset({"functools.reduce", "itertools.accumulate", "map", "itertools.starmap"})
 DATA_EXIT_METHODS = frozenset({"tolist", "numpy", "__array__", "__iter__", "__dlpack__", "__array_interface__",
     "__cuda_array_interface__", "__reduce__", "__reduce_ex__", "__getstate__", "__index__", "__float__",
@@ -49,7 +51,8 @@ def _is_arith_value(q: str) -> bool:
         name = q.split(".", 1)[1]
         return name in _OPERATOR_ARITH or name.strip("_") in _OPERATOR_ARITH
     if q.startswith(("math.", "cmath.", "statistics.")):
-        return not q.rsplit(".", 1)[-1].startswith("_")
+        name = q.rsplit(".", 1)[-1]
+        return not name.startswith("_") and name not in MATH_CONSTANTS
     return q in PY_ARITH_BUILTINS
 
 
