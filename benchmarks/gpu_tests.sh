@@ -15,10 +15,6 @@
 #   integrity  tests/verify/test_integrity.py under CUDA, as two parts: integrity_a (rounds 3-6), integrity_b (the rest)
 #   busy       tests/verify/test_gpu_busy_batch.py: honest memory-bound kernels alone and in a batch of 32+
 # A part that outlives PART_TIMEOUT_S (default 480) is killed; its log shows how far it got.
-#
-# On a host with several GPUs, GPUS=N runs the parts at once, N at a time, each pinned to one GPU
-# (CUDA_VISIBLE_DEVICES; part i on GPU i mod N, a GPU's parts in order), each GPU's log in $OUT/gpuK.log:
-#   GPUS=2 bash benchmarks/gpu_tests.sh integrity redteam   # integrity_a then redteam on GPU 0, integrity_b on 1
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # Carried wheels (scripts/device_wheels.sh: pydantic for the config, ...), where the machine's image lacks them
@@ -40,8 +36,7 @@ for part in "$@"; do
   if [ "$part" = integrity ]; then parts+=(integrity_a integrity_b); else parts+=("$part"); fi
 done
 
-run_part() {
-  local part=$1 args rc
+for part in "${parts[@]}"; do
   case "$part" in
     timing) args=(-m gpu tests/verify/test_gpu_timing.py tests/verify/test_verifier.py) ;;
     funnel) args=(-m gpu tests/verify/test_gpu.py -k "not bundled and not three_children") ;;
@@ -49,38 +44,14 @@ run_part() {
     integrity_a) args=(-m "not slow" tests/verify/test_integrity.py -k "$INTEGRITY_A") ;;
     integrity_b) args=(-m "not slow" tests/verify/test_integrity.py -k "not ($INTEGRITY_A)") ;;
     busy) args=(-m gpu tests/verify/test_gpu_busy_batch.py) ;;
-    *) echo "gpu_tests.sh: unknown part '$part' (timing, funnel, redteam, integrity, integrity_a, integrity_b, busy)" >&2; return 2 ;;
+    *) echo "gpu_tests.sh: unknown part '$part' (timing, funnel, redteam, integrity, integrity_a, integrity_b, busy)" >&2; exit 2 ;;
   esac
-  echo "== part $part: ${args[*]}${CUDA_VISIBLE_DEVICES:+ (GPU $CUDA_VISIBLE_DEVICES)}"
+  echo "== part $part: ${args[*]}"
   timeout "${PART_TIMEOUT_S:-480}" "${PYTEST[@]}" "${args[@]}" --junitxml="$OUT/$part.xml" 2>&1 \
     | stamp | tee "$OUT/$part.log"
   rc=${PIPESTATUS[0]}
   [ "$rc" = 124 ] && echo "== part $part: killed after ${PART_TIMEOUT_S:-480} s"
   echo "== part $part: exit $rc"
-  [ "$rc" = 0 ]
-}
-
-for part in "${parts[@]}"; do
-  case "$part" in
-    timing|funnel|redteam|integrity_a|integrity_b|busy) ;;
-    *) echo "gpu_tests.sh: unknown part '$part' (timing, funnel, redteam, integrity, integrity_a, integrity_b, busy)" >&2; exit 2 ;;
-  esac
+  [ "$rc" = 0 ] || status=1
 done
-gpus=${GPUS:-1}
-if [ "$gpus" -gt 1 ]; then
-  pids=()
-  for ((g = 0; g < gpus; g++)); do
-    (
-      export CUDA_VISIBLE_DEVICES=$g
-      s=0
-      for ((i = g; i < ${#parts[@]}; i += gpus)); do run_part "${parts[$i]}" || s=1; done
-      exit $s
-    ) >"$OUT/gpu$g.log" 2>&1 &
-    pids+=($!)
-  done
-  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
-  grep -h "^== part" "$OUT"/gpu*.log
-else
-  for part in "${parts[@]}"; do run_part "$part" || status=1; done
-fi
 exit "$status"
