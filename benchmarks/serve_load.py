@@ -273,11 +273,9 @@ def _commit() -> str | None:
 
 def _write(out: str, report: dict) -> None:
     """The report, whole or as far as it got, replacing the file at once."""
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(report, indent=2) + "\n")
-    tmp.replace(path)
+    from tritonrl.util.atomic import write_atomic
+
+    write_atomic(out, json.dumps(report, indent=2) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

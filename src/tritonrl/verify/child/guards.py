@@ -31,6 +31,8 @@ import random
 
 import torch
 
+from tritonrl.verify.shared.arena import _CudaArrayInterface
+
 GUARD_ALIGN = 256  # bytes: the arena's slot alignment (the caching allocator's, 512, is a multiple)
 CANARIES = (*range(0x70, 0x7F), *range(0xF0, 0xFF))  # a guard's byte: a large number, positive or negative
 
@@ -46,17 +48,10 @@ _uint8 = torch.uint8
 _random = random.SystemRandom()
 
 
-class _Bytes:
-    """``nbytes`` at a device address, as ``torch.as_tensor`` reads them (no copy)."""
-
-    def __init__(self, ptr: int, nbytes: int) -> None:
-        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (ptr, False),
-                                         "version": 3, "strides": None}
-
-
 def _bytes_at(ptr: int, nbytes: int, device: torch.device) -> torch.Tensor:
+    """``nbytes`` at an address of ``device``, as a uint8 tensor over them (no copy)."""
     if device.type == "cuda":
-        return _as_tensor(_Bytes(ptr, nbytes), device=device)
+        return _as_tensor(_CudaArrayInterface(ptr, nbytes), device=device)
     return _frombuffer((ctypes.c_ubyte * nbytes).from_address(ptr), dtype=_uint8)
 
 

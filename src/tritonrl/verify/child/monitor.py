@@ -257,6 +257,13 @@ class ForwardInts:
         state[1] = value
         state[4].add(value)
 
+    def within(self, kernel: Any, pairs: Iterable[tuple[Any, int]]) -> bool:
+        """``(parameter, value)`` pairs of one launch of ``kernel`` added: whether the forward is still within
+        ``HOST_INTS``."""
+        for name, value in pairs:
+            self.add(kernel, name, value)
+        return self.brought() <= HOST_INTS
+
     def brought(self) -> int:
         """How many numbers the forward's launches brought so far: the distinct ones, or the bits their sequences
         can carry, ``INT_BITS`` a number, whichever is more (counting stops past ``HOST_INTS``). A parameter's value
@@ -552,10 +559,8 @@ class Monitor:
         sizes = [list(_numbers_in(grid)) for grid in grids]
         if every:
             return self.entered(n for dims in sizes for n in dims)
-        for dims in sizes:
-            for d, n in enumerate(dims):
-                record.forward_ints.add(code, ("grid", d), _host_key(n))
-        return record.forward_ints.brought() <= HOST_INTS
+        return record.forward_ints.within(code, [(("grid", d), _host_key(n)) for dims in sizes
+                                                 for d, n in enumerate(dims)])
 
     def entered(self, numbers: Iterable[Any]) -> bool:
         """``numbers`` (Python's) are written into tensors, by a fill or as a launch's scalar arguments: whether the
@@ -606,11 +611,8 @@ class Monitor:
                 taint = launch_taint(record.provenance, given)
                 if not self.entered(numbers):
                     taint = FOREIGN  # a table's worth of Python numbers: what the kernel writes is theirs
-                if own_ints:
-                    for name, value in own_ints:
-                        record.forward_ints.add(code, name, value)
-                    if record.forward_ints.brought() > HOST_INTS:
-                        taint = FOREIGN  # a table's worth of integers, a launch at a time: the same
+                if own_ints and not record.forward_ints.within(code, own_ints):
+                    taint = FOREIGN  # a table's worth of integers, a launch at a time: the same
                 if not record.coarse:
                     if given and given[0].device.type == "cuda" and _cuda_sync is not None:
                         _cuda_sync()  # the bytes before the launch: nothing still in flight on any stream

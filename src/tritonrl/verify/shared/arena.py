@@ -103,9 +103,10 @@ def _round_up(n: int, step: int) -> int:
 
 
 class _CudaArrayInterface:
-    """Bytes at a device address, as ``torch.as_tensor`` reads them (keeps the arena alive)."""
+    """Bytes at a device address, as ``torch.as_tensor`` reads them (keeps ``owner``, the arena, alive; also the
+    child's guards past a storage, ``child/guards.py``, which own nothing)."""
 
-    def __init__(self, ptr: int, nbytes: int, owner: Arena) -> None:
+    def __init__(self, ptr: int, nbytes: int, owner: Arena | None = None) -> None:
         self.owner = owner
         self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (ptr, False),
                                          "version": 3, "strides": None}
