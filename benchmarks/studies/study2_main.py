@@ -173,11 +173,17 @@ def arm_config(config, args, arm: str):
                              steps=plan["steps"], shuffle_rewards=arm.startswith("control"))
     cfg = dataclasses.replace(cfg, rl=rl)
     if arm == "bon":
-        k = config.rl.num_generations
-        bon = dataclasses.replace(config.best_of_n, n=k, top_k=k, min_reward=config.reward.full_credit, rounds=1,
-                                  reward_weighted=False, tasks_per_round=None, sft_steps_per_round=-1)
-        cfg = dataclasses.replace(cfg, best_of_n=bon, sft=continued_sft(config, cal))
+        cfg = dataclasses.replace(cfg, best_of_n=bon_settings(config), sft=continued_sft(config, cal))
     return cfg
+
+
+def bon_settings(config):
+    """Best-of-N as registered: GRPO's group size of samples a prompt, every correct one kept, one round, one epoch;
+    sampled as a GRPO step samples (``rl.per_device_batch_size`` completions a generate call: 32 prompts x 8)."""
+    k = config.rl.num_generations
+    return dataclasses.replace(config.best_of_n, n=k, top_k=k, min_reward=config.reward.full_credit, rounds=1,
+                               reward_weighted=False, tasks_per_round=None, sft_steps_per_round=-1,
+                               batch_size=max(1, config.rl.per_device_batch_size // k))
 
 
 def job_arm(config, args, arm: str) -> None:

@@ -431,6 +431,9 @@ class BestOfNConfig(Section):
     tasks_per_round: int | None = field(default=None, metadata={"help": "null: every task", "ge": 1})
     sft_steps_per_round: int = field(default=-1, metadata={
         "help": "-1: one epoch over the kept samples", "ge": -1})
+    batch_size: int = field(default=8, metadata={
+        "help": "tasks a generate call samples (n each); a call is judged while the next generates, and saved",
+        "ge": 1})
 
     def check_rules(self) -> None:
         if self.top_k > self.n:

@@ -1,5 +1,5 @@
 """``sft.lr_scheduler``: linear (warm-up, then decay; transformers' default) or constant (a study continuing SFT at
-the rate it had reached); and Best-of-N samples at ``rl.top_p``, as GRPO and RLOO do."""
+the rate it had reached). Best-of-N's sampling is tests/train/test_best_of_n_sampling.py."""
 
 import pytest
 
@@ -26,29 +26,3 @@ def test_a_constant_schedule_with_warm_up_is_refused_at_load():
         load_config(None, ["sft.lr_scheduler=constant", "sft.warmup_ratio=0.05"])
     with pytest.raises(ConfigError, match="lr_scheduler"):
         load_config(None, ["sft.lr_scheduler=cosine"])
-
-
-def test_best_of_n_samples_at_rl_top_p(make_config, monkeypatch):
-    import tritonrl.train.best_of_n as bon
-    from tritonrl.tasks import get_task
-
-    seen = {}
-
-    class Generator:
-        def __init__(self, model, tokenizer, sampling):
-            seen["sampling"] = sampling
-
-        def generate(self, prompts, k):
-            return [["x"] * k for _ in prompts]
-
-    class Reward:
-        def score(self, completions, keys):
-            from types import SimpleNamespace
-
-            return [0.0] * len(completions), [SimpleNamespace(correct=False)] * len(completions)
-
-    monkeypatch.setattr(bon, "HFGenerator", Generator)
-    config = make_config("rl.top_p=0.95", "rl.temperature=1.0")
-    samples = bon.sample_round(None, None, [get_task("l1_relu")], config, Reward())
-    assert seen["sampling"].top_p == pytest.approx(0.95) and seen["sampling"].temperature == 1.0
-    assert len(samples) == config.best_of_n.n

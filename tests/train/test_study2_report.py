@@ -100,6 +100,16 @@ def test_best_of_n_and_sft_plus_continue_at_sfts_scheduled_rate_at_s_star():
     assert main_run.sft_rate_at(sft, 1200) == pytest.approx(0.0)
 
 
+def test_best_of_n_samples_as_registered_and_as_a_grpo_step_does():
+    from tritonrl.config import PipelineConfig, load_config
+
+    config = load_config(str(ROOT / "configs" / "study2.yaml"), [], schema=PipelineConfig)
+    bon = main_run.bon_settings(config)
+    assert (bon.n, bon.top_k, bon.rounds, bon.reward_weighted) == (8, 8, 1, False)
+    assert bon.min_reward == config.reward.full_credit  # every correct sample is kept
+    assert bon.batch_size * bon.n == config.rl.per_device_batch_size == 256  # 32 prompts a generate call
+
+
 def test_each_arm_gets_the_registered_evaluations():
     cal = {"s_star": 700, "sft_best": 900, "sft_best_temperature": "greedy"}
     assert main_run.heldout_evals("grpo_s0", cal) == ["heldout:grpo_s0@1.0", "heldout:grpo_s0@greedy"]

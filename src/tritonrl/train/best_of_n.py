@@ -3,14 +3,17 @@
     tritonrl rl --algo best-of-n --config configs/smoke.yaml --set best_of_n.rounds=2
 
 Each round r (``best_of_n``):
-  1. generate ``n`` completions per task (``tritonrl.common.generation.HFGenerator``, sampling at ``rl.temperature``);
-  2. verify them all in one ``verify_many`` call (the same reward as GRPO);
+  1. generate ``n`` completions per task (``tritonrl.common.generation.HFGenerator``, sampling at ``rl.temperature``),
+     ``batch_size`` tasks a call;
+  2. verify each call's completions (the same reward as GRPO) while the next call generates, saving them as they
+     are judged (``sample_round``);
   3. keep per task the ``top_k`` best with reward >= ``min_reward`` (``reward_weighted``: every sample with
      reward > 0, repeated ``round(reward * copies_per_reward)`` times, so better kernels weigh more);
   4. SFT on the kept (prompt, completion) pairs with TRL's SFTTrainer (LoRA as configured), save the merged
      model as ``round-r/model``; the next round samples from it.
 Rounds are recorded in ``rounds.json``; samples in ``round-r/samples.jsonl``, so ``--resume`` skips finished
-rounds, reuses the samples of an interrupted one and resumes its SFT from the newest complete checkpoint.
+rounds, reuses the samples of an interrupted one (those judged before the kill, when it was still sampling) and
+resumes its SFT from the newest complete checkpoint.
 
 Several processes (``accelerate launch``, DDP or ZeRO-2): the sampler lives on the rank's device (the training
 arguments' ``device``); each rank samples and verifies its share of the tasks (``ranks.shard``) with its own
@@ -22,6 +25,9 @@ ZeRO-3 and FSDP are refused: sampling needs the whole model on every rank.
 from __future__ import annotations
 
 import json
+import os
+import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -38,6 +44,7 @@ from tritonrl.tasks.model import KernelTask
 from tritonrl.train.checkpoints import latest_complete_checkpoint
 from tritonrl.train.data import load_training_tasks, to_dataset
 from tritonrl.train.reward_adapters import VerifierReward
+from tritonrl.train.reward_overlap import BackgroundVerification
 from tritonrl.train.sft import sft_trainer_args
 from tritonrl.train.stage_session import StageSession, peft_config, save_merged
 
@@ -82,20 +89,123 @@ def select(samples: list[ScoredSample], top_k: int, min_reward: float, reward_we
     return kept
 
 
-def sample_round(model, tokenizer, tasks: list[KernelTask], config: TrainingConfig,
-                 reward: VerifierReward) -> list[ScoredSample]:
+def sample_round(model, tokenizer, tasks: list[KernelTask], config: TrainingConfig, reward: VerifierReward,
+                 partial: Path | None = None) -> list[ScoredSample]:
+    """``best_of_n.n`` samples of every task, judged, in task order. Tasks are sampled ``best_of_n.batch_size`` to
+    a ``generate`` call; a call's samples are judged while the next call generates (the reward's own verifier in
+    a background thread, ``reward_overlap.BackgroundVerification``; the GPU's lease held shared while generating,
+    so a timing run has the GPU alone), and each judged call is appended to ``partial`` as one line: an
+    interrupted round resumes with the tasks not saved there (a line cut short by the kill is dropped)."""
     template = load_template(config.data.prompt_template)
-    prompts = [build_messages(t, template) for t in tasks]
-    # batch_size 1: n samples of one prompt are a batch already; no seed: the run's RNG (the trainer seeded it);
-    # rl.top_p as GRPO and RLOO sample (1.0, the default: off)
+    bon = config.best_of_n
+    # no seed: the run's RNG (the trainer seeded it); rl.top_p as GRPO and RLOO sample (1.0, the default: off)
     sampling = Sampling(temperature=config.rl.temperature, top_p=config.rl.top_p,
-                        max_new_tokens=config.rl.max_completion_length)
-    texts = HFGenerator(model, tokenizer, sampling).generate(prompts, config.best_of_n.n)
-    samples = [ScoredSample(t.key, p, c) for t, p, group in zip(tasks, prompts, texts, strict=True) for c in group]
+                        max_new_tokens=config.rl.max_completion_length, batch_size=bon.batch_size)
+    generator = HFGenerator(model, tokenizer, sampling)
+    saved = _load_partial(partial)
+    done = {s.task_key for s in saved}
+    todo = [t for t in tasks if t.key not in done]
+    background = BackgroundVerification(_gpu_lease(model))
+    reward.background = background
+    progress = _RoundProgress(len(tasks), len(done), sum(s.correct for s in saved) / max(1, len(saved)))
+    pending: list[ScoredSample] | None = None
+    try:
+        for start in range(0, len(todo), bon.batch_size):
+            chunk = todo[start:start + bon.batch_size]
+            prompts = [build_messages(t, template) for t in chunk]
+            background.hold_gpu()
+            try:
+                texts = generator.generate(prompts, bon.n)
+            finally:
+                background.release_gpu()
+            if pending is not None:  # the previous call's verdicts, judged while this one generated
+                saved += _judged(reward, pending, partial, progress)
+            pending = [ScoredSample(t.key, p, c) for t, p, group in zip(chunk, prompts, texts, strict=True)
+                       for c in group]
+            background.submit(reward, [s.completion for s in pending], [s.task_key for s in pending])
+        if pending is not None:
+            saved += _judged(reward, pending, partial, progress)
+    finally:
+        reward.background = None
+        background.close()
+        progress.close()
+    order = {t.key: i for i, t in enumerate(tasks)}
+    return sorted(saved, key=lambda s: order[s.task_key])  # stable: each task's samples as drawn
+
+
+def _judged(reward: VerifierReward, samples: list[ScoredSample], partial: Path | None,
+            progress: _RoundProgress) -> list[ScoredSample]:
+    """``samples`` with their verdicts (collected from the background), appended to ``partial`` as one line."""
     rewards, results = reward.score([s.completion for s in samples], [s.task_key for s in samples])
     for s, r, res in zip(samples, rewards, results, strict=True):
         s.reward, s.correct = float(r), bool(res.correct)
+    if partial is not None:
+        partial.parent.mkdir(parents=True, exist_ok=True)
+        with partial.open("a") as f:
+            f.write(json.dumps([asdict(s) for s in samples]) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+    progress.update(samples)
     return samples
+
+
+def _load_partial(path: Path | None) -> list[ScoredSample]:
+    """The judged calls an interrupted round saved; a last line cut short by the kill is not one of them."""
+    if path is None or not path.exists():
+        return []
+    samples: list[ScoredSample] = []
+    for line in path.read_text().splitlines():
+        try:
+            samples += [ScoredSample(**row) for row in json.loads(line)]
+        except (json.JSONDecodeError, TypeError):
+            continue
+    return samples
+
+
+def _gpu_lease(model):
+    """The GPU's file lock when sampling on CUDA (a timing run of the verifier takes it exclusive), else None."""
+    device = getattr(model, "device", None)
+    if getattr(device, "type", None) != "cuda":
+        return None
+    from tritonrl.common.ranks import rank_gpu
+    from tritonrl.verify.judge.gpu_lock import GpuFileLock
+
+    return GpuFileLock(rank_gpu())
+
+
+class _RoundProgress:
+    """Tasks sampled and judged so far: a tqdm bar on a terminal, else a line after each call (a job's log)."""
+
+    def __init__(self, total: int, done: int, correct_rate: float):
+        from tqdm import tqdm
+
+        self.total, self.done, self.samples = total, done, 0
+        self.correct = 0
+        self.started = time.monotonic()
+        self.terminal = sys.stderr.isatty() and ranks.is_main()
+        self.bar = tqdm(total=total, initial=done, desc="best-of-n", unit="task", disable=not self.terminal)
+        if done:
+            _say(f"best-of-n: resuming the round with {done} of {total} tasks sampled and judged "
+                f"({correct_rate:.1%} correct)")
+
+    def update(self, samples: list[ScoredSample]) -> None:
+        tasks = len({s.task_key for s in samples})
+        self.done += tasks
+        self.samples += len(samples)
+        self.correct += sum(s.correct for s in samples)
+        rate = f"{self.correct / max(1, self.samples):.1%} correct"
+        self.bar.set_postfix_str(rate, refresh=False)
+        self.bar.update(tasks)
+        if not self.terminal and ranks.is_main():
+            _say(f"best-of-n: {self.done}/{self.total} tasks sampled and judged ({rate} of this run's "
+                f"{self.samples}), {time.monotonic() - self.started:.0f} s")
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _say(message: str) -> None:
+    print(f"tritonrl: {message}", file=sys.stderr, flush=True)
 
 
 def _load_samples(path: Path) -> list[ScoredSample] | None:
@@ -134,7 +244,9 @@ def sample_shards(model, tokenizer, tasks: list[KernelTask], config: TrainingCon
     count = ranks.world_size()
     own = shard_path(round_dir, ranks.rank(), count)
     if not own.exists():
-        _save_samples(own, sample_round(model, tokenizer, ranks.shard(tasks), config, reward))
+        partial = own.with_suffix(".partial.jsonl")
+        _save_samples(own, sample_round(model, tokenizer, ranks.shard(tasks), config, reward, partial))
+        partial.unlink(missing_ok=True)
     ranks.barrier()
     if ranks.is_main():
         shards = [_load_samples(shard_path(round_dir, i, count)) or [] for i in range(count)]
