@@ -523,9 +523,11 @@ class Queue:
     def run(self, names: list[str], more=None) -> None:
         """Run ``names`` (in order, as GPUs free up) until all are done; ``more()`` may add names as it goes."""
         todo = [n for n in names if not self.done(n)]
-        while todo or self.running:
-            if more is not None:
+        while True:
+            if more is not None:  # asked again after the last job ends: what it finished may bring more
                 todo += [n for n in more() if n not in todo and not self.done(n) and n not in self.names()]
+            if not todo and not self.running:
+                break
             for gpu in self.free():
                 waiting = [n for n in todo if n not in self.names() and not self.done(n)]
                 if not waiting:

@@ -15,7 +15,7 @@ seeds equal the calibration's task by task; else the run stops, before any held-
   ``grpo_s0``, ``grpo_s1``, ``control_s0`` (rewards shuffled within each group), ``rloo``, ``bon`` (8 samples a
   prompt, every correct one kept, one round, one epoch of SFT) and ``sftplus`` (one epoch of SFT on the prompts'
   references); Best-of-N and SFT+ at a constant rate, SFT's scheduled rate at step S* (``sft_rate_at``);
-* after every arm of the hold has trained, their **evaluations**: ``unseen:LABEL`` (the never-seen prompts, 4
+* each arm's **evaluations** as soon as it has trained (``train_and_evaluate``): ``unseen:LABEL`` (the never-seen prompts, 4
   samples at 1.0, sampling seed 1) and ``heldout:LABEL@TEMP`` (16 samples a task for SFT@S*, GRPO s0 and s1 and the
   control, 8 for RLOO, Best-of-N and SFT+, and 8 (one if greedy) at SFT_best's temperature for SFT_best and GRPO s0
   and s1). Every held-out evaluation is recorded in ``heldout_runs.jsonl``, an abandoned one too.
@@ -368,23 +368,37 @@ def run_main(config, args, q: jobs.Queue, status: gpu.Status) -> None:
         screen_and_decide(config, args, q)
     ensure_prompt_dirs(config)
     arms = hold_arms(config, args, q, cal)
-    status.set(f"arms {', '.join(arms) or '(none)'}")
+    status.set(f"arms {', '.join(arms) or '(none)'}, each evaluated as soon as it has trained")
     set_hold(config, {**hold_now(config), "arms": sorted(set(hold_now(config)["arms"]) | set(arms))})
-    q.run([f"arm:{a}" for a in arms])
     labels = [lab for lab in START_LABELS if any(not q.done(e) for e in evals_of(lab, cal))] if arms else []
     sampled_before = [a for a in ARMS if a not in arms and q.done(f"arm:{a}") and not complete(q, a, cal)]
-    status.set("evaluations")  # only now: every arm of this hold has trained
+    train_and_evaluate(q, cal, arms, (*sampled_before, *labels))
+    status.set("re-judging")
     q.run(stale_evaluations(config, q, ("unseen", "heldout")))  # earlier holds' judged by another verifier
-    evaluations = [e for lab in (*sampled_before, *labels, *arms) for e in evals_of(lab, cal) if not q.done(e)]
-    slots = q.gpus
-    q.gpus = jobs.burst(slots, len(evaluations))  # every one samples first, at once:
-    try:  # recorded samples outlive the hold, the weights do not
-        q.run(evaluations)
-    finally:
-        q.gpus = slots
     left = [a for a in ARMS if not complete(q, a, cal)]
     status.set("done" if not left else "hold done")
     demo._log(f"arms left for a later hold: {left}" if left else "every arm trained and evaluated")
+
+
+def train_and_evaluate(q: jobs.Queue, cal: dict, arms: list[str], labels: tuple[str, ...]) -> None:
+    """The hold's arms, and the evaluations as soon as their weights exist, beside the arms still training:
+    ``labels``' at once (S*, SFT_best, earlier holds' sampled arms), each arm's when it has trained. A hold cut
+    short (the machine's 30 minutes; the third restarted hold lost two trained arms waiting for Best-of-N) keeps
+    every evaluation that has sampled, and a later hold judges it. Once every arm has trained, the slots widen so
+    that every evaluation left samples at once (``jobs.burst``)."""
+    slots = q.gpus
+
+    def ready() -> list[str]:
+        trained = [a for a in arms if q.done(f"arm:{a}")]
+        names = [e for lab in (*labels, *trained) for e in evals_of(lab, cal) if not q.done(e)]
+        if len(trained) == len(arms):
+            q.gpus = jobs.burst(slots, len(q.running) + len(names))
+        return names
+
+    try:  # recorded samples outlive the hold, the weights do not
+        q.run([*(f"arm:{a}" for a in arms), *ready()], more=ready)
+    finally:
+        q.gpus = slots
 
 
 def run(config, args, status: gpu.Status) -> None:

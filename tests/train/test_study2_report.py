@@ -253,3 +253,57 @@ def test_a_two_gpu_host_gives_a_holds_first_jobs_a_gpu_each():
     assert jobs.burst(jobs.slot_names(1, 4), 6) == [f"0#{i}" for i in range(6)]
     assert study2.parse_args(["--config", "c"]).gpus == 1
     assert study2.parse_args(["--config", "c", "--gpus", "2"]).gpus == 2
+
+
+def test_each_arm_is_evaluated_as_soon_as_it_has_trained_so_a_cut_hold_keeps_it(tmp_path, monkeypatch):
+    """``train_and_evaluate`` on a simulated queue (a tick a poll): the control's evaluations run beside Best-of-N
+    while it still trains, so when the machine goes away before Best-of-N finishes (the third restarted hold) the
+    control's are done; once every arm has trained, the evaluations left all start at once."""
+    import time
+    from types import SimpleNamespace
+
+    import study2_jobs as jobs
+
+    class MachineGone(Exception):
+        pass
+
+    class Simulated(jobs.Queue):
+        durations = {"arm:control_s0": 5, "arm:bon": 30}
+
+        def __init__(self, *a, cut_at=None):
+            super().__init__(*a)
+            self.tick, self.cut_at, self.starts, self.ends = 0, cut_at, {}, {}
+
+        def start(self, name, gpu_slot, all_gpus=False):
+            self.running[gpu_slot] = (None, name, self.tick)
+            self.starts[name] = self.tick
+
+        def poll(self):
+            self.tick += 1
+            if self.tick == self.cut_at:
+                raise MachineGone
+            for slot, (_, name, started) in list(self.running.items()):
+                if self.tick - started >= self.durations.get(name, 3):
+                    del self.running[slot]
+                    self.ends[name] = self.tick
+                    (self.p["jobs"] / f"{jobs.gpu.safe(name)}.json").write_text(json.dumps({"job": name}))
+
+    monkeypatch.setattr(time, "sleep", lambda s: None)
+    cal = {"s_star": 20, "sft_best": 20, "sft_best_temperature": "greedy"}
+    config = SimpleNamespace(run=SimpleNamespace(run_dir=str(tmp_path / "run")),
+                             data=SimpleNamespace(sft_sources=[str(tmp_path / "tasks" / "sft")]),
+                             eval=SimpleNamespace(tasks=str(tmp_path / "tasks" / "heldout")))
+    args = SimpleNamespace(set=[], config="c.yaml", rehearsal=False)
+    control, bon = main_run.evals_of("control_s0", cal), main_run.evals_of("bon", cal)
+
+    q = Simulated(config, args, jobs.slot_names(1, 2), "main", tmp_path / "run" / "cut", cut_at=25)
+    with pytest.raises(MachineGone):
+        main_run.train_and_evaluate(q, cal, ["control_s0", "bon"], ())
+    assert all(q.done(e) for e in control) and not q.done("arm:bon")
+    assert q.gpus == jobs.slot_names(1, 2)  # the slots as they were, whatever stopped the run
+
+    q = Simulated(config, args, jobs.slot_names(1, 2), "main", tmp_path / "run" / "whole")
+    main_run.train_and_evaluate(q, cal, ["control_s0", "bon"], ())
+    assert all(q.starts[e] < q.ends["arm:bon"] for e in control)
+    assert {q.starts[e] for e in bon} == {q.ends["arm:bon"]}  # every one left samples at once
+    assert all(q.done(e) for e in (*control, *bon))
