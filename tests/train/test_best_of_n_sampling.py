@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -49,8 +50,7 @@ def short(key: str) -> str:
 
 
 def _key(messages) -> str:
-    text = messages[-1]["content"]
-    return next(key for key in TASKS if f"<{key}>" in text)
+    return messages[-1]["content"].strip("<>")  # the fixture's prompt: the task's short name in <>
 
 
 @pytest.fixture()
@@ -60,10 +60,10 @@ def sampler(monkeypatch, make_config, tmp_path):
     monkeypatch.setattr(bon, "build_messages", lambda task, template: [{"role": "user", "content": f"<{short(task.key)}>"}])
     tasks = [get_task(key) for key in TASKS]
 
-    def run(*overrides, verifier=None, partial=None):
+    def run(*overrides, verifier=None, partial=None, stop=None):
         config = make_config("best_of_n.n=4", "best_of_n.top_k=2", "best_of_n.batch_size=2", *overrides)
         reward = VerifierReward({t.key: t for t in tasks}, verifier=verifier or FakeVerifier(names_model_new))
-        return bon.sample_round(None, None, tasks, config, reward, partial)
+        return bon.sample_round(None, None, tasks, config, reward, partial, stop)
 
     return run, tasks, tmp_path / "samples.rank-0-of-1.partial.jsonl"
 
@@ -114,6 +114,17 @@ def test_each_judged_call_is_saved_and_a_killed_round_resumes_with_the_rest(samp
     assert sum(s.correct for s in samples) == 10
 
 
+def test_a_stop_asked_while_sampling_starts_no_further_call_and_keeps_the_judged_ones(sampler):
+    """A SIGTERM (the session's flag) after call 2 began: call 2 is still judged and saved, call 3 never starts,
+    and the round says it did not finish (None); the resume draws only the last task."""
+    run, _, partial = sampler
+    assert run(partial=partial, stop=lambda: len(Generator.calls) >= 2) is None
+    assert Generator.calls == [TASKS[0:2], TASKS[2:4]]
+    assert [len(json.loads(line)) for line in partial.read_text().splitlines()] == [8, 8]
+    Generator.calls = []
+    assert len(run(partial=partial)) == 20 and Generator.calls == [TASKS[4:5]]
+
+
 def test_the_round_saves_its_shard_and_removes_the_partial_file(sampler, make_config, tmp_path):
     _, tasks, _ = sampler
     config = make_config("best_of_n.n=2", "best_of_n.batch_size=3")
@@ -128,3 +139,25 @@ def test_batch_size_is_checked_at_load(make_config):
 
     with pytest.raises(ConfigError, match="batch_size"):
         make_config("best_of_n.batch_size=0")
+
+
+def test_a_sigterm_while_sampling_interrupts_the_stage_and_the_resume_finishes_it(sampler, make_config):
+    """The whole stage: a SIGTERM during the first generate call ends the stage as interrupted with that call's
+    samples saved, and ``run.resume`` samples only the other task, then fine-tunes and finishes."""
+    import os
+    import signal
+
+    from tritonrl.train.best_of_n import run_best_of_n
+
+    Generator.on_call = lambda n: os.kill(os.getpid(), signal.SIGTERM) if n == 1 else None
+    overrides = ("rl.algo=best-of-n", "best_of_n.batch_size=1", "best_of_n.n=2", "best_of_n.top_k=1")
+    first = run_best_of_n(make_config(*overrides), verifier=FakeVerifier(names_model_new))
+    assert first.status == "interrupted" and len(Generator.calls) == 1
+    round_dir = next(Path(first.run_dir).glob("best_of_n/round-0"))
+    assert [len(json.loads(line)) for line in (round_dir / "samples.rank-0-of-1.partial.jsonl").read_text().splitlines()] == [2]
+
+    Generator.calls, Generator.on_call = [], None
+    second = run_best_of_n(make_config(*overrides, "run.resume=true"), verifier=FakeVerifier(names_model_new))
+    assert second.status == "done" and len(Generator.calls) == 1 and Generator.calls[0] != []
+    assert len(bon._load_samples(round_dir / "samples.jsonl")) == 4
+    assert not list(round_dir.glob("*.partial.jsonl"))

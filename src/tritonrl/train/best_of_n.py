@@ -28,6 +28,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -90,12 +91,14 @@ def select(samples: list[ScoredSample], top_k: int, min_reward: float, reward_we
 
 
 def sample_round(model, tokenizer, tasks: list[KernelTask], config: TrainingConfig, reward: VerifierReward,
-                 partial: Path | None = None) -> list[ScoredSample]:
+                 partial: Path | None = None, stop: Callable[[], bool] | None = None) -> list[ScoredSample] | None:
     """``best_of_n.n`` samples of every task, judged, in task order. Tasks are sampled ``best_of_n.batch_size`` to
     a ``generate`` call; a call's samples are judged while the next call generates (the reward's own verifier in
     a background thread, ``reward_overlap.BackgroundVerification``; the GPU's lease held shared while generating,
     so a timing run has the GPU alone), and each judged call is appended to ``partial`` as one line: an
-    interrupted round resumes with the tasks not saved there (a line cut short by the kill is dropped)."""
+    interrupted round resumes with the tasks not saved there (a line cut short by the kill is dropped). When
+    ``stop()`` turns true (a SIGTERM, a pre-emption notice) no further call starts: the calls drawn are judged and
+    saved, and None is returned."""
     template = load_template(config.data.prompt_template)
     bon = config.best_of_n
     # no seed: the run's RNG (the trainer seeded it); rl.top_p as GRPO and RLOO sample (1.0, the default: off)
@@ -109,8 +112,12 @@ def sample_round(model, tokenizer, tasks: list[KernelTask], config: TrainingConf
     reward.background = background
     progress = _RoundProgress(len(tasks), len(done), sum(s.correct for s in saved) / max(1, len(saved)))
     pending: list[ScoredSample] | None = None
+    stopped = False
     try:
         for start in range(0, len(todo), bon.batch_size):
+            if stop is not None and stop():
+                stopped = True
+                break
             chunk = todo[start:start + bon.batch_size]
             prompts = [build_messages(t, template) for t in chunk]
             background.hold_gpu()
@@ -129,6 +136,8 @@ def sample_round(model, tokenizer, tasks: list[KernelTask], config: TrainingConf
         reward.background = None
         background.close()
         progress.close()
+    if stopped:
+        return None
     order = {t.key: i for i, t in enumerate(tasks)}
     return sorted(saved, key=lambda s: order[s.task_key])  # stable: each task's samples as drawn
 
@@ -235,9 +244,11 @@ def merge_shards(shards: list[list[ScoredSample]], tasks: list[KernelTask]) -> l
 
 
 def sample_shards(model, tokenizer, tasks: list[KernelTask], config: TrainingConfig, reward: VerifierReward,
-                  round_dir: Path) -> list[ScoredSample]:
+                  round_dir: Path, session: StageSession | None = None) -> list[ScoredSample] | None:
     """This rank samples its share of ``tasks`` into its own shard; the main process merges every shard into
-    ``samples.jsonl``; every rank returns the merged samples. A finished merge (a resume) is reused as is."""
+    ``samples.jsonl``; every rank returns the merged samples. A finished merge (a resume) is reused as is. A stop
+    asked of ``session`` while sampling returns None on every rank (agreed after sampling), the judged calls
+    saved for the resume."""
     merged_path = round_dir / "samples.jsonl"
     if not ranks.any_rank(not merged_path.exists()):
         return _load_samples(merged_path)
@@ -245,8 +256,13 @@ def sample_shards(model, tokenizer, tasks: list[KernelTask], config: TrainingCon
     own = shard_path(round_dir, ranks.rank(), count)
     if not own.exists():
         partial = own.with_suffix(".partial.jsonl")
-        _save_samples(own, sample_round(model, tokenizer, ranks.shard(tasks), config, reward, partial))
-        partial.unlink(missing_ok=True)
+        stop = (lambda: session.stopped) if session is not None else None
+        samples = sample_round(model, tokenizer, ranks.shard(tasks), config, reward, partial, stop)
+        if samples is not None:
+            _save_samples(own, samples)
+            partial.unlink(missing_ok=True)
+    if session is not None and session.agreed_stop():  # every rank asks here, whether it sampled or not
+        return None
     ranks.barrier()
     if ranks.is_main():
         shards = [_load_samples(shard_path(round_dir, i, count)) or [] for i in range(count)]
@@ -305,7 +321,9 @@ def run_best_of_n(config: TrainingConfig, verifier=None) -> StageResult:
             args = round_args(config, session, round_dir)
             model, tokenizer = load_model(config.model, model_path)
             model.to(args.device)  # sample on this rank's accelerator, not the CPU
-            samples = sample_shards(model, tokenizer, tasks, config, reward, round_dir)
+            samples = sample_shards(model, tokenizer, tasks, config, reward, round_dir, session)
+            if samples is None:  # stopped while sampling: the judged calls are saved, the round resumes from them
+                break
             kept = select(samples, bon.top_k, bon.min_reward, bon.reward_weighted, bon.copies_per_reward)
             if kept:
                 trainer = finetune_round(config, session, round_dir, args, model, tokenizer, kept)
