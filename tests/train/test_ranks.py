@@ -75,8 +75,9 @@ def test_only_the_main_process_writes_the_run_directory(two_ranks):
     out, reports = two_ranks
     assert [r["results"]["world_size"] for r in reports] == [2, 2]
     rank1 = [p for p in reports[1]["writes"] if p != "rank-1.json"]
-    # rank 1 writes only its own RNG state (the Trainer's, per rank) and its own Best-of-N shard
-    allowed = ("rng_state_1.pth", "samples.rank-1-of-2.jsonl")
+    # rank 1 writes only its own RNG state (the Trainer's, per rank) and its own Best-of-N shard (and the judged
+    # calls of it, saved as they come)
+    allowed = ("rng_state_1.pth", "samples.rank-1-of-2.jsonl", "samples.rank-1-of-2.partial.jsonl")
     assert rank1 and all(any(a in Path(p).name for a in allowed) for p in rank1), rank1
     rank0 = reports[0]["writes"]
     for expected in ("sft/manifest.json", "sft/sft/final/adapter_model.safetensors", "sft/sft/metrics.json",
