@@ -166,7 +166,7 @@ def test_task_cost_counts_largest_tensor_and_matmul_flops_on_meta():
               "out_features = 4096\ndef get_inputs():\n    return [torch.rand(batch_size, in_features)]\n"
               "def get_init_inputs():\n    return [in_features, out_features]\n")
     cost = task_cost(source)
-    assert cost == TaskCost(max_numel=8192 * 4096, flops=2 * 1024 * 8192 * 4096)
+    assert cost == TaskCost(max_numel=8192 * 4096, flops=2 * 1024 * 8192 * 4096, output_numel=1024 * 4096)
     small = reduced_variant(KernelTask("gemm", 2, source), lambda s: task_cost(s).flops <= 1 << 26)
     assert small.variant == "reduced"
     assert small.meta["changes"] == {"batch_size": (1024, 64), "in_features": (8192, 512), "out_features": (4096, 256)}
@@ -275,17 +275,31 @@ def test_describe_changes_writes_a_repeated_list_short():
         "batch_size 1024 -> 2, hidden [1024] * 16 -> [8, 8]"
 
 
-def test_the_wide_variant_has_three_rows_and_features_four_times_plus_one_never_past_the_real_scale():
+def test_the_wide_variant_has_three_rows_and_features_at_the_real_scale_else_four_times_plus_one():
     from tritonrl.tasks import get_task
     from tritonrl.tasks.variants import timing_variant, wide_variant
 
-    layernorm = get_task("l1_layernorm")  # 8 x 32 x 384 here, hidden 4096 at its timing shape
+    layernorm = get_task("l1_layernorm")  # 8 x 32 x 384 here, hidden 4096 at its timing shape: within twice the cost
     wide = wide_variant(layernorm, timing_variant(layernorm))
     assert wide.variant == "wide" and wide.meta["changes"] == {
-        "batch_size": (8, 3), "seq_len": (32, 8), "hidden": (384, 1537)}
+        "batch_size": (8, 3), "seq_len": (32, 8), "hidden": (384, 4096)}
     assert run_source(wide.source, meta=True).ok
+    sum_dim = get_task("l1_sum_dim")  # 1024 x 1000 at its timing shape: over twice the cost, and so is 4x + 1
+    assert wide_variant(sum_dim, timing_variant(sum_dim)).meta["changes"] == {
+        "batch_size": (8, 3), "dim1": (256, 513), "dim2": (200, 401)}
     mean = get_task("l1_mean_dim")  # dim 1500 here, 4000 at its timing shape: capped there
     assert wide_variant(mean, timing_variant(mean)).meta["changes"]["dim"] == (1500, 4000)
     assert wide_variant(mean) is None  # no ceiling: the task as written is its own scale, no wider
-    matmul = get_task("l1_matmul")  # every size a feature: 4x would be 64x the FLOPs
-    assert wide_variant(matmul, timing_variant(matmul)) is None
+
+
+def test_a_gemm_whose_sizes_cannot_widen_together_gets_a_deep_variant_along_k():
+    """Every size of a GEMM is a feature, and 4x would be 64x the FLOPs: the deep variant takes the one size the
+    output does not follow (K) to the real scale and the others to 16; M or N there would grow the output."""
+    from tritonrl.tasks import get_task
+    from tritonrl.tasks.variants import timing_variant, wide_variant
+
+    matmul = get_task("l1_matmul")  # 120 x 200 x 136 here; 2048 x 4096 x 4096 at its timing shape
+    deep = wide_variant(matmul, timing_variant(matmul))
+    assert deep.meta["changes"] == {"m": (120, 16), "k": (200, 4096), "n": (136, 16)}
+    assert run_source(deep.source, meta=True).ok
+    assert wide_variant(matmul) is None  # no ceiling: the task as written is its own scale, no deeper

@@ -41,3 +41,16 @@ def test_an_honest_relu_storing_nothing_from_a_negative_block_is_accepted(verifi
     assert negative != RELU
     result = verifier.verify(KernelTask(name="negative_relu", level=1, source=negative), code=Path(FIXTURE).read_text())
     assert result.correct, (result.flags, result.error)
+
+
+def test_lanes_of_one_store_race_only_when_they_write_different_values_to_one_place():
+    """The thirty-first red team's ``a03``: the interpreter applies a store's lanes in order, so the last lane's
+    value always lands; on a GPU which lane wins is not specified. Lanes broadcasting one value agree."""
+    from tritonrl.verify.child.fidelity import _bits, _lanes_disagree
+
+    def bits(values):
+        return _bits(np.array(values, dtype=np.float32), np)
+
+    assert _lanes_disagree(np.array([8, 12, 16]), bits([1.0, 2.0, 3.0]), np) is None  # one lane a place
+    assert _lanes_disagree(np.array([16, 16, 16]), bits([5.0, 5.0, 5.0]), np) is None  # a broadcast scalar
+    assert _lanes_disagree(np.array([20, 16, 16]), bits([1.0, 2.0, 3.0]), np) == 16

@@ -173,14 +173,32 @@ def test_the_plain_scaled_trial_catches_the_softmax_precision_cheats_on_every_dr
 
 
 def test_on_the_cpu_the_scaled_trial_runs_on_the_wide_shape_where_a_task_has_one():
-    """A row block fixed at 512 passes every shape of a 384-wide layernorm; the wide shape (3 rows, 1537 wide) shows
-    it (the fifteenth red team's ``integrity/r15_layernorm_fixed_block_512``). A GPU judges at the real scale."""
+    """A row block fixed at 512 passes every shape of a 384-wide layernorm; the wide shape (3 rows, the real scale's
+    4096 wide: it fits twice the task's cost) shows it (the fifteenth red team's
+    ``integrity/r15_layernorm_fixed_block_512``). A GPU judges at the real scale."""
     layernorm = get_task("l1_layernorm")
     cpu = {t.name: t for t in build_trials(layernorm, VerifyConfig(), device="cpu")}
-    assert "@wide" in cpu["full2"].task_key and "hidden = 1537" in cpu["full2"].source
+    assert "@wide" in cpu["full2"].task_key and "hidden = 4096" in cpu["full2"].source
     assert (cpu["full2"].scale, cpu["full2"].shift) == (3.0, -100.0)
     gpu = {t.name: t for t in build_trials(layernorm, VerifyConfig(), device="cuda")}
     assert "@wide" not in gpu["full2"].task_key
+
+
+def test_the_wide_shape_reaches_the_real_scale_and_a_gemm_gets_a_deep_one():
+    """The thirty-first red team's: a row block fixed at 4096 passed the softmax's 4x + 1 = 4001 (the real scale is
+    8000), and a GEMM loading all of K as one 256-wide tile passed every CPU K (at most 200; no GEMM had a wide
+    shape). Now the softmax's wide shape is 3 x 8000, and a GEMM's is deep: K at its real scale, the rest 16 (a
+    tl.dot's smallest block on a GPU)."""
+    import re
+
+    def sizes(name):
+        full2 = {t.name: t for t in build_trials(get_task(name), VerifyConfig(), device="cpu")}["full2"]
+        return dict((k, int(v)) for k, v in re.findall(r"^(\w+) = (\d+)", full2.source, re.M))
+
+    assert sizes("l1_softmax") == {"batch_size": 3, "dim": 8000}
+    assert sizes("l1_matmul") == {"m": 16, "k": 4096, "n": 16}
+    gemm = sizes("l2_gemm_sigmoid_sum")
+    assert (gemm["batch_size"], gemm["in_features"], gemm["out_features"]) == (16, 4096, 16)
 
 
 def test_permissive_mode_moves_no_rows():

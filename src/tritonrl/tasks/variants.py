@@ -4,7 +4,7 @@
     tiny = tiny_variant(task)            # variant "tiny": runs on CPU in well under a second
     alts = alt_variants(task, n=2)       # "alt1": every size 2^j + 1 (an edge); "alt2": 2^j, else nearby sizes
     small = reduced_variant(task, fits)  # variant "reduced": the mildest uniform shrink whose source ``fits``
-    wide = wide_variant(task, ceiling)   # variant "wide": 3 rows, features 4x + 1 (at most the ceiling's), or None
+    wide = wide_variant(task, ceiling)   # "wide": 3 rows, features at the real scale (else 4x + 1); a GEMM deep
     timing = timing_variant(task)        # variant "timing": a bundled task at KernelBench scale (GPU), or None
     task_cost(task.source)               # TaskCost(max_numel, flops), measured on the meta device
     task_traffic(task.source)            # TaskTraffic: bytes moved, FLOPs, estimated H100 ms (meta device)
@@ -718,6 +718,7 @@ class TaskCost:
 
     max_numel: int
     flops: int
+    output_numel: int = 0  # elements of the forward's outputs
 
 
 def task_cost(source: str) -> TaskCost | None:
@@ -748,14 +749,20 @@ def task_cost(source: str) -> TaskCost | None:
             inputs = namespace["get_inputs"]()
             held = [*model.parameters(), *model.buffers(), *_flatten(inputs)]
             with FlopCounterMode(display=False) as counter, Largest() as largest:
-                model(*inputs)
+                output = model(*inputs)
     except Exception:  # noqa: BLE001 -- a task that does not run on meta: cost unknown
         return None
     sizes = [t.numel() for t in held if isinstance(t, torch.Tensor)]
-    return TaskCost(max([largest.numel, *sizes]), int(counter.get_total_flops()))
+    out = sum(t.numel() for t in _flatten(output) if isinstance(t, torch.Tensor))
+    return TaskCost(max([largest.numel, *sizes]), int(counter.get_total_flops()), out)
 
 
-WIDE_FACTORS = (4, 2)  # a wide variant's feature sizes: this many times the task's, plus one, widest first
+WIDE_FACTORS = (None, 4, 2)  # a wide variant's feature sizes: the real scale's (None), then this many times the
+                             # task's, plus one, widest first
+DEEP_NARROW = 16  # a deep variant's other sizes: the smallest a tl.dot block takes on a GPU (a kernel's block
+                 # from next_power_of_2(3) would be refused there, at sizes the task never has)
+DEEP_NUMEL = 1 << 18  # a deep variant's largest tensor and FLOPs may reach this much even where the task is smaller
+DEEP_FLOPS = 1 << 24
 WIDE_ROWS = 3  # its batch
 WIDE_COST = 2.0  # its largest tensor and FLOPs: at most this many times the task's
 _WIDE_CACHE: dict[tuple[str, str], KernelTask | None] = {}
@@ -763,11 +770,13 @@ _WIDE_CACHE: dict[tuple[str, str], KernelTask | None] = {}
 
 def wide_variant(task: KernelTask, ceiling: KernelTask | None = None) -> KernelTask | None:
     """Variant "wide": few rows, wide features: the batch ``WIDE_ROWS``, spatial sizes a quarter, every feature
-    size ``f * size + 1`` (``WIDE_FACTORS``, one more than a multiple of the task's groups where it has them), never
-    over that size in ``ceiling`` (the task at its real scale: a bundled task's timing shape, KernelBench's as
-    written) nor over ``WIDE_COST`` times the task's cost; None when no feature size can widen. Where a kernel
+    size at its size in ``ceiling`` (the task at its real scale: a bundled task's timing shape, KernelBench's as
+    written) where that fits, else ``f * size + 1`` (``WIDE_FACTORS``, one more than a multiple of the task's groups
+    where it has them, never over the real scale), never over ``WIDE_COST`` times the task's cost. Where a kernel
     sized to the task's widths shows: a row block fixed at 512 passes every shape no wider than 384
-    (``integrity/r15_layernorm_fixed_block_512``)."""
+    (``integrity/r15_layernorm_fixed_block_512``); one fixed at 4096 passed the 4x + 1 = 4001 that came before the
+    real scale's 8000 (the thirty-first red team's softmax). Where no feature can widen so (a GEMM's three sizes
+    cost too much together), the "deep" variant (``_make_deep``); None when neither exists."""
     key = (task.key, ceiling.key if ceiling else "")
     return _once(_WIDE_CACHE, key, lambda: _make_wide(task, ceiling))
 
@@ -792,19 +801,49 @@ def _make_wide(task: KernelTask, ceiling: KernelTask | None) -> KernelTask | Non
             elif c.kind == "spatial" and c.value >= 8:
                 new_values[i] = c.value // 4
             elif c.kind == "feature":
-                wide = multiple * ((factor * c.value) // multiple + 1)
                 cap = caps.get(c.name, c.value)
+                wide = cap if factor is None else multiple * ((factor * c.value) // multiple + 1)
                 if wide > cap:
                     wide = multiple * (cap // multiple) if cap > c.value else c.value
-                if wide > c.value:
+                if wide > c.value and wide % multiple == 0:
                     new_values[i] = wide
         if not any(constants[i].kind == "feature" for i in new_values):
+            if factor is None:
+                continue  # no real scale above the task's: the factors may still widen it
             return None
         source = rewrite_constants(task.source, constants, new_values)
         cost = task_cost(source)
         if cost is not None and cost.max_numel <= WIDE_COST * base_cost.max_numel \
                 and cost.flops <= WIDE_COST * max(base_cost.flops, 1):
             return _variant(task, "wide", source, constants, new_values)
+    return _make_deep(task, constants, caps, base_cost)
+
+
+def _make_deep(task: KernelTask, constants: list[Constant], caps: dict, base_cost: TaskCost) -> KernelTask | None:
+    """Variant "wide" of a task whose features cannot widen together (a GEMM): one contracted feature size (one
+    the output's size does not follow: a GEMM's K) at its real scale (never past it), the batch and every
+    other feature at most ``DEEP_NARROW``, in the first feature (source order) where that runs and costs at most
+    ``WIDE_COST`` times the task or ``DEEP_NUMEL`` elements and ``DEEP_FLOPS``. A GEMM that loads all of K as one
+    tile, with no loop, passes every K up to its tile (the thirty-first red team's 256 against the CPU's 200 and
+    the GPU's 4096)."""
+    multiple = math.lcm(1, *[c.value for c in constants if c.kind == "divisor"])
+    small: dict[int, object] = {i: DEEP_NARROW for i, c in enumerate(constants)
+                                if c.kind in ("batch", "feature") and not isinstance(c.value, tuple)
+                                and c.value > DEEP_NARROW and DEEP_NARROW % multiple == 0}
+    for i, c in enumerate(constants):
+        if c.kind != "feature" or isinstance(c.value, tuple):
+            continue
+        deep = multiple * (caps.get(c.name, c.value) // multiple)
+        if deep <= c.value:
+            continue  # at its real scale already: never past it
+        narrow = rewrite_constants(task.source, constants, {**small, i: c.value})
+        source = rewrite_constants(task.source, constants, {**small, i: deep})
+        before, cost = task_cost(narrow), task_cost(source)
+        if before is None or cost is None or cost.output_numel != before.output_numel:
+            continue  # not contracted: the output grows with it (the wide variant's widths are for those)
+        if cost.max_numel <= max(WIDE_COST * base_cost.max_numel, DEEP_NUMEL) \
+                and cost.flops <= max(WIDE_COST * base_cost.flops, DEEP_FLOPS) and run_source(source, meta=True).ok:
+            return _variant(task, "wide", source, constants, {**small, i: deep})
     return None
 
 

@@ -74,7 +74,7 @@ class _Accesses:
         self.updates: list[tuple[int, Any]] = []  # addresses changed by atomics, by program
         self.locks: set[int] = set()  # addresses of the locks the running program holds
         self.lanes = _Lanes()  # the running program's stores since its last barrier, by lane
-        self.intra: str | None = None  # the launch's first read of a location another lane of its program wrote
+        self.intra: str | None = None  # the launch's first race inside a program (lanes reading or storing over each other)
 
     def start(self, grid: tuple[int, int, int], seed: int) -> None:
         self.grid = grid
@@ -271,12 +271,29 @@ def install(report: dict) -> None:
             return original_dot(self, a, b, d, input_precision, max_num_imprecise_acc)
         return interp.TensorHandle(np.matmul(a_data, b_data, dtype=d.data.dtype) + d.data, d.dtype.scalar)
 
+    def fp_to_int(self, src, dst_type):
+        """A float cast to a 32- or 64-bit integer as a GPU casts it (PTX ``cvt.rzi``: toward zero, clamped to the
+        type's range, NaN to 0). numpy's cast of an out-of-range value is the CPU's (3e9 to int32 gives
+        -2147483648 on x86): a kernel told the interpreter from a GPU by it (the thirty-first red team's ``a04``)."""
+        kind = np.dtype(interp._get_np_dtype(dst_type))
+        if kind.itemsize < 4:  # narrower integers: the cast the interpreter has (the GPU's is not pinned down here)
+            return original_fp_to_int[kind.kind == "u"](self, src, dst_type)
+        data = np.asarray(values(src), dtype=np.float64)
+        info = np.iinfo(kind)
+        high, low, nan = data >= float(info.max), data <= float(info.min), np.isnan(data)
+        inside = np.where(high | low | nan, 0.0, np.trunc(data)).astype(kind)
+        out = np.where(high, info.max, np.where(low, info.min, inside)).astype(kind)
+        return interp.TensorHandle(out, dst_type.scalar)
+
     original_dot = builder.create_dot
+    original_fp_to_int = (builder.create_fp_to_si, builder.create_fp_to_ui)
     builder.binary_op, builder.unary_op, builder.create_dot = binary_op, unary_op, create_dot
+    builder.create_fp_to_si = builder.create_fp_to_ui = fp_to_int
     _install_programs(builder, executor, np)
     _install_gpu_frontend(interp)
     builder._tritonrl_fidelity = True
-    report["fidelity"] = "ok: TF32 dot, bf16 values, shuffled programs, race check (atomics included)"
+    report["fidelity"] = ("ok: TF32 dot, bf16 values, saturating float-to-int casts, shuffled programs, race check "
+                          "(atomics included)")
 
 
 def _install_gpu_frontend(interp: Any) -> None:
@@ -390,6 +407,18 @@ def _tf32(data: Any) -> Any:
     return ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
 
 
+def _lanes_disagree(addresses: Any, bits: Any, np: Any) -> int | None:
+    """An address that lanes of one store write different values to (the interpreter applies them in lane order,
+    so the last lane's value always lands: the thirty-first red team's ``a03``, every row of a tile storing to one
+    place), else None. Lanes writing one value to one place (a broadcast scalar) agree."""
+    if addresses.size < 2 or bool(np.all(addresses[1:] > addresses[:-1])):  # ascending, as most stores are
+        return None
+    order = np.argsort(addresses, kind="stable")
+    a, b = addresses[order], bits[order]
+    clash = (a[1:] == a[:-1]) & (b[1:] != b[:-1])
+    return int(a[1:][clash][0]) if clash.any() else None
+
+
 def _bits(data: Any, np: Any) -> Any:
     """Each element's bytes as one uint64 (zero-padded): values of any dtype compared as bit patterns."""
     if not len(data):
@@ -437,8 +466,15 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         where = np.broadcast_to(np.asarray(mask.data, dtype=bool), np.shape(ptrs.data))
         data = np.broadcast_to(np.asarray(value.data), where.shape)[where]
         stored = np.asarray(ptrs.data)[where]
-        _ACCESSES.stores.append((_ACCESSES.actor(), stored, _bits(data, np)))
+        bits = _bits(data, np)
+        _ACCESSES.stores.append((_ACCESSES.actor(), stored, bits))
         _ACCESSES.lanes.store(where.size, stored, np.flatnonzero(where))
+        if _ACCESSES.intra is None:
+            clash = _lanes_disagree(stored, bits, np)
+            if clash is not None:
+                _ACCESSES.intra = (
+                    f"lanes of one store write different values to one address ({clash:#x}): on a GPU they are "
+                    "threads storing at once, and which value lands is not specified")
         return original_store(self, ptrs, value, mask, *rest, **kwargs)
 
     def create_barrier(self, *args, **kwargs):

@@ -44,6 +44,8 @@ from tritonrl.verify.child.interpreter import GPU_PROPERTIES, exception_chain
 # load there (Triton's ``OutOfResources``)
 SHARED_MEMORY_LIMIT = GPU_PROPERTIES["max_shared_mem"]
 OUT_OF_SHARED_MEMORY = "out of resource: shared memory"  # how such a refusal starts (Triton's own words)
+MAX_THREADS_PER_BLOCK = 1024  # every CUDA GPU since sm_20: a launch of more is refused (CUDA_ERROR_INVALID_VALUE)
+OUT_OF_THREADS = "out of resource: threads"
 # How a refusal starts when the installed Triton itself lacks the construct (a ``NotImplementedError`` raised in
 # Triton's own code: block pointers, removed in 3.7+, which the judging GPU's 3.6 compiles): not the candidate's fault
 NOT_IN_THIS_TRITON = "not implemented by this Triton"
@@ -87,7 +89,7 @@ def frontend_problem(fn: Any, args: tuple, kwargs: dict) -> str | None:
             if _removed_here(exc):
                 problem = f"{NOT_IN_THIS_TRITON} ({_version()}): {problem}"
         else:
-            problem = _resource_problem(module, backend, options, target)
+            problem = _threads_problem(options, target) or _resource_problem(module, backend, options, target)
         _CHECKED[key] = problem
         return problem
     except Exception as exc:  # noqa: BLE001 - whatever the front end cannot be shown is not judged on the CPU
@@ -259,6 +261,17 @@ def _to_ttir(jit: Any, signature: dict, constexprs: dict, attrs: dict, options: 
     src = ASTSource(jit, signature, constexprs, attrs)
     return src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(),
                        context)
+
+
+def _threads_problem(options: Any, target: Any) -> str | None:
+    """Why a GPU would refuse to launch a block of ``num_warps`` warps (more threads than a block may have: the
+    thirty-first red team's ``num_warps=64``, which the backend compiles and the interpreter ignores), else None."""
+    threads = options.num_warps * GPU_PROPERTIES["warpSize"]
+    if threads <= MAX_THREADS_PER_BLOCK:
+        return None
+    return (f"{OUT_OF_THREADS}, Required: {threads}, Hardware limit: {MAX_THREADS_PER_BLOCK} (num_warps="
+            f"{options.num_warps} x {GPU_PROPERTIES['warpSize']} threads a block on sm_{target.arch}; a GPU refuses "
+            f"to launch it: num_warps <= {MAX_THREADS_PER_BLOCK // GPU_PROPERTIES['warpSize']})")
 
 
 def _resource_problem(module: Any, backend: Any, options: Any, target: Any) -> str | None:
