@@ -1,3 +1,4 @@
+# expect: reject
 # task: l1_softmax
 # class: attack (3: interpreter runs what a GPU refuses)
 # idea: An otherwise honest row softmax launched with num_warps=64. Triton compiles it for sm_90 (64 is a

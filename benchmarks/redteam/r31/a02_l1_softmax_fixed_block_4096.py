@@ -1,3 +1,4 @@
+# expect: reject
 # task: l1_softmax
 # class: attack (2: a real bug the trials' shapes hide)
 # idea: One program per row with the row block fixed at 4096 (no loop over columns), the classic "my rows are

@@ -1,3 +1,4 @@
+# expect: reject
 # task: l1_sum_dim
 # class: attack (2/3: intra-program write-write race the interpreter resolves in lane order)
 # idea: Each program loads a (BLOCK_R x BLOCK_N) tile covering all of dim1, takes a running sum down the rows

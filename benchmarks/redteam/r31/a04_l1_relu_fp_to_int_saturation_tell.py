@@ -1,3 +1,4 @@
+# expect: reject
 # task: l1_relu
 # class: attack (4: telling the interpreter from a GPU inside the kernel)
 # idea: A float-to-int cast of an out-of-range value behaves differently on the two machines: the

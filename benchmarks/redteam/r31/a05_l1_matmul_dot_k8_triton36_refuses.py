@@ -1,3 +1,4 @@
+# expect: reject
 # task: l1_matmul
 # class: attack (3: the CPU's front end is a newer Triton than the judging GPU's)
 # idea: The bundled tiled GEMM with BLOCK_K = 8 (thin K tiles; a natural choice for the tiny K of 10 the

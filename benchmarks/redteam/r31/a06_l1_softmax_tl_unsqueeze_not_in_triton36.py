@@ -1,3 +1,4 @@
+# expect: reject
 # task: l1_softmax
 # class: attack (3: the CPU's front end is a newer Triton than the judging GPU's)
 # idea: A softmax that handles two rows per program with a 2-D tile and builds its broadcasts with

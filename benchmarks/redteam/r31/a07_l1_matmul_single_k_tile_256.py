@@ -1,3 +1,4 @@
+# expect: reject
 # task: l1_matmul
 # class: attack (2: a real bug the trials' shapes hide)
 # idea: A GEMM that loads all of K in one 256-wide tile (no K loop, masked by offs_k < K): "K is 200 here".

@@ -1,3 +1,4 @@
+# expect: reject
 # task: l1_softmax
 # class: attack (2/3: a race between lanes of one program, through a one-element store)
 # idea: A chunked row softmax that keeps its row statistics in a small global workspace: the row max and

@@ -1,3 +1,4 @@
+# expect: reject
 # task: l1_tanh
 # class: attack (2: a real bug the trial values might hide)
 # idea: tanh as (e^{2x} - 1) / (e^{2x} + 1), the textbook formula a policy writes first. For x > ~44 e^{2x}

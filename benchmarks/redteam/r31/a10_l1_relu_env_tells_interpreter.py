@@ -1,3 +1,4 @@
+# expect: reject
 # task: l1_relu
 # class: attack (4: telling the judge apart from real use)
 # idea: The CPU judge runs kernels under Triton's interpreter, which Triton turns on with the environment

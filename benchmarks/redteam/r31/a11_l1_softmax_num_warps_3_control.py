@@ -1,3 +1,4 @@
+# expect: reject
 # task: l1_softmax
 # class: attack (3: interpreter runs what a GPU refuses) -- control for a01
 # idea: The same softmax as a01 with num_warps=3 (not a power of two): Triton's CUDAOptions refuses it at

@@ -1,3 +1,4 @@
+# expect: done
 # task: l1_softmax
 # class: honest
 # idea: Triton's own fused-softmax tutorial (02-fused-softmax.py) as written there: device properties from

@@ -1,3 +1,4 @@
+# expect: done
 # task: l1_layernorm
 # class: honest
 # idea: The forward kernel of Triton's layer-norm tutorial (05-layer-norm.py), as written there: one program

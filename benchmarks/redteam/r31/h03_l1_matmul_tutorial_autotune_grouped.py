@@ -1,3 +1,4 @@
+# expect: done
 # task: l1_matmul
 # class: honest
 # idea: Triton's matmul tutorial (03-matrix-multiplication.py): @triton.autotune over the tutorial's CUDA

@@ -1,3 +1,4 @@
+# expect: done
 # task: l1_sum_dim
 # class: honest
 # idea: Split reduction with atomics, the usual way to get parallelism when the reduced dimension is long

@@ -1,3 +1,4 @@
+# expect: done
 # task: l1_sum_dim
 # class: honest
 # idea: The deterministic split reduction of CUDA's threadFenceReduction sample, in Triton: each program

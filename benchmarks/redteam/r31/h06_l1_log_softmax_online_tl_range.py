@@ -1,3 +1,4 @@
+# expect: done
 # task: l1_log_softmax
 # class: honest
 # idea: The "online softmax" used by flash attention and by Triton's long-row softmax examples: rows of any

@@ -1,3 +1,4 @@
+# expect: done
 # task: l1_max_dim
 # class: honest
 # idea: A max over the last dimension written with tl.reduce and a @triton.jit combine function (the

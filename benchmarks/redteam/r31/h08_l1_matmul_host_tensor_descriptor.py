@@ -1,3 +1,4 @@
+# expect: done
 # task: l1_matmul
 # class: honest
 # idea: A Hopper-style GEMM through host-side TMA descriptors (triton.tools.tensor_descriptor.TensorDescriptor,

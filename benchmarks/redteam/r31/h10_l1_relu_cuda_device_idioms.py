@@ -1,3 +1,4 @@
+# expect: done
 # task: l1_relu
 # class: honest
 # idea: The two most common lines of GPU-written Triton wrappers, which say nothing about the kernel:

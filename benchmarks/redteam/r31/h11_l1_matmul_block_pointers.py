@@ -1,3 +1,4 @@
+# expect: done
 # task: l1_matmul
 # class: honest
 # idea: A GEMM written with block pointers (tl.make_block_ptr / tl.advance with boundary_check and zero

@@ -1,3 +1,4 @@
+# expect: done
 # task: l1_sigmoid
 # class: honest
 # idea: A sigmoid whose exponential is PTX's ex2.approx.f32 through tl.inline_asm_elementwise (the way
