@@ -112,6 +112,8 @@ def test_each_judged_call_is_saved_and_a_killed_round_resumes_with_the_rest(samp
     assert Generator.calls == [TASKS[2:4], TASKS[4:5]]  # the saved tasks are not sampled again
     assert [short(s.task_key) for s in samples] == [key for key in TASKS for _ in range(4)]
     assert sum(s.correct for s in samples) == 10
+    # the cut line is gone, and the calls appended after it are whole lines: a second resume has them all
+    assert [len(json.loads(line)) for line in partial.read_text().splitlines()] == [8, 8, 4]
 
 
 def test_a_stop_asked_while_sampling_starts_no_further_call_and_keeps_the_judged_ones(sampler):

@@ -761,6 +761,8 @@ WIDE_FACTORS = (None, 4, 2)  # a wide variant's feature sizes: the real scale's 
                              # task's, plus one, widest first
 DEEP_NARROW = 16  # a deep variant's other sizes: the smallest a tl.dot block takes on a GPU (a kernel's block
                  # from next_power_of_2(3) would be refused there, at sizes the task never has)
+DEEP_DEPTH = 2049  # a deep size at most this: past any one tile of K a GPU can hold ((16 + 16) x 4096 x 2 bytes of
+                  # fp16 operands is over sm_90's 227 KB of shared memory; 2048 fits), and half the K loop of 4096
 DEEP_NUMEL = 1 << 18  # a deep variant's largest tensor and FLOPs may reach this much even where the task is smaller
 DEEP_FLOPS = 1 << 24
 WIDE_ROWS = 3  # its batch
@@ -821,8 +823,9 @@ def _make_wide(task: KernelTask, ceiling: KernelTask | None) -> KernelTask | Non
 
 def _make_deep(task: KernelTask, constants: list[Constant], caps: dict, base_cost: TaskCost) -> KernelTask | None:
     """Variant "wide" of a task whose features cannot widen together (a GEMM): one contracted feature size (one
-    the output's size does not follow: a GEMM's K) at its real scale (never past it), the batch and every
-    other feature at most ``DEEP_NARROW``, in the first feature (source order) where that runs and costs at most
+    the output's size does not follow: a GEMM's K) at its real scale or ``DEEP_DEPTH``, whichever is smaller (no
+    tile of K that a GPU holds reaches past it), the batch and every other feature at most ``DEEP_NARROW``, in
+    the first feature (source order) where that runs and costs at most
     ``WIDE_COST`` times the task or ``DEEP_NUMEL`` elements and ``DEEP_FLOPS``. A GEMM that loads all of K as one
     tile, with no loop, passes every K up to its tile (the thirty-first red team's 256 against the CPU's 200 and
     the GPU's 4096)."""
@@ -833,7 +836,7 @@ def _make_deep(task: KernelTask, constants: list[Constant], caps: dict, base_cos
     for i, c in enumerate(constants):
         if c.kind != "feature" or isinstance(c.value, tuple):
             continue
-        deep = multiple * (caps.get(c.name, c.value) // multiple)
+        deep = multiple * (min(caps.get(c.name, c.value), DEEP_DEPTH) // multiple)
         if deep <= c.value:
             continue  # at its real scale already: never past it
         narrow = rewrite_constants(task.source, constants, {**small, i: c.value})

@@ -159,11 +159,16 @@ def _judged(reward: VerifierReward, samples: list[ScoredSample], partial: Path |
 
 
 def _load_partial(path: Path | None) -> list[ScoredSample]:
-    """The judged calls an interrupted round saved; a last line cut short by the kill is not one of them."""
+    """The judged calls an interrupted round saved; a last line cut short by the kill is not one of them, and is
+    cut off the file (the calls appended next start on a line of their own)."""
     if path is None or not path.exists():
         return []
+    text = path.read_text()
+    if text and not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]
+        atomic_write_text(path, text)
     samples: list[ScoredSample] = []
-    for line in path.read_text().splitlines():
+    for line in text.splitlines():
         try:
             samples += [ScoredSample(**row) for row in json.loads(line)]
         except (json.JSONDecodeError, TypeError):
