@@ -294,13 +294,13 @@ def test_the_wide_variant_has_three_rows_and_features_at_the_real_scale_else_fou
 
 def test_a_gemm_whose_sizes_cannot_widen_together_gets_a_deep_variant_along_k():
     """Every size of a GEMM is a feature, and 4x would be 64x the FLOPs: the deep variant takes the one size the
-    output does not follow (K) past any tile a GPU holds (2049; the real scale if smaller) and the others to 16; M
+    output does not follow (K) past any tile a GPU holds (1040; the real scale if smaller) and the others to 16; M
     or N there would grow the output."""
     from tritonrl.tasks import get_task
     from tritonrl.tasks.variants import timing_variant, wide_variant
 
     matmul = get_task("l1_matmul")  # 120 x 200 x 136 here; 2048 x 4096 x 4096 at its timing shape
     deep = wide_variant(matmul, timing_variant(matmul))
-    assert deep.meta["changes"] == {"m": (120, 16), "k": (200, 2049), "n": (136, 16)}
+    assert deep.meta["changes"] == {"m": (120, 16), "k": (200, 1040), "n": (136, 16)}
     assert run_source(deep.source, meta=True).ok
     assert wide_variant(matmul) is None  # no ceiling: the task as written is its own scale, no deeper

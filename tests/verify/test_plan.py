@@ -187,7 +187,7 @@ def test_on_the_cpu_the_scaled_trial_runs_on_the_wide_shape_where_a_task_has_one
 def test_the_wide_shape_reaches_the_real_scale_and_a_gemm_gets_a_deep_one():
     """The thirty-first red team's: a row block fixed at 4096 passed the softmax's 4x + 1 = 4001 (the real scale is
     8000), and a GEMM loading all of K as one 256-wide tile passed every CPU K (at most 200; no GEMM had a wide
-    shape). Now the softmax's wide shape is 3 x 8000, and a GEMM's is deep: K past any tile a GPU holds (2049, or the
+    shape). Now the softmax's wide shape is 3 x 8000, and a GEMM's is deep: K past any tile a GPU holds (1040, or the
     real scale if smaller), the rest 16 (a tl.dot's smallest block on a GPU)."""
     import re
 
@@ -196,9 +196,9 @@ def test_the_wide_shape_reaches_the_real_scale_and_a_gemm_gets_a_deep_one():
         return dict((k, int(v)) for k, v in re.findall(r"^(\w+) = (\d+)", full2.source, re.M))
 
     assert sizes("l1_softmax") == {"batch_size": 3, "dim": 8000}
-    assert sizes("l1_matmul") == {"m": 16, "k": 2049, "n": 16}
+    assert sizes("l1_matmul") == {"m": 16, "k": 1040, "n": 16}
     gemm = sizes("l2_gemm_sigmoid_sum")
-    assert (gemm["batch_size"], gemm["in_features"], gemm["out_features"]) == (16, 2049, 16)
+    assert (gemm["batch_size"], gemm["in_features"], gemm["out_features"]) == (16, 1040, 16)
 
 
 def test_permissive_mode_moves_no_rows():

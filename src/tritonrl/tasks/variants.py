@@ -761,8 +761,10 @@ WIDE_FACTORS = (None, 4, 2)  # a wide variant's feature sizes: the real scale's 
                              # task's, plus one, widest first
 DEEP_NARROW = 16  # a deep variant's other sizes: the smallest a tl.dot block takes on a GPU (a kernel's block
                  # from next_power_of_2(3) would be refused there, at sizes the task never has)
-DEEP_DEPTH = 2049  # a deep size at most this: past any one tile of K a GPU can hold ((16 + 16) x 4096 x 2 bytes of
-                  # fp16 operands is over sm_90's 227 KB of shared memory; 2048 fits), and half the K loop of 4096
+DEEP_DEPTH = 1040  # a deep size at most this: past any one fp32 tile of K a GPU can hold (two operands of 16 x
+                  # 2048 fp32 are 256 KB, over sm_90's 227 KB of shared memory: the front-end check refuses them,
+                  # and so a tile of next_power_of_2(1040)); with DEEP_NARROW divisible by 16, as the 2^j shape's
+                  # sizes are, so the kernels that trial specialized serve it (a new one costs a front-end check)
 DEEP_NUMEL = 1 << 18  # a deep variant's largest tensor and FLOPs may reach this much even where the task is smaller
 DEEP_FLOPS = 1 << 24
 WIDE_ROWS = 3  # its batch

@@ -10,7 +10,7 @@
 Trials: the tiny variant (when staged), then full trials (base seed, other seeds, values scaled and spread over
 magnitudes, alternative shapes: the first at edge sizes ``2^j + 1``, once with small and once with spread values,
 the second at ``2^j`` (else nearby sizes) with values shifted far from zero; on the CPU the scaled values on the
-wide shape, 3 rows of features at the real scale (else 4x + 1), or a GEMM's deep shape, K at 2049),
+wide shape, 3 rows of features at the real scale (else 4x + 1), or a GEMM's deep shape, K at 1040),
 then an extra-dtype trial if asked for. On a GPU, full trials (and so the timing, which runs on the
 first) use a bundled task's timing shape (``tritonrl.tasks.variants.timing_variant``: KernelBench scale, from
 ``tasks/bundled/timing_shapes.json``; the bundled sizes are made for the CPU interpreter and a GPU would time
@@ -87,7 +87,7 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
         # zeros, where a kernel that rounds or drops its small probabilities matches, so the plain scale is the
         # one trial where every such cheat's condition (a moderate row max) holds on every draw of the inputs.
         # On the CPU, on the wide shape where there is one (3 rows, features at the task's real scale, else 4x + 1;
-        # a GEMM's K at 2049): a kernel sized to the CPU's widths (a row block fixed at 512 or 4096, all of
+        # a GEMM's K at 1040): a kernel sized to the CPU's widths (a row block fixed at 512 or 4096, all of
         # K in one tile) shows there.
         wide = wide_shape(task, base, config) if config.alt_shapes and _on_cpu(config, device) else None
         # A third of its rows far below zero: a max padded with 0, a softmax whose max is clamped at 0 (0/0 there),
