@@ -827,10 +827,9 @@ def _make_deep(task: KernelTask, constants: list[Constant], caps: dict, base_cos
     """Variant "wide" of a task whose features cannot widen together (a GEMM): one contracted feature size (one
     the output's size does not follow: a GEMM's K) at its real scale or ``DEEP_DEPTH``, whichever is smaller (no
     tile of K that a GPU holds reaches past it), the batch and every other feature at most ``DEEP_NARROW``, in
-    the first feature (source order) where that runs and costs at most
-    ``WIDE_COST`` times the task or ``DEEP_NUMEL`` elements and ``DEEP_FLOPS``. A GEMM that loads all of K as one
-    tile, with no loop, passes every K up to its tile (the thirty-first red team's 256 against the CPU's 200 and
-    the GPU's 4096)."""
+    the first feature (source order) where that runs and costs at most ``WIDE_COST`` times the task or
+    ``DEEP_NUMEL`` elements and ``DEEP_FLOPS``. A GEMM that loads all of K as one tile, with no loop, passes every
+    K up to its tile (the thirty-first red team's 256 against the CPU's 200 and the GPU's 4096)."""
     multiple = math.lcm(1, *[c.value for c in constants if c.kind == "divisor"])
     small: dict[int, object] = {i: DEEP_NARROW for i, c in enumerate(constants)
                                 if c.kind in ("batch", "feature") and not isinstance(c.value, tuple)

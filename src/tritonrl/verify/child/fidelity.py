@@ -74,7 +74,7 @@ class _Accesses:
         self.updates: list[tuple[int, Any]] = []  # addresses changed by atomics, by program
         self.locks: set[int] = set()  # addresses of the locks the running program holds
         self.lanes = _Lanes()  # the running program's stores since its last barrier, by lane
-        self.intra: str | None = None  # the launch's first race inside a program (lanes reading or storing over each other)
+        self.intra: str | None = None  # the launch's first race inside a program (lanes over each other)
 
     def start(self, grid: tuple[int, int, int], seed: int) -> None:
         self.grid = grid
