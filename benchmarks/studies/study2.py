@@ -83,6 +83,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     m.add_argument("--screen-enough", action="store_true",
                    help="screen the stream's shards in order only until enough edge prompts are found (the same "
                         "prompts as the whole screen; default: the whole stream, as registered)")
+    m.add_argument("--device", default=None, metavar="TEXT",
+                   help="--phase report: the machines of holds whose record lacks them (holds before "
+                        "the record was kept), written into the result's device")
     m.add_argument("--counts", default=None, help="--phase report: the per-task counts (default: "
                                                   "docs/results/study2_counts.json, made from the run when it is here)")
     g = p.add_argument_group("the study's sizes (defaults: the registered ones; a rehearsal shrinks them)")

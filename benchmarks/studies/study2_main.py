@@ -32,6 +32,7 @@ import dataclasses
 import datetime
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 
@@ -300,7 +301,19 @@ def begin_hold(config, args, q: jobs.Queue, cal: dict) -> None:
             retrained[label] = args.why
     q.forget("sft")
     set_hold(config, {"hold": number, "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-                      "arms": [], **({"retrained": retrained} if retrained else {})})
+                      "machine": machine(), "arms": [], **({"retrained": retrained} if retrained else {})})
+
+
+def machine() -> str:
+    """The host a hold runs on, for the result's ``device``: its GPUs by name and count, and its cores (which judge
+    the verdicts)."""
+    import torch
+
+    cores = f"{os.cpu_count()} cores"
+    if not torch.cuda.is_available():
+        return f"CPU ({cores})"
+    names = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    return f"{len(names)}x {names[0]}, {cores}" if len(set(names)) == 1 else f"{', '.join(names)}, {cores}"
 
 
 def abandon(config, q: jobs.Queue, label: str, cal: dict, hold: int, with_arm: bool,

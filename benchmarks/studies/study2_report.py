@@ -58,7 +58,7 @@ def build_counts(config, args) -> dict:
     distance = demo.nearest_training(rows, train)["per_task"]
     plan = json.loads((m / "prompts.json").read_text())
     doc = {"study": "issue 50: study two", "date": datetime.date.today().isoformat(), "commit": demo._commit(),
-           "device": device_of(m), "calibration": {k: cal.get(k) for k in ("s_star", "sft_best", "headroom_val",
+           "device": device_of(m, getattr(args, "device", None)), "calibration": {k: cal.get(k) for k in ("s_star", "sft_best", "headroom_val",
                                                                         "sft_best_temperature", "learning_rate")},
            "tasks": {r["name"]: {"signature": r["signature"], "family": r["family"], "distance": distance.get(r["name"])}
                      for r in rows},
@@ -74,13 +74,21 @@ def build_counts(config, args) -> dict:
     return doc
 
 
-def device_of(main_dir: Path) -> str | None:
-    """The device the held-out evaluations ran on, as their reports name it."""
-    for path in sorted(main_dir.glob("heldout/*/report.json")):
-        found = json.loads(path.read_text()).get("meta", {}).get("device")
-        if found:
-            return found
-    return demo._device()
+def device_of(main_dir: Path, stated: str | None = None) -> str:
+    """Where the run ran: each hold's machine, as the hold recorded it when it started (holds before 2026-11-30's
+    fifth did not: ``stated``, from ``--device``, names theirs), and the device of the verdicts, as the held-out
+    evaluations' reports name it."""
+    holds = json.loads((main_dir / "holds.json").read_text()) if (main_dir / "holds.json").exists() else []
+    recorded = {h["hold"]: h["machine"] for h in holds if h.get("machine")}
+    if len(recorded) < len(holds) and not stated:
+        raise SystemExit(f"study2: holds {[h['hold'] for h in holds if h['hold'] not in recorded]} did not record "
+                         "their machine: say it with --device (e.g. 'holds 1-4: NVIDIA H200')")
+    verdicts = sorted({json.loads(p.read_text()).get("meta", {}).get("device")
+                       for p in main_dir.glob("heldout/*/report.json")} - {None})
+    machines = "; ".join(f"hold {h}: {m}" for h, m in sorted(recorded.items()))
+    named = {"cpu": "the host's CPU cores (Triton's interpreter)", "cuda": "the GPU"}
+    judged = " and ".join(named.get(v, v) for v in verdicts) or "a device not recorded"
+    return "; ".join(filter(None, [stated, machines, f"verdicts on {judged}"]))
 
 
 def health(stage_dir: Path) -> dict | None:

@@ -3,6 +3,7 @@ recomputed from per-task counts by ``study2_criterion`` alone, the main phase's 
 calibration, the constant rate of Best-of-N and SFT+, and which held-out evaluations each arm gets."""
 
 import json
+import os
 import random
 import sys
 from pathlib import Path
@@ -307,3 +308,16 @@ def test_each_arm_is_evaluated_as_soon_as_it_has_trained_so_a_cut_hold_keeps_it(
     assert all(q.starts[e] < q.ends["arm:bon"] for e in control)
     assert {q.starts[e] for e in bon} == {q.ends["arm:bon"]}  # every one left samples at once
     assert all(q.done(e) for e in (*control, *bon))
+
+
+def test_the_result_names_each_holds_machine_and_asks_for_the_ones_not_recorded(tmp_path):
+    main = tmp_path / "main"
+    (main / "heldout" / "sft_star@1.0").mkdir(parents=True)
+    (main / "heldout" / "sft_star@1.0" / "report.json").write_text(json.dumps({"meta": {"device": "cpu"}}))
+    holds = [{"hold": 1, "arms": []}, {"hold": 2, "arms": [], "machine": "2x NVIDIA H200, 32 cores"}]
+    (main / "holds.json").write_text(json.dumps(holds))
+    with pytest.raises(SystemExit, match=r"holds \[1\] did not record their machine"):
+        report.device_of(main)
+    assert report.device_of(main, "hold 1: 1x NVIDIA H200") == \
+        "hold 1: 1x NVIDIA H200; hold 2: 2x NVIDIA H200, 32 cores; verdicts on the host's CPU cores (Triton's interpreter)"
+    assert f"{os.cpu_count()} cores" in main_run.machine()  # what a new hold records
