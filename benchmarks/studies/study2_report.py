@@ -197,6 +197,8 @@ def run(config, args) -> dict:
     if not counts_path.exists():
         raise SystemExit(f"study2: no per-task counts at {counts_path} and no main run at {paths(config)['main']}")
     summary = result(json.loads(counts_path.read_text()))
-    summary["figure"] = plot(summary, out_dir / "study2.png")
+    figure = Path(plot(summary, out_dir / "study2.png")).resolve()
+    summary["figure"] = str(figure.relative_to(RESULTS.parents[1])) if figure.is_relative_to(RESULTS.parents[1]) \
+        else str(figure)
     (out_dir / "study2.json").write_text(json.dumps(summary, indent=1) + "\n")
     return {k: summary[k] for k in ("criterion_met", "hypotheses", "grpo_minus_sft", "heldout_tasks", "figure")}

@@ -321,3 +321,13 @@ def test_the_result_names_each_holds_machine_and_asks_for_the_ones_not_recorded(
     assert report.device_of(main, "hold 1: 1x NVIDIA H200") == \
         "hold 1: 1x NVIDIA H200; hold 2: 2x NVIDIA H200, 32 cores; verdicts on the host's CPU cores (Triton's interpreter)"
     assert f"{os.cpu_count()} cores" in main_run.machine()  # what a new hold records
+
+
+def test_the_committed_result_is_recomputed_from_the_committed_counts():
+    """Every registered figure of ``docs/results/study2.json``, again from ``study2_counts.json`` alone."""
+    committed = json.loads((ROOT / "docs" / "results" / "study2.json").read_text())
+    again = report.result(json.loads((ROOT / "docs" / "results" / "study2_counts.json").read_text()))
+    for key in ("criterion_met", "hypotheses", "grpo_minus_sft", "figures", "arms", "algorithms", "unseen",
+                "heldout_tasks", "headroom_val", "device"):
+        assert again[key] == committed[key], key
+    assert committed["criterion_met"] is False and committed["hypotheses"] == {"H1": False, "H2": False, "H3": True}
