@@ -102,7 +102,7 @@ def stage_overrides(args, model_dir: Path, stage: str) -> list[str]:
     if args.cpu:
         common += ["model.dtype=float32", "model.gradient_checkpointing=false", "model.attn_implementation=eager",
                    "sft.use_cpu=true", "rl.use_cpu=true", "sft.bf16=false", "rl.bf16=false", "verify.device=cpu",
-                   "verify.workers=1", "verify.num_trials=1", "verify.timing=false"]
+                   "verify.workers=1", "verify.multi_input=false", "verify.timing=false"]
     if stage == "sft":
         return common + [f"sft.max_steps={args.sft_steps}", "sft.max_length=1024", "sft.per_device_batch_size=1",
                          "sft.gradient_accumulation_steps=1"]

@@ -210,7 +210,7 @@ def path_config(args, model_dir: Path, run_dir: Path, path: str):
     if not cpu:
         overrides.append(f"verify.workers_per_gpu={args.verify_workers}")
     if cpu:
-        overrides += ["verify.workers=2", "verify.num_trials=1", "verify.timing=false", "run.torch_threads=1"]
+        overrides += ["verify.workers=2", "verify.multi_input=false", "verify.timing=false", "run.torch_threads=1"]
     return load_config(None, overrides)
 
 

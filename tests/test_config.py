@@ -163,11 +163,11 @@ def test_merge_keys_override_without_being_duplicates():
 
 
 def test_smoke_config_judges_with_its_own_verifier_settings():
-    """Its verifier section once sat under a second ``pipeline:`` key, dropped by YAML: 5 trials, not 2."""
+    """Its verifier section once sat under a second ``pipeline:`` key, dropped by YAML: 5 trials, not its one."""
     config = load_config(str(CONFIGS[0].parent / "smoke.yaml"), schema=PipelineConfig)
     verify = config.verify
-    assert (verify.device, verify.workers, verify.timeout_s, verify.num_trials, verify.timing) == ("cpu", 2, 60, 2,
-                                                                                                     False)
+    assert (verify.device, verify.workers, verify.timeout_s, verify.multi_input, verify.timing) == ("cpu", 2, 60,
+                                                                                                      False, False)
     assert config.pipeline.in_distribution is True
 
 

@@ -131,7 +131,9 @@ class VerifyConfig(Section):
     staged: bool = field(default=True, metadata={"help": "run the tiny-shape stage before the full trials"})
     multi_input: bool = field(default=True, metadata={
         "help": "several trials (seeds, scaled values, alternative shapes), not just one"})
-    num_trials: int = field(default=5, metadata={"help": "full-shape correctness trials (KernelBench: 5)", "ge": 1})
+    num_trials: int = field(default=5, metadata={
+        "help": "full-shape correctness trials (KernelBench: 5); in strict mode with multi_input never fewer than "
+                "its 5 (the base, and values and shapes moved: each a defence), more adds seeds", "ge": 1})
     seed: int = field(default=42, metadata={"help": "base seed; trial seeds are derived from it"})
     alt_shapes: bool = field(default=True, metadata={
         "help": "include alternative-shape trials among the multi-input trials"})

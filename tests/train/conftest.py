@@ -39,7 +39,7 @@ def make_config(tiny_model_dir, short_template, tmp_path):
             "rl.num_generations=2", "rl.per_device_batch_size=2", "rl.max_completion_length=8",
             "rl.steps=1", "rl.use_cpu=true", "rl.learning_rate=1e-3",
             "best_of_n.n=2", "best_of_n.top_k=1", "best_of_n.rounds=1", "best_of_n.sft_steps_per_round=1",
-            "verify.device=cpu", "verify.workers=2", "verify.num_trials=1", "verify.timing=false",
+            "verify.device=cpu", "verify.workers=2", "verify.multi_input=false", "verify.timing=false",
         ]
         return load_config(None, base + list(overrides))
 

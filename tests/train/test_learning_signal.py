@@ -90,7 +90,7 @@ def test_grpo_groups_differ_with_the_real_verifier(tmp_path):
         "rl.num_generations=4", "rl.per_device_batch_size=4", "rl.max_completion_length=360", "rl.temperature=0.7",
         "rl.top_p=0.9",
         "rl.steps=2", "rl.use_cpu=true", "rl.learning_rate=1e-5", "rl.curriculum=false", "rl.verify_cache=true",
-        "verify.device=cpu", "verify.workers=2", "verify.num_trials=1", "verify.timing=false",
+        "verify.device=cpu", "verify.workers=2", "verify.multi_input=false", "verify.timing=false",
     ])
     result = run_rl(config)
     assert result.status == "done"

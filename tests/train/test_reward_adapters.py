@@ -65,7 +65,7 @@ def test_missing_task_key_column_is_explained(fake_verifier):
 
 def test_real_verifier_reference_solution_beats_garbage():
     task = get_task("l1_relu")
-    reward = VerifierReward({task.key: task}, verify_config=VerifyConfig(device="cpu", workers=2, num_trials=1,
+    reward = VerifierReward({task.key: task}, verify_config=VerifyConfig(device="cpu", workers=2, multi_input=False,
                                                                           timing=False),
                             reward_config=RewardConfig(preset="correctness"))
     try:

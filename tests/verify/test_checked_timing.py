@@ -16,6 +16,7 @@ from tritonrl.verify import Verifier, VerifyItem
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CHEATS = ["capped_speedup_9x.py", "data_ptr_memo.py", "mode_detect.py", "warm_shortcut.py"]  # CPU-visible ones
+SHOWN_ON_SECOND_CALL = {"capped_speedup_9x.py", "data_ptr_memo.py", "warm_shortcut.py"}  # before any timing
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +52,13 @@ def test_honest_kernel_is_timed_with_an_interval(timed_results):
 
 @pytest.mark.parametrize("name", CHEATS)
 def test_timing_cheats_are_caught_on_their_timed_outputs(timed_results, name):
+    """Caught on the timed calls' outputs, or before them by the first model's second call (state kept between
+    calls: a persistent output buffer, a memo keyed on the data pointer)."""
     result = timed_results[name]
     assert not result.correct
+    if name in SHOWN_ON_SECOND_CALL:
+        assert "called a second time on new inputs" in result.error, (result.flags, result.error)
+        return
     assert "timing_mismatch" in result.flags, (result.flags, result.error)
     assert "timed call" in result.error
 

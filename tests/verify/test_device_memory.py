@@ -204,7 +204,7 @@ class ModelNew(nn.Module):
 def test_a_claimed_out_of_memory_error_is_the_candidates_failure(runtime_verifier):
     """The candidate raises ``torch.OutOfMemoryError`` itself (issue 51): no allocator said so, and on a CPU no
     device is shared, so it is its own failure: no retry, whatever the exception's type or text."""
-    code = SHORT_ONCE.replace("RUNS = [0]", "RUNS = [0]\nSHORT = {2}")
+    code = SHORT_ONCE.replace("RUNS = [0]", "RUNS = [0]\nSHORT = {3}")
     result = runtime_verifier.verify(TASKS["relu"], code=code)
     assert not result.correct and result.stage is Stage.FULL
     assert "runtime_error" in result.flags and "OutOfMemoryError" in (result.error or ""), result.error
@@ -228,7 +228,7 @@ def test_a_retry_runs_on_fresh_inputs_and_a_poisoned_arena():
     session.arena.tensor(0, torch.float32, [1024]).fill_(1.5)  # what the failed attempt left
     seen = {}
 
-    def trial_once(trial_, ref, layout, stage, building):
+    def trial_once(trial_, ref, layout, stage, building, again=False):
         seen.update(ref=ref, layout=layout, arena=session.arena.tensor(0, torch.uint8, [session.arena.nbytes]).clone())
         return "ran"
 
@@ -279,10 +279,10 @@ def relu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 class ModelNew(nn.Module):
     def forward(self, x):
         RUNS[0] += 1
-        if RUNS[0] == 2:  # the first full trial: torch's answer kept, then a claim of running out
+        if RUNS[0] == 3:  # the first full trial (the tiny model is called twice): torch's answer kept, then a claim
             MEMO.append(torch.relu(x))
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.25 GiB.")
-        src = MEMO[0] if RUNS[0] == 3 else x  # the retry, on the same inputs: torch's answer through the kernel
+        src = MEMO[0] if RUNS[0] == 4 else x  # the retry, on the same inputs: torch's answer through the kernel
         out = torch.empty_like(x)
         relu_kernel[(triton.cdiv(x.numel(), 1024),)](src, out, x.numel(), BLOCK=1024)
         return out
@@ -322,7 +322,7 @@ def test_on_a_gpu_an_honest_kernel_that_truly_runs_out_gets_its_retry(tmp_path):
     from tritonrl.config import VerifyConfig
     from tritonrl.verify import Verifier
 
-    honest = REALLY_SHORT_ONCE.replace("RUNS = [0]", "RUNS = [0]\nSHORT = {2}")
+    honest = REALLY_SHORT_ONCE.replace("RUNS = [0]", "RUNS = [0]\nSHORT = {3}")
     assert TRULY_SHORT in honest and TRULY_SHORT in INIT_READS_ARENA  # the edits took
     with Verifier(VerifyConfig(static_checks=False, cache_dir=str(tmp_path), **GPU_CONFIG)) as verifier:
         result = verifier.verify(TASKS["relu"], code=honest)

@@ -29,6 +29,21 @@ def test_small_task_is_planned_as_written():
     assert trials[1].source == TASKS["relu"].source  # the base seed's full trial is the task as written
 
 
+def test_strict_mode_never_drops_the_trials_that_move_values_and_shapes():
+    """The training configs' ``num_trials: 2`` judged tiny, full0 and full1 only: the wide shape, the shifted rows and
+    the spread values (full2-full4) never ran where the reward is paid (the thirty-second red team)."""
+    def names(**kw):
+        return [t.name for t in build_trials(TASKS["relu"], VerifyConfig(**kw), device="cpu")]
+
+    five = ["tiny", "full0", "full1", "full2", "full3", "full4"]
+    assert names(num_trials=1) == names(num_trials=2) == names() == five
+    assert names(num_trials=7) == [*five, "full5", "full6"]  # more adds seeds
+    assert names(num_trials=2, multi_input=False) == ["tiny", "full0"]  # one trial, asked for by name
+    assert names(num_trials=2, strict=False) == ["tiny", "full0", "full1"]  # permissive mode as before
+    shifted = build_trials(TASKS["relu"], VerifyConfig(num_trials=2), device="cpu")
+    assert any(t.shift for t in shifted) and any(t.spread != 1.0 for t in shifted)
+
+
 def test_big_task_is_reduced_to_the_cpu_budget_and_says_so():
     config = VerifyConfig()
     trials = build_trials(GEMM, config, device="cpu")

@@ -73,7 +73,7 @@ WRONG = KERNEL.format(expr="tl.where(x > 0, x, 0.1)")  # leaks 0.1 for negatives
 CRASH_ONCE = "# test-hook crash-once {path}\n"
 CRASH_ALWAYS = "# test-hook crash-always\n"
 
-CONFIG = VerifyConfig(device="cpu", num_trials=2, alt_shapes=False, timing=False, timeout_s=60.0)
+CONFIG = VerifyConfig(device="cpu", multi_input=False, timing=False, timeout_s=60.0)
 
 
 class CrashingVerifier:

@@ -516,15 +516,22 @@ def _time_fixture_and_judge(module, path):
         _checked_run(lambda x: model(x.view(4, 1024)).view(-1), policy=policy, clock=FakeClock(), numel=4 * 1024)
 
 
+SHOWN_ON_SECOND_CALL = {"capped_speedup_9x", "data_ptr_memo", "warm_shortcut"}  # their headers say why
+
+
 def test_gpu_timing_fixtures_pass_every_correctness_check(runtime_verifier):
     """Static checks off, CPU: each fixture is correct in every correctness trial, so only the checked timing
-    (on a GPU) can catch it; that is what makes them fixtures of the timing defence."""
+    (on a GPU) can catch it; that is what makes them fixtures of the timing defence. Three that go warm on a
+    persistent buffer or a memo are caught before, by the first model's second call (state between calls)."""
     from tests.verify.tasks import TASKS
     from tritonrl.verify import VerifyItem
 
     items = [VerifyItem(TASKS[_fixture_header(p, "task")], code=p.read_text()) for p in GPU_TIMING_FIXTURES]
     for path, result in zip(GPU_TIMING_FIXTURES, runtime_verifier.verify_many(items)):
-        assert result.correct, f"{path.name}: {result.flags} {result.error}"
+        if path.stem in SHOWN_ON_SECOND_CALL:
+            assert not result.correct and "called a second time" in result.error, (path.name, result.error)
+        else:
+            assert result.correct, f"{path.name}: {result.flags} {result.error}"
 
 
 def test_the_prefetch_budget_grants_what_is_left_and_takes_it_back():

@@ -98,39 +98,115 @@ class _Accesses:
 
 
 class _Lanes:
-    """One program's plain stores since its last ``tl.debug_barrier()``: for each block shape stored, the addresses
-    and the lane (the element's place in the block) that wrote each. On a GPU a program's lanes are threads that run
-    at once: a lane that loads what another lane of its program stored, with no barrier between, reads whatever
-    that lane has done by then. The interpreter runs a block as one step, so it always reads the store (the
-    twenty-fifth to twenty-seventh red teams: partial sums or a scratch row read back in reversed lane order). The
+    """One program's loads, plain stores and atomic updates since its last ``tl.debug_barrier()``: for each block
+    shape, the addresses, the lane (the element's place in the block) behind each, and the value's bits (an
+    atomic's: none, its result is not known there). On a GPU a program's lanes are threads that run at once, with
+    no order between two lanes but a barrier: a lane that loads what another lane stored or atomically updated reads
+    whatever that lane has done by then; a lane storing where another lane stored another value may land first or
+    last; a lane storing over what another lane loads may land before that load. The interpreter runs a block as
+    one step, so the load always sees the store, the later store always wins and every load comes first (the
+    twenty-fifth to twenty-seventh red teams: partial sums or a scratch row read back in reversed lane order; the
+    thirty-second's: a reload of atomic sums, a second store in reversed lane order, a block reversed in place). The
     same lane (the same place in a block of as many elements, counted in order: the same thread, for one pointer
-    layout, whatever the block's shape, so a reshape changes nothing) reading its own store is ordered; a block of
-    one element, or blocks of other sizes, are not compared."""
+    layout, whatever the block's shape, so a reshape changes nothing) is ordered with itself; a block of one
+    element is not compared, nor blocks of other sizes, except that an address two lanes or more wrote is another
+    thread's for any reader. A store of the value already there, or already stored, changes nothing and is no
+    race."""
 
     def __init__(self) -> None:
-        self.stored: dict[int, list] = {}  # block size -> [(addresses, lanes)]
+        self.stored: dict[int, list] = {}  # block size -> [(addresses, lanes, bits or None)]
         self.sorted: dict[int, tuple] = {}  # size -> (addresses, each one's lowest and highest lane), made lazily
+        self.read: dict[int, list] = {}  # block size -> [(addresses, lanes, the bits loaded)]
 
-    def store(self, size: int, addresses: Any, lanes: Any) -> None:
+    def store(self, size: int, addresses: Any, lanes: Any, bits: Any = None) -> None:
         if addresses.size and size > 1:
-            self.stored.setdefault(size, []).append((addresses, lanes))
+            self.stored.setdefault(size, []).append((addresses, lanes, bits))
             self.sorted.pop(size, None)
 
-    def foreign_read(self, size: int, addresses: Any, lanes: Any, np: Any) -> Any:
-        """The loaded addresses another lane of the program stored since the barrier (an empty array if none)."""
-        if size not in self.stored or not addresses.size:
+    def load(self, size: int, addresses: Any, where: Any, data: Any) -> None:
+        """A load's addresses, its mask and the block it read: lanes and bits are made only for a store near them."""
+        if addresses.size and size > 1:
+            self.read.setdefault(size, []).append((addresses, where, data))
+
+    def foreign_write(self, size: int, addresses: Any, lanes: Any, bits: Any, np: Any) -> Any:
+        """The stored addresses another lane of the program wrote another value to since the barrier (an atomic
+        update counts as another value), or loaded while they held another value (a lane that may not have loaded
+        yet on a GPU), in a block of this size; an empty array if none."""
+        if not addresses.size:
             return addresses[:0]
+        reads = [(a, w, d) for a, w, d in self.read.get(size, ()) if a.min() <= addresses.max()
+                 and a.max() >= addresses.min()]
+        reads = [(a, np.flatnonzero(w), _bits(np.broadcast_to(np.asarray(d), w.shape)[w], np)) for a, w, d in reads]
+        return np.union1d(_clashes(self.stored.get(size), addresses, lanes, bits, np),
+                          _clashes(reads, addresses, lanes, bits, np))
+
+    def foreign_read(self, size: int, addresses: Any, lanes: Any, np: Any) -> Any:
+        """The loaded addresses another lane of the program wrote since the barrier (an empty array if none): in a
+        block of this size, by a lane other than the loading one; in a block of another size, whose lanes map to
+        threads otherwise, by two lanes or more (one of them is another thread than the reader)."""
+        if not addresses.size:
+            return addresses[:0]
+        hit = np.zeros(addresses.size, dtype=bool)
+        for written in self.stored:
+            addr, low, high = self.written(written, np)
+            at = np.clip(np.searchsorted(addr, addresses), 0, addr.size - 1)
+            other = (low[at] != lanes) | (high[at] != lanes) if written == size else low[at] != high[at]
+            hit |= (addr[at] == addresses) & other
+        return addresses[hit]
+
+    def stored_under(self, size: int, addresses: Any, lanes: Any, np: Any) -> Any:
+        """The addresses an atomic of block ``size`` updates where another lane of the program made a plain store
+        since the barrier: in a block of this size, by a lane other than the updating one; in a block of another
+        size, an address two lanes of the atomic or more update (one of them is another thread than the storer)."""
+        raced = _clashes(self.stored.get(size), addresses, lanes, None, np)
+        order = np.sort(addresses)
+        shared = np.unique(order[1:][order[1:] == order[:-1]])  # updated by two lanes or more
+        for other, entries in self.stored.items():
+            if other != size and shared.size:
+                plain = [x for x, _, b in entries if b is not None]
+                if plain:
+                    raced = np.union1d(raced, np.intersect1d(shared, np.concatenate(plain)))
+        return raced
+
+    def written(self, size: int, np: Any) -> tuple:
+        """The addresses blocks of ``size`` wrote, sorted, and each one's lowest and highest writing lane."""
         if size not in self.sorted:
-            a = np.concatenate([x for x, _ in self.stored[size]])
-            lane = np.concatenate([x for _, x in self.stored[size]])
+            a = np.concatenate([x for x, _, _ in self.stored[size]])
+            lane = np.concatenate([x for _, x, _ in self.stored[size]])
             order = np.lexsort((lane, a))
             a, lane = a[order], lane[order]
             starts = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
             self.sorted[size] = (a[starts], lane[starts], np.maximum.reduceat(lane, starts))
-        addr, low, high = self.sorted[size]
-        at = np.clip(np.searchsorted(addr, addresses), 0, addr.size - 1)
-        hit = (addr[at] == addresses) & ((low[at] != lanes) | (high[at] != lanes))
-        return addresses[hit]
+        return self.sorted[size]
+
+
+def _clashes(entries: list | None, addresses: Any, lanes: Any, bits: Any, np: Any) -> Any:
+    """The addresses among ``addresses`` (stored by ``lanes`` with ``bits``; ``bits`` None: updated by an atomic) that
+    an entry of another lane touched with other bits (an entry's bits None: an atomic's, always other; an atomic
+    against plain stores only). Entries whose address range misses the store's are skipped unread."""
+    if not entries:
+        return addresses[:0]
+    first, last = addresses.min(), addresses.max()
+    near = [e for e in entries if e[0].size and e[0].min() <= last and e[0].max() >= first]
+    if not near:
+        return addresses[:0]
+    a = np.concatenate([x for x, _, _ in near])
+    order = np.argsort(a, kind="stable")
+    a = a[order]
+    low, high = np.searchsorted(a, addresses, "left"), np.searchsorted(a, addresses, "right")
+    count = high - low
+    if not count.any():
+        return addresses[:0]
+    lane = np.concatenate([x for _, x, _ in near])[order]
+    known = np.concatenate([np.full(x.size, b is not None) for x, _, b in near])[order]
+    value = np.concatenate([b if b is not None else np.zeros(x.size, dtype=np.uint64) for x, _, b in near])[order]
+    new = np.repeat(np.arange(addresses.size), count)  # each earlier access of a stored address, paired
+    old = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count) + np.repeat(low, count)
+    if bits is None:  # an atomic update: against plain stores only (atomics commute), whatever their values
+        clash = (lane[old] != lanes[new]) & known[old]
+    else:
+        clash = (lane[old] != lanes[new]) & (~known[old] | (value[old] != bits[new]))
+    return np.unique(addresses[new[clash]])
 
 
 _ACCESSES = _Accesses()
@@ -455,12 +531,15 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
             raced = _ACCESSES.lanes.foreign_read(where.size, loaded, np.flatnonzero(where), np)
             if raced.size:
                 _ACCESSES.intra = (
-                    f"a program loads what another lane of it stored (address "
+                    f"a program loads what another lane of it stored or updated atomically (address "
                     f"{', '.join(f'{int(a):#x}' for a in raced[:RACE_EXAMPLES])}) with no tl.debug_barrier() between: "
                     "on a GPU a program's lanes are threads that run at once, so what it reads depends on timing")
         if _LOAD_WATCH is not None:
             _LOAD_WATCH.append(loaded)
-        return original_load(self, ptrs, mask, *rest, **kwargs)
+        result = original_load(self, ptrs, mask, *rest, **kwargs)
+        if where.size > 1:  # what each lane read, for a later store by another lane over it (``foreign_write``)
+            _ACCESSES.lanes.load(where.size, loaded, where, result.data)
+        return result
 
     def create_masked_store(self, ptrs, value, mask, *rest, **kwargs):
         where = np.broadcast_to(np.asarray(mask.data, dtype=bool), np.shape(ptrs.data))
@@ -468,13 +547,22 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         stored = np.asarray(ptrs.data)[where]
         bits = _bits(data, np)
         _ACCESSES.stores.append((_ACCESSES.actor(), stored, bits))
-        _ACCESSES.lanes.store(where.size, stored, np.flatnonzero(where))
+        lanes = np.flatnonzero(where)
         if _ACCESSES.intra is None:
             clash = _lanes_disagree(stored, bits, np)
             if clash is not None:
                 _ACCESSES.intra = (
                     f"lanes of one store write different values to one address ({clash:#x}): on a GPU they are "
                     "threads storing at once, and which value lands is not specified")
+            elif _ACCESSES.lanes.stored or _ACCESSES.lanes.read:
+                raced = _ACCESSES.lanes.foreign_write(where.size, stored, lanes, bits, np)
+                if raced.size:
+                    _ACCESSES.intra = (
+                        f"a program stores where another lane of it wrote or read another value (address "
+                        f"{', '.join(f'{int(a):#x}' for a in raced[:RACE_EXAMPLES])}) with no tl.debug_barrier() "
+                        "between: on a GPU the two lanes are threads that run at once, so which value lands depends "
+                        "on timing")
+        _ACCESSES.lanes.store(where.size, stored, lanes, bits)
         return original_store(self, ptrs, value, mask, *rest, **kwargs)
 
     def create_barrier(self, *args, **kwargs):
@@ -492,6 +580,15 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         if _LOAD_WATCH is not None:  # an atomic reads its location to combine with it (an atomic max over -inf)
             _LOAD_WATCH.append(addresses[where])
         _ACCESSES.updates.append((actor, addresses[where & ~read]))
+        updated, lanes = addresses[where], np.flatnonzero(where)
+        if where.size > 1 and _ACCESSES.intra is None:
+            raced = _ACCESSES.lanes.stored_under(where.size, updated, lanes, np)
+            if raced.size:
+                _ACCESSES.intra = (
+                    f"a program updates atomically where another lane of it stored (address "
+                    f"{', '.join(f'{int(a):#x}' for a in raced[:RACE_EXAMPLES])}) with no tl.debug_barrier() between: "
+                    "on a GPU the update may land before the store, which then overwrites it")
+        _ACCESSES.lanes.store(where.size, updated, lanes)  # its result: no lane's to read
         if op == "XCHG":  # an exchange is a store: programs exchanging different values race like stores do
             data = np.broadcast_to(np.asarray(val.data), where.shape)[where]
             _ACCESSES.stores.append((actor, addresses[where], _bits(data, np)))

@@ -242,9 +242,10 @@ class Session:
             self.trial_name = f"trial {trial.name}"
             ref, layout = refs[trial.name], layouts[trial.name]
             building = "compile" if index == 0 else stage  # the first construction is the compile stage's
+            again = index == 0  # the first trial's model is called twice (``trial_once``)
             steps, built, reply, problem = self.gpu_unit(
-                stage, trial.name, partial(self.trial_once, trial, ref, layout, stage, building),
-                retry=partial(self.retry_trial, trial, stage, building), short=self.child_short)
+                stage, trial.name, partial(self.trial_once, trial, ref, layout, stage, building, again),
+                retry=partial(self.retry_trial, trial, stage, building, again), short=self.child_short)
             if not built.get("ok"):
                 flag = text(built.get("flag"), "init_error")
                 raise Failed(building, flag, f"{trial.describe()}: {text(built.get('error'), '?')}")
@@ -265,28 +266,48 @@ class Session:
         self.facts.update(correct=True, tiny_correct=True, stage="done")
         self.facts["stage_s"]["correctness"] = round(time.monotonic() - start, 4)
 
-    def trial_once(self, trial: TrialSpec, ref: Reference, layout: Layout, stage: str,
-                   building: str) -> tuple[list[float], dict, dict, Mismatch | None]:
+    def trial_once(self, trial: TrialSpec, ref: Reference, layout: Layout, stage: str, building: str,
+                   again: bool = False) -> tuple[list[float], dict, dict, Mismatch | None]:
         """One trial: the model built, the forward run, its outputs judged. The steps' instants, both replies (the
         run's empty when the build failed) and what was wrong. After a full trial the child gives its allocator's
         blocks back. Between the build and the forward the whole arena is poisoned before the call's values are
         written (``poison_arena``): nothing a construction, an earlier call or a finalizer parked there is read
-        as the judge's input."""
+        as the judge's input. ``again``: a model that passed is called once more (``call_again``)."""
         steps = [time.monotonic()]
         built = self.call(self.build_message(trial, layout, ref), building)
         steps.append(time.monotonic())
         if not built.get("ok"):
             return steps, built, {}, None
         self.facts["compiled"] = True  # whatever the forward does next (a hang, a crash), the model was built
+        reply, problem, marks = self.call_once(ref, layout, stage)
+        if problem is None and again:
+            problem = self.call_again(trial, stage)
+            marks[-1] = time.monotonic()  # the check's time holds the second call
+        return steps + marks, built, reply, problem
+
+    def call_once(self, ref: Reference, layout: Layout, stage: str) -> tuple[dict, Mismatch | None, list[float]]:
+        """One forward of the built model on ``ref``'s inputs, written into the poisoned arena; its reply, its
+        verdict, and the instants the write, the run and the check ended."""
         self.poison_arena()
         layout.write(self.arena, ref.inputs, self.judge.device)
-        steps.append(time.monotonic())
+        marks = [time.monotonic()]
         reply = self.call({"op": "run", "inputs": layout.inputs, "outputs": layout.outputs,
                            "release": stage == "full"}, stage)
-        steps.append(time.monotonic())
+        marks.append(time.monotonic())
         problem = self.judge_call(reply, ref, layout, stage)
-        steps.append(time.monotonic())
-        return steps, built, reply, problem
+        marks.append(time.monotonic())
+        return reply, problem, marks
+
+    def call_again(self, trial: TrialSpec, stage: str) -> Mismatch | None:
+        """The same model called a second time, on inputs no call was handed before (a secret seed of their own):
+        state kept between calls shows, as it would in use and in the timed calls (a workspace zeroed only when it
+        was made, a parameter folded in place by every forward, an answer kept from the first call: the
+        thirty-second red team's ``r32_*``). The reference is called once on them, as every timed call's is."""
+        ref = self.judge.store.fresh(trial, SECOND_CALL)
+        _, problem, _ = self.call_once(ref, Layout.of(ref), stage)
+        if problem is not None:
+            problem.message = f"called a second time on new inputs (the first call was right): {problem.message}"
+        return problem
 
     def gpu_unit(self, stage: str, name: str, unit: Callable[[], Any], retry: Callable[[], Any] | None = None,
                  short: Callable[[Any], bool] = lambda result: False) -> Any:
@@ -321,13 +342,14 @@ class Session:
         total = torch.cuda.mem_get_info(self.judge.device)[1]
         return any(short_beside_others(reply.get("device_short"), total) for reply in result[1:3])
 
-    def retry_trial(self, trial: TrialSpec, stage: str, building: str) -> tuple[list[float], dict, dict, Any]:
+    def retry_trial(self, trial: TrialSpec, stage: str, building: str,
+                    again: bool = False) -> tuple[list[float], dict, dict, Any]:
         """A trial again, after the child ran out beside others: on inputs no call was handed before (a secret
         seed of their own), with every byte of the arena poisoned first, so nothing the failed attempt saw or left
         (its inputs, what it parked in the arena) serves the retry; the failed forward was judged already."""
         ref = self.judge.store.fresh(trial, RETRY_CALL, state=True)
         self.poison_arena()
-        return self.trial_once(trial, ref, Layout.of(ref), stage, building)
+        return self.trial_once(trial, ref, Layout.of(ref), stage, building, again)
 
     def poison_arena(self) -> None:
         """Every byte of the arena ``POISON_BYTE`` (NaN as any float). The child sees the arena as the judge's
@@ -399,6 +421,7 @@ class Session:
 
 
 RETRY_CALL = "memory_retry"  # the retry's inputs: their own secret seed (``references.input_seed``)
+SECOND_CALL = "second_call"  # the first trial's second call's, too
 POISON_BYTE = 0xFF  # the arena before each call's values are written: NaN as any float
 
 

@@ -109,7 +109,10 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
         plan += extra
         while len(plan) < config.num_trials:
             plan.append((base, seed + 10 + len(plan), 1.0, 1.0, 0.0))
-        plan = plan[: max(1, config.num_trials)]
+        # Strict mode keeps every trial above, whatever ``num_trials`` says: each is a defence (the wide shape, the
+        # shifted and spread values), and a reward judged on the first two alone passed two thirds of the
+        # thirty-second red team's attacks (``r32_*``); ``num_trials`` beyond them adds seeds.
+        plan = plan[: max(1, config.num_trials, strict_trials(config))]
     if config.staged and not _on_cpu(config, device):
         trials += _tiny_alternatives(trials, plan)
     for k, (variant, trial_seed, scale, spread, shift) in enumerate(plan):
@@ -120,6 +123,16 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
                                 config.extra_dtype))
     reduced = base.meta.get("changes") if base.variant == "reduced" and base is not task else None
     return TrialPlan(trials, reduced, oversize)
+
+
+def strict_trials(config: VerifyConfig) -> int:
+    """The full trials strict mode always runs with several inputs: the base, and the four that move the values and
+    the shapes (``build_trials``); 0 where fewer are asked for by turning them off (``multi_input: false``,
+    permissive mode)."""
+    return 1 + STRICT_REGIMES if config.strict and config.multi_input else 0
+
+
+STRICT_REGIMES = 4  # small values on the edge shape, scaled on the wide one, shifted on 2^j, spread on the edge
 
 
 def _tiny_over_budget(task: KernelTask, config: VerifyConfig) -> bool:

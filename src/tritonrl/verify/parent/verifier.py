@@ -43,6 +43,7 @@ from tritonrl.config import VerifyConfig
 from tritonrl.errors import ConfigError, TaskError
 from tritonrl.tasks.model import KernelTask
 from tritonrl.verify.parent.hints import add_hints
+from tritonrl.verify.parent.plan import strict_trials
 from tritonrl.verify.parent.judge_client import JUDGE_START_S, JudgeClient, JudgeDied
 from tritonrl.verify.parent.screen import screen
 from tritonrl.verify.parent.warm import Started, WarmPool, write_code
@@ -112,6 +113,10 @@ class Verifier:
         if self.config.workers_per_gpu < 1:
             raise ConfigError(f"verify.workers_per_gpu must be at least 1, not {self.config.workers_per_gpu}")
         self.workers = self._count_workers()
+        floor = strict_trials(self.config)
+        if self.config.num_trials < floor:
+            log.warning("verify.num_trials %d: strict mode runs its %d full trials (the base, and values and shapes "
+                        "moved: each a defence); set multi_input: false for one trial", self.config.num_trials, floor)
         self._zygote = ZygoteClient(zygote_env(self.device))
         self.cache_dir = self.config.cache_dir or default_cache_dir()
         os.makedirs(self.cache_dir, mode=0o700, exist_ok=True)
