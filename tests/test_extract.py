@@ -237,3 +237,21 @@ def test_idempotent_on_wrapped_code(code, data):
     marker, lang = data.draw(fence())
     first = extract_code(data.draw(PROSE) + "\n" + fenced(code, marker, lang))
     assert first is not None and extract_code(first) == first
+
+
+def test_an_answer_in_parts_takes_the_earlier_blocks_that_define_what_it_uses():
+    """Only the blocks that define a name the chosen one reads and binds nowhere, the nearest first, in order; a
+    complete block, and blocks that define nothing it needs (a usage example, prose in a fence), are left out."""
+    kernel = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr):\n    pass\n"
+    old = "@triton.jit\ndef k(x_ptr):\n    return 0\n"
+    other = "def unused():\n    return 1\n"
+    module = "import torch.nn as nn\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        k[(1,)](x)\n"
+    usage = "m = ModelNew()\nprint(m)\n"
+    fence = "```python\n{}```\n"
+    text = "".join(fence.format(b) for b in (old, kernel, other, module, usage))
+    result = extract_with_reason(text)
+    assert result.reason is ExtractReason.FENCED and result.joined == 1 and result.parses
+    assert result.code == normalize_code(kernel.rstrip("\n") + "\n\n\n" + module)
+    complete = kernel + "\n" + module
+    alone = extract_with_reason(fence.format(other) + fence.format(complete))
+    assert alone.joined == 0 and alone.code == normalize_code(complete)

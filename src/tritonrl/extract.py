@@ -12,7 +12,8 @@ messages (the last assistant message is used). The rules, in order (docs/extract
    in the prompt) hides everything before it.
 2. Fenced blocks (``` or ~~~, three or more, any or no info string, indented inside lists, ``\\r\\n`` endings; a
    fence left open at the end is truncated output and runs to the end): the LAST block that defines
-   ``ModelNew`` wins, so drafts before it and usage examples after it are ignored.
+   ``ModelNew`` wins, so drafts before it and usage examples after it are ignored; earlier blocks that define
+   names it reads and binds nowhere (the kernel of an answer in parts) are put before it (``_with_definitions``).
 3. Otherwise the whole text, when it parses as Python and defines ``ModelNew``.
 4. Otherwise, only when there is no fenced block at all: the text from its first code-looking line (``import``,
    ``class``, ``@`` ...), when that parses and defines ``ModelNew``, or when it does not parse but has a
@@ -53,7 +54,8 @@ class ExtractResult:
     """What was extracted and why. ``code`` is None exactly when extraction failed.
 
     n_blocks: fenced blocks found outside thinking. truncated: the chosen block's fence was never closed.
-    parses: the returned code parses as Python (False also when nothing was returned).
+    parses: the returned code parses as Python (False also when nothing was returned). joined: earlier blocks
+    put before the chosen one because they define names it uses (rule 2).
     """
 
     code: str | None
@@ -61,6 +63,7 @@ class ExtractResult:
     n_blocks: int = 0
     truncated: bool = False
     parses: bool = False
+    joined: int = 0
 
     @property
     def ok(self) -> bool:
@@ -302,7 +305,8 @@ def _extract(completion: Any) -> ExtractResult:
     blocks = find_fenced_blocks(text)
     chosen = _last_defining(blocks)
     if chosen is not None:
-        return _found(chosen.code, ExtractReason.FENCED, len(blocks), truncated=not chosen.closed)
+        code, joined = _with_definitions(chosen, blocks)
+        return _found(code, ExtractReason.FENCED, len(blocks), truncated=not chosen.closed, joined=joined)
     if _parses_with_modelnew(text):
         return _found(_without_inert_prefix(text), ExtractReason.UNFENCED, len(blocks))
     if blocks:
@@ -326,6 +330,63 @@ def _last_defining(blocks: Iterable[FencedBlock], depth: int = 0) -> FencedBlock
         if defines_modelnew(block.code):
             chosen = block
     return chosen
+
+
+def _with_definitions(chosen: FencedBlock, blocks: list[FencedBlock]) -> tuple[str, int]:
+    """The chosen block's code, after the earlier blocks that define names it uses but binds nowhere (an answer
+    in parts: the kernel in one block, then ``ModelNew`` in another; the thirty-second red team's ``c6``), each
+    the nearest earlier one defining a name still missing, in the order they came; and how many were joined.
+    Only blocks that parse, before the chosen one at its own level; a complete block is returned as it is."""
+    tree = parse_python(chosen.code)
+    earlier = blocks[: next((i for i, b in enumerate(blocks) if b is chosen), 0)]
+    if tree is None or not earlier:
+        return chosen.code, 0
+    missing, taken = _unbound(tree), []
+    for index in range(len(earlier) - 1, -1, -1):
+        if not missing:
+            break
+        found = parse_python(earlier[index].code)
+        provides = _top_level_names(found) & missing if found is not None else set()
+        if provides:
+            taken.append(index)
+            missing = (missing - _top_level_names(found)) | _unbound(found)
+    if not taken:
+        return chosen.code, 0
+    parts = [earlier[i].code.rstrip("\n") for i in sorted(taken)]
+    return "\n\n\n".join([*parts, chosen.code]), len(taken)
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    """The names a module binds at its top level: definitions, assignments, imports."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names
+
+
+def _unbound(tree: ast.Module) -> set[str]:
+    """The names a module reads that it binds nowhere (in no scope: a conservative reading), builtins aside."""
+    import builtins
+
+    read, bound = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return read - bound - set(dir(builtins))
 
 
 def _without_inert_prefix(text: str) -> str:
@@ -356,10 +417,10 @@ def _unfenced_code(text: str, max_starts: int = 50) -> str | None:
     return None
 
 
-def _found(code: str, reason: ExtractReason, n_blocks: int, truncated: bool = False) -> ExtractResult:
+def _found(code: str, reason: ExtractReason, n_blocks: int, truncated: bool = False, joined: int = 0) -> ExtractResult:
     code = normalize_code(code)
     return ExtractResult(code, reason, n_blocks=n_blocks, truncated=truncated,
-                         parses=parse_python(code) is not None)
+                         parses=parse_python(code) is not None, joined=joined)
 
 
 def normalize_code(code: str) -> str:
