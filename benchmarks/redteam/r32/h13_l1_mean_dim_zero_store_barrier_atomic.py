@@ -1,0 +1,35 @@
+# expect: accept
+# task: l1_mean_dim
+# class: honest: zero-init store, tl.debug_barrier(), then atomics into the same rows (a20 with the barrier)
+# idea: the in-kernel "init, then accumulate" idiom done right: the barrier orders every warp's zero store before
+#   any atomic. Must stay accepted if a20's race is closed.
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mean_dim1_kernel(x_ptr, out_ptr, B, D, BLOCK_B: tl.constexpr, BLOCK_C: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_B + tl.arange(0, BLOCK_B)
+    rmask = rows < B
+    tl.store(out_ptr + rows, tl.zeros((BLOCK_B,), dtype=tl.float32), mask=rmask)
+    tl.debug_barrier()
+    for c0 in tl.range(0, D, BLOCK_C):
+        cols = c0 + tl.arange(0, BLOCK_C)
+        m = rmask[:, None] & (cols[None, :] < D)
+        tile = tl.load(x_ptr + rows[:, None] * D + cols[None, :], mask=m, other=0.0)
+        tl.atomic_add(out_ptr + rows[:, None] + cols[None, :] * 0, tile / D, mask=m)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        x = x.contiguous()
+        B, D = x.shape
+        out = torch.empty((B,), device=x.device, dtype=x.dtype)
+        BLOCK_B, BLOCK_C = 16, 128
+        mean_dim1_kernel[(triton.cdiv(B, BLOCK_B),)](x, out, B, D, BLOCK_B=BLOCK_B, BLOCK_C=BLOCK_C, num_warps=4)
+        return out
