@@ -116,7 +116,7 @@ class _Lanes:
     def __init__(self) -> None:
         self.stored: dict[int, list] = {}  # block size -> [(addresses, lanes, bits or None)]
         self.sorted: dict[int, tuple] = {}  # size -> (addresses, each one's lowest and highest lane), made lazily
-        self.read: dict[int, list] = {}  # block size -> [(addresses, lanes, the bits loaded)]
+        self.read: dict[int, list] = {}  # block size -> [(addresses, the mask, the values loaded)]
 
     def store(self, size: int, addresses: Any, lanes: Any, bits: Any = None) -> None:
         if addresses.size and size > 1:
