@@ -346,10 +346,10 @@ def _with_definitions(chosen: FencedBlock, blocks: list[FencedBlock]) -> tuple[s
         if not missing:
             break
         found = parse_python(earlier[index].code)
-        provides = _top_level_names(found) & missing if found is not None else set()
-        if provides:
+        names = _top_level_names(found) if found is not None else set()
+        if names & missing:
             taken.append(index)
-            missing = (missing - _top_level_names(found)) | _unbound(found)
+            missing = (missing - names) | _unbound(found)
     if not taken:
         return chosen.code, 0
     parts = [earlier[i].code.rstrip("\n") for i in sorted(taken)]

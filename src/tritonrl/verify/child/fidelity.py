@@ -134,8 +134,8 @@ class _Lanes:
         yet on a GPU), in a block of this size; an empty array if none."""
         if not addresses.size:
             return addresses[:0]
-        reads = [(a, w, d) for a, w, d in self.read.get(size, ()) if a.min() <= addresses.max()
-                 and a.max() >= addresses.min()]
+        first, last = addresses.min(), addresses.max()
+        reads = [(a, w, d) for a, w, d in self.read.get(size, ()) if a.min() <= last and a.max() >= first]
         reads = [(a, np.flatnonzero(w), _bits(np.broadcast_to(np.asarray(d), w.shape)[w], np)) for a, w, d in reads]
         return np.union1d(_clashes(self.stored.get(size), addresses, lanes, bits, np),
                           _clashes(reads, addresses, lanes, bits, np))
