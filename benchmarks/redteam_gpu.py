@@ -8,7 +8,7 @@ training uses most) and with timing (the reward pays for speed), each with the s
     PYTHONPATH=src python benchmarks/redteam_gpu.py benchmarks/redteam/r29 --device cpu --modes correctness
 
 A case is a candidate solution file headed like the verifier's fixtures: ``# task: NAME`` (a bundled task, or a
-task file's path) and ``# expect: reject`` (an attack) or ``# expect: done`` (an honest kernel to accept). A case is
+task file's path) and ``# expect: reject`` (an attack) or ``# expect: done`` (an honest kernel to accept; ``accept`` is read alike). A case is
 as expected when an attack is not correct and an honest kernel is correct; with timing, an attack that is correct
 is reported with its speedup (a stolen speedup is the finding). Written to ``--out``: the machine, date, commit,
 and per mode the verdicts (``correct``, ``reason``, ``flags``, ``speedup``) and the cases not as expected.
@@ -25,6 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+HONEST = ("done", "accept")  # the red teams' two words for a kernel to accept
 MODES = {"correctness": {"timing": False}, "timing": {"timing": True}}
 
 
@@ -39,8 +40,8 @@ def cases(directory: Path) -> list[dict]:
     for path in sorted(directory.glob("*.py")):
         text = path.read_text()
         task, expect = header(text, "task"), header(text, "expect")
-        if task is None or expect not in ("reject", "done"):
-            raise SystemExit(f"redteam_gpu: {path}: needs '# task: NAME' and '# expect: reject|done'")
+        if task is None or expect not in HONEST + ("reject",):
+            raise SystemExit(f"redteam_gpu: {path}: needs '# task: NAME' and '# expect: reject|done|accept'")
         found.append({"case": path.stem, "task": task, "expect": expect, "code": text})
     if not found:
         raise SystemExit(f"redteam_gpu: no *.py cases in {directory}")
@@ -57,7 +58,7 @@ def judge(found: list[dict], device: str, mode: str, timeout_s: float) -> list[d
         results = verifier.verify_many([VerifyItem(get_task(c["task"]), code=c["code"]) for c in found])
     rows = []
     for c, r in zip(found, results, strict=True):
-        as_expected = bool(r.correct) == (c["expect"] == "done")
+        as_expected = bool(r.correct) == (c["expect"] in HONEST)
         rows.append({"case": c["case"], "task": c["task"], "expect": c["expect"], "correct": r.correct,
                      "stage": str(r.stage), "flags": list(r.flags), "error": (r.error or "")[:400],
                      "declined": r.declined, "speedup": r.speedup, "as_expected": as_expected})

@@ -76,6 +76,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--tasks", default=None, help="bundled task names (comma-separated)")
     p.add_argument("--verify-workers", type=int, default=8, help="GPU: verify.workers_per_gpu (candidates in "
                    "flight beside training; timing stays exclusive)")
+    p.add_argument("--no-timing", action="store_true", help="GPU: verify.timing=false (the correctness-only reward "
+                   "most training runs; timing runs hold the GPU exclusively, so they are never beside generation)")
     p.add_argument("--compile-backend", default=None, help="torch.compile backend (inductor; CPU rehearsal eager)")
     p.add_argument("--compile-mode", default="reduce-overhead", help="torch.compile mode for the decode step")
     args = p.parse_args(argv)
@@ -209,6 +211,8 @@ def path_config(args, model_dir: Path, run_dir: Path, path: str):
     ]
     if not cpu:
         overrides.append(f"verify.workers_per_gpu={args.verify_workers}")
+        if args.no_timing:
+            overrides.append("verify.timing=false")
     if cpu:
         overrides += ["verify.workers=2", "verify.multi_input=false", "verify.timing=false", "run.torch_threads=1"]
     return load_config(None, overrides)
@@ -379,6 +383,7 @@ def main(argv: list[str] | None = None) -> dict:
                  "completions_per_step": args.completions, "completion_tokens": args.tokens, "forced_length": True,
                  "micro_batch": args.micro_batch, "tasks": args.tasks.split(","), "chunks": args.chunks,
                  "verify_workers_per_gpu": None if args.cpu_rehearsal else args.verify_workers,
+                 "verify_timing": not (args.cpu_rehearsal or args.no_timing),
                  "compile": {"backend": args.compile_backend, "mode": args.compile_mode}}
     if args.cpu_rehearsal:
         out["note"] = ("CPU rehearsal: wall-clock seconds of the tiny model on a shared CPU, the verifier on "

@@ -56,6 +56,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--tasks", default="", help="compare: comma-separated bundled tasks (default: all)")
     parser.add_argument("--repeats", type=int, default=3, help="compare: timed passes of each side")
     parser.add_argument("--timeout-s", type=float, default=120.0, help="verify.timeout_s")
+    parser.add_argument("--no-timing", action="store_true",
+                        help="compare: verify.timing=false on both sides (a GPU's timed pass of the suite is ~3 minutes; "
+                             "untimed, the pass is shortest, so the service's fixed cost weighs most)")
     parser.add_argument("--out", required=True)
     return parser.parse_args(argv)
 
@@ -147,7 +150,8 @@ def run_load(args: argparse.Namespace) -> dict:
     import httpx
 
     mix = load_mix()
-    service = ServiceProcess(args.device, args.workers, args.timeout_s)
+    service = ServiceProcess(args.device, args.workers, args.timeout_s,
+                             extra=["--set", "verify.timing=false"] if args.no_timing else None)
     try:
         health = httpx.get(service.url + "/health").json()
         began = time.monotonic()
@@ -218,11 +222,13 @@ def run_compare(args: argparse.Namespace, save=lambda part: None) -> dict:
     from tritonrl.verify.parent.http_backend import HttpVerifier
 
     items = suite_items(args.tasks)
-    config = VerifyConfig(device=args.device, workers=args.workers, timeout_s=args.timeout_s)
-    part: dict = {"tasks": len(items), "repeats": args.repeats, "warm_s": {}, "passes_s": {"in_process": [],
+    config = VerifyConfig(device=args.device, workers=args.workers, timeout_s=args.timeout_s,
+                          timing=not args.no_timing)
+    part: dict = {"tasks": len(items), "repeats": args.repeats, "timing": config.timing, "warm_s": {}, "passes_s": {"in_process": [],
                                                                                           "http": []}}
     verdicts: dict[str, list] = {}
-    service = ServiceProcess(args.device, args.workers, args.timeout_s)
+    service = ServiceProcess(args.device, args.workers, args.timeout_s,
+                             extra=["--set", "verify.timing=false"] if args.no_timing else None)
     try:
         with Verifier(config) as local, \
                 HttpVerifier(VerifyConfig(backend="http", http_url=service.url, http_batch_items=len(items))) as http:

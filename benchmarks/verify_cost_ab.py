@@ -25,7 +25,7 @@ import platform
 import statistics
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,7 +123,7 @@ def main() -> None:
         "what": "CPU verdict cost per candidate, two commits, interleaved rounds (benchmarks/verify_cost_ab.py)",
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(sys.argv),
         "tasks": args.tasks.split(","), "per_task": args.per_task, "workers": args.workers, "rounds": args.rounds,
         "base": {"commit": git_head(args.base), **base}, "head": {"commit": git_head(args.head), **head},

@@ -26,12 +26,14 @@ def test_cases_are_judged_against_their_headers(bench, tmp_path):
     wrong = honest.replace("tl.where(x > 0, x, 0.0)", "tl.where(x > 0, x, 0.0) + 0.01")
     assert wrong != honest
     _case(tmp_path, "honest", "done", honest)
+    _case(tmp_path, "honest_said_accept", "accept", honest)
     _case(tmp_path, "wrong_accepted_by_mistake", "done", wrong)  # expected accepted: shows up as not as expected
     out = tmp_path / "out.json"
     code = bench.main([str(tmp_path), "--device", "cpu", "--modes", "correctness", "--out", str(out)])
     report = json.loads(out.read_text())
     rows = {r["case"]: r for r in report["modes"]["correctness"]["rows"]}
     assert rows["honest"]["correct"] is True and rows["honest"]["as_expected"]
+    assert rows["honest_said_accept"]["as_expected"]
     assert rows["wrong_accepted_by_mistake"]["correct"] is False
     assert report["modes"]["correctness"]["not_as_expected"] == ["wrong_accepted_by_mistake"]
     assert code == 1

@@ -30,6 +30,10 @@ What TRL 1.16 and transformers (5.17 on the GPU host, 5.24 here) already do, and
   with a hook more every call, the compiled forward's guard on the hook count failed at each generation,
   recompiled, and after torch's recompile limit (8) ran eagerly. ``single_input_grad_hooks`` makes the call
   replace the hooks it added before (``tests/train/test_fast_generation.py`` trains with gradient checkpointing on).
+- No input-grad hook inside ``generate``: the hook calls ``output.requires_grad_(True)``, which torch 2.11's dynamo
+  does not trace (on an H200, 5 graph breaks in the compiled decode step:
+  ``benchmarks/results/rl_step_1gpu_966eb6c.json``; torch 2.13 traces it here). Nothing is differentiated through
+  generation, so ``generate_without_input_grad_hooks`` takes the hooks off for the call and puts them back after.
 - EOS: ``generate`` stops when every sequence of the batch has finished; finished rows keep their slot (and their
   compute) until then, as static batches must; TRL masks what follows each EOS.
 
@@ -180,6 +184,7 @@ def install_generation(trainer, config: TrainingConfig, prompts: list, compile_a
     single_input_grad_hooks(trainer.model)
     if plan.mode == "fast":
         reuse_static_cache(trainer.model)
+        generate_without_input_grad_hooks(trainer.model)
     if isinstance(getattr(trainer, "generation_kwargs", None), dict):  # TRL's copy for older transformers
         trainer.generation_kwargs.update({k: v for k, v in settings.items() if k != "compile_config"})
     trainer.generation_plan = plan
@@ -201,6 +206,28 @@ def single_input_grad_hooks(model) -> None:
 
     base.enable_input_require_grads = enable_once
     base._tritonrl_single_hooks = True
+
+
+def generate_without_input_grad_hooks(model) -> None:
+    """``generate`` of ``model``'s transformers model runs with the input-grad hooks off, and restores them after
+    (see the module's docstring)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    if getattr(base, "_tritonrl_generate_unhooked", False) or not hasattr(base, "disable_input_require_grads"):
+        return
+    generate = base.generate
+
+    def generate_unhooked(*args, **kwargs):
+        hooked = bool(getattr(base, "_require_grads_hooks", None))
+        if hooked:
+            base.disable_input_require_grads()
+        try:
+            return generate(*args, **kwargs)
+        finally:
+            if hooked:
+                base.enable_input_require_grads()
+
+    base.generate = generate_unhooked
+    base._tritonrl_generate_unhooked = True
 
 
 def reuse_static_cache(model) -> None:

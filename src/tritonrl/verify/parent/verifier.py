@@ -43,8 +43,8 @@ from tritonrl.config import VerifyConfig
 from tritonrl.errors import ConfigError, TaskError
 from tritonrl.tasks.model import KernelTask
 from tritonrl.verify.parent.hints import add_hints
-from tritonrl.verify.parent.plan import strict_trials
 from tritonrl.verify.parent.judge_client import JUDGE_START_S, JudgeClient, JudgeDied
+from tritonrl.verify.parent.plan import strict_trials
 from tritonrl.verify.parent.screen import screen
 from tritonrl.verify.parent.warm import Started, WarmPool, write_code
 from tritonrl.verify.parent.zygote_client import VerifierClosed, ZygoteClient, make_workdir
