@@ -29,6 +29,7 @@ _set = torch.Tensor.set_
 _untyped_storage = torch.Tensor.untyped_storage
 _from_weak = torch.UntypedStorage._new_with_weak_ptr
 CHUNK_WORDS = 1 << 22  # int32 words per chunk: one chunk's weights (32 MiB of int64) are made once per device
+MIN_WEIGHTS = 1 << 12  # the fewest weights made at once (a grown set replaces the smaller)
 GROUP_CHUNKS = 4       # chunks hashed at a time (bounds the temporary int64 copies: 128 MiB)
 CHUNK_SALT = 1 << 40   # chunk indices hash as positions no chunk has
 _KEY = [secrets.randbits(62) | 1 for _ in range(3)]  # this child's secret, drawn before the candidate is imported
@@ -40,14 +41,16 @@ _CHUNK_WEIGHTS: dict[torch.device, torch.Tensor] = {}  # kept on the device, as 
 def checksum(t: torch.Tensor | torch.UntypedStorage) -> tuple[int, bytes]:
     """(keyed sum of the 32-bit words of the whole storage of ``t`` (a tensor or a storage), its last bytes that
     make no whole word). Word ``i`` of chunk ``c`` weighs ``w[i] * k[c]`` (both keyed hashes, odd: the weight of
-    a position is still unknown without the key); the chunk's ``w`` is made once per device, so a storage costs
-    three passes over its words and one synchronization (a KernelBench GEMM's watched forward spent 24 ms of
-    61 on checksums, ten passes each and one synchronization per 16 M words: docs/benchmarks-history.md)."""
+    a position is still unknown without the key); ``w`` is made once per device, as long as the longest storage so
+    far needs (a power of two words, at most a chunk), so a storage costs three passes over its words and one
+    synchronization (a KernelBench GEMM's watched forward spent 24 ms of 61 on checksums, ten passes each and one
+    synchronization per 16 M words: docs/benchmarks-history.md). A whole chunk's ``w`` took 76 ms on the CPU, in
+    every candidate's child, whose storages at the CPU's sizes are a few thousand words: 14% of a verdict."""
     storage = t if isinstance(t, torch.UntypedStorage) else _untyped_storage(t)
     flat = _set(_empty(0, dtype=torch.uint8, device=storage.device), storage)
     whole = flat.numel() // 4 * 4
     words = flat[:whole].view(torch.int32)
-    weights = _chunk_weights(flat.device)
+    weights = _chunk_weights(flat.device, min(words.numel(), CHUNK_WORDS))
     total = _zeros((), dtype=torch.int64, device=flat.device)
     full = words.numel() // CHUNK_WORDS
     for first in range(0, full, GROUP_CHUNKS):
@@ -61,10 +64,13 @@ def checksum(t: torch.Tensor | torch.UntypedStorage) -> tuple[int, bytes]:
     return int(total), (bytes(tail.cpu().tolist()) if tail.numel() else b"")
 
 
-def _chunk_weights(device: torch.device) -> torch.Tensor:
+def _chunk_weights(device: torch.device, words: int) -> torch.Tensor:
+    """The weights of a chunk's first ``words`` positions at least (a position's weight never depends on how many
+    were made)."""
     weights = _CHUNK_WEIGHTS.get(device)
-    if weights is None:
-        weights = _CHUNK_WEIGHTS[device] = _weights(_arange(CHUNK_WORDS, dtype=torch.int64, device=device))
+    if weights is None or weights.numel() < words:
+        size = min(CHUNK_WORDS, max(MIN_WEIGHTS, 1 << (words - 1).bit_length()))
+        weights = _CHUNK_WEIGHTS[device] = _weights(_arange(size, dtype=torch.int64, device=device))
     return weights
 
 
