@@ -12,6 +12,12 @@ early, so every step generates the same tokens):
 - ``fast``: ``rl.generation=fast`` (static cache sized once, decode step compiled with CUDA graphs) and
   ``rl.generation_chunks=--chunks`` (each chunk verified in the background while the next is generated);
 - ``eager``: ``rl.generation=eager``, ``rl.generation_chunks=1``: TRL's own path, the reward after generation.
+``--steps-per-generation S`` (fast path only; a multiple of the gradient accumulation steps A): one generation of
+S / A steps' completions, in ``--chunks`` chunks, serves S / A optimizer steps (verl's rollout batch split into
+mini-batches; TRL's ``steps_per_generation``, whose later steps are off-policy by up to S / A - 1 updates, with
+TRL's importance weights): with S = 4A and 4 chunks each chunk is one step's batch, and three chunks' verification
+runs beside the next chunk's generation, the last one's beside TRL's old log-prob pass. The figures then count
+from the second generation on, per optimizer step.
 Completions of a random-weight model all fail at extraction in microseconds, so the reward judges real
 candidates in their place (``CandidateReward``): per task, in turn, its bundled solution, a slower right one, a
 wrong constant, a PyTorch fallback and a syntax error (``verify_scaling.answers``), each a distinct file, so the
@@ -69,7 +75,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--tokens", type=int, default=None, help="tokens per completion (default 512; CPU 16)")
     p.add_argument("--micro-batch", type=int, default=None, help="completions per forward/backward (16; CPU 8)")
     p.add_argument("--chunks", type=int, default=4, help="fast path: rl.generation_chunks")
-    p.add_argument("--fast-steps", type=int, default=3, help="steps of the fast path (the first compiles)")
+    p.add_argument("--fast-steps", type=int, default=None,
+                   help="steps of the fast path (the first compiles; default 3, or two generations' steps)")
+    p.add_argument("--steps-per-generation", type=int, default=None,
+                   help="fast path: rl.trl.steps_per_generation, a multiple of the gradient accumulation steps: one "
+                        "generation (in --chunks chunks) serves that many micro-batches, several optimizer steps "
+                        "(verl's rollout batch over mini-batches). Default TRL's: one generation a step")
     p.add_argument("--eager-steps", type=int, default=2, help="steps of the eager path")
     p.add_argument("--paths", default="fast,eager", help="which paths, in order (fast first: a run cut short "
                    "still has the main figures)")
@@ -87,6 +98,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.micro_batch = args.micro_batch or (8 if cpu else 16)
     args.tasks = args.tasks or (CPU_TASKS if cpu else GPU_TASKS)
     args.compile_backend = args.compile_backend or ("eager" if cpu else "inductor")
+    accumulation = args.completions // min(args.micro_batch, args.completions)
+    if args.steps_per_generation is not None and (args.steps_per_generation < accumulation
+                                                  or args.steps_per_generation % accumulation):
+        raise SystemExit(f"rl_step: --steps-per-generation {args.steps_per_generation} must be a multiple of the "
+                         f"gradient accumulation steps ({accumulation} = --completions / --micro-batch)")
+    args.cycle = (args.steps_per_generation or accumulation) // accumulation  # optimizer steps a generation serves
+    args.fast_steps = args.fast_steps or max(3, 2 * args.cycle)
     return args
 
 
@@ -160,6 +178,7 @@ def make_clock(trainer, reward, cuda: bool):
             sync()
             now.clear()
             now["begin"] = time.perf_counter()
+            now["rewards_before"] = len(reward.health)
 
         def on_pre_optimizer_step(self, args, state, control, **kwargs):
             sync()
@@ -172,7 +191,8 @@ def make_clock(trainer, reward, cuda: bool):
         def on_step_end(self, args, state, control, **kwargs):
             sync()
             step_s = time.perf_counter() - now["begin"]
-            health = reward.health[-1] if reward.health else {}
+            # the reward runs in the steps that generate (one in --steps-per-generation / accumulation)
+            health = reward.health[-1] if len(reward.health) > now["rewards_before"] else {}
             verify_s = health.get("verify/time_s", 0.0)
             wait_s = health.get("verify/wait_s", verify_s)  # the serial path waits for all of it
             phases = {"generation": now.get("generation", 0.0), "reward_wait": wait_s,
@@ -206,7 +226,9 @@ def path_config(args, model_dir: Path, run_dir: Path, path: str):
         f"rl.use_cpu={str(cpu).lower()}", f"rl.bf16={str(not cpu).lower()}",
         f"rl.generation={path}", f"rl.generation_chunks={args.chunks if path == 'fast' else 1}",
         "rl.generation_compile=" + json.dumps(compile_opts),
-        "rl.trl=" + json.dumps({"generation_kwargs": {"min_new_tokens": args.tokens}, "save_strategy": "no"}),
+        "rl.trl=" + json.dumps({"generation_kwargs": {"min_new_tokens": args.tokens}, "save_strategy": "no",
+                                **({"steps_per_generation": args.steps_per_generation}
+                                   if path == "fast" and args.steps_per_generation else {})}),
         f"verify.device={'cpu' if cpu else 'cuda'}",
     ]
     if not cpu:
@@ -233,6 +255,8 @@ def run_path(args, model_dir: Path, path: str) -> dict:
     config = path_config(args, model_dir, run_dir, path)
     tasks = load_training_tasks(config.data)
     rows = rl_rows(tasks, config.data.prompt_template)
+    prompts = args.completions * (args.cycle if path == "fast" else 1) // config.rl.num_generations
+    rows = rows * -(-prompts // len(rows))  # a generation's distinct prompts (TRL's sampler needs that many rows)
     reward = candidate_reward(tasks, CPU_KINDS if args.cpu_rehearsal else KINDS, config.verify)
     session = StageSession(config, "grpo")
     trainer_args = grpo.trainer_args(config, session, curriculum_on=False)
@@ -252,7 +276,8 @@ def run_path(args, model_dir: Path, path: str) -> dict:
             if reward.background is not None:
                 reward.background.close()
             reward.close()
-    result = summarize(path, clock, trainer, reward, graphs_before, time.perf_counter() - started, rows, tokenizer)
+    result = summarize(path, clock, trainer, reward, graphs_before, time.perf_counter() - started, rows, tokenizer,
+                       cycle=args.cycle if path == "fast" else 1)
     result["peak_memory_gib"] = round(torch.cuda.max_memory_allocated() / 2**30, 2) if cuda else None
     del trainer, model
     gc.collect()
@@ -265,10 +290,12 @@ def run_path(args, model_dir: Path, path: str) -> dict:
     return result
 
 
-def summarize(path: str, clock, trainer, reward, graphs_before: int, wall_s: float, rows, tokenizer) -> dict:
+def summarize(path: str, clock, trainer, reward, graphs_before: int, wall_s: float, rows, tokenizer,
+              cycle: int = 1) -> dict:
     from tritonrl.train.fast_generation import longest_prompt_tokens
 
-    measured = clock.rows[1:] or clock.rows  # the first step holds the compile (fast) and warm-ups
+    # the first generation's steps hold the compile (fast) and warm-ups; a generation serves ``cycle`` steps
+    measured = clock.rows[cycle:] or clock.rows
     n = len(measured)
     gen_s = sum(r["phases_s"]["generation"] for r in measured)
     tokens = sum(r["completion_tokens"] for r in measured)
@@ -382,6 +409,7 @@ def main(argv: list[str] | None = None) -> dict:
                  "cpu_rehearsal": args.cpu_rehearsal, "model": model.get("size"), "model_parameters": parameters,
                  "completions_per_step": args.completions, "completion_tokens": args.tokens, "forced_length": True,
                  "micro_batch": args.micro_batch, "tasks": args.tasks.split(","), "chunks": args.chunks,
+                 "steps_per_generation": args.steps_per_generation, "optimizer_steps_per_generation": args.cycle,
                  "verify_workers_per_gpu": None if args.cpu_rehearsal else args.verify_workers,
                  "verify_timing": not (args.cpu_rehearsal or args.no_timing),
                  "compile": {"backend": args.compile_backend, "mode": args.compile_mode}}

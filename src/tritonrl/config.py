@@ -558,11 +558,13 @@ class RLRunConfig(Section):
                       f"{', '.join(sorted(COMPILE_CONFIG_KEYS))}")
         if self.generation_chunks == 1:
             return
-        batch = self.per_device_batch_size * self.gradient_accumulation_steps
-        if batch % self.generation_chunks:
+        steps = self.trl.get("steps_per_generation") or self.gradient_accumulation_steps  # TRL's default
+        batch = self.per_device_batch_size * steps
+        if "generation_batch_size" not in self.trl and batch % self.generation_chunks:
+            source = ("rl.trl.steps_per_generation" if "steps_per_generation" in self.trl
+                      else "rl.gradient_accumulation_steps")
             self.fail("generation_chunks", f"= {self.generation_chunks} must divide a rank's generation batch, "
-                      f"rl.per_device_batch_size x rl.gradient_accumulation_steps = {batch} (equal chunks keep "
-                      "one compiled shape)")
+                      f"rl.per_device_batch_size x {source} = {batch} (equal chunks keep one compiled shape)")
         for name, why in (("use_vllm", "vLLM generates the whole batch at once"),
                           ("verify_cache", "the cache dedups across a whole batch; use one or the other"),
                           ("async_reward", "the overlap already verifies in the background")):

@@ -99,6 +99,9 @@ def test_chunks_must_divide_the_batch_and_exclude_what_they_cannot_overlap(make_
         make_config("rl.generation_chunks=2", "rl.verify_cache=true")
     with pytest.raises(ConfigError, match="rl.turns > 1"):
         make_config("rl.generation_chunks=2", "rl.turns=2", "rl.num_generations=4", "rl.per_device_batch_size=4")
+    with pytest.raises(ConfigError, match="x rl.trl.steps_per_generation = 6"):  # TRL's generation batch
+        make_config("rl.generation_chunks=4", "rl.trl={steps_per_generation: 3}")
+    make_config("rl.generation_chunks=4", "rl.trl={steps_per_generation: 2}")  # 2 x 2 = 4 completions
     with pytest.raises(ValueError, match="does not divide this rank's generation batch of 4"):
         background = BackgroundVerification()
         background.task_keys = ["a"] * 4
@@ -125,6 +128,17 @@ def test_two_chunks_verify_each_chunk_as_it_is_generated(make_config, monkeypatc
     # TRL's reward is the verifier's: the mean it logged is the mean of faster_by_text's rewards
     reward_key = next(k for k in logged[0] if k.startswith("rewards/verifier_reward/mean"))
     assert all(h[reward_key] == pytest.approx(h["verify/mean_reward"]) for h in logged)
+
+
+def test_chunks_of_a_generation_that_serves_several_steps(make_config):
+    """rl.trl.steps_per_generation = 2: one generation of 8 completions (two chunks of 4) serves two optimizer
+    steps (verl's rollout batch over mini-batches): each chunk verified once, beside the next one's generation."""
+    verifier = FakeVerifier(faster_by_text)
+    config = make_config("rl.generation_chunks=2", "rl.per_device_batch_size=4", "rl.steps=2",
+                         "rl.trl={steps_per_generation: 2}")
+    result = rl.run_rl(config, verifier=verifier)
+    assert result.status == "done" and result.global_step == 2
+    assert verifier.calls == [4, 4]
 
 
 def test_the_verification_time_counts_overlapping_calls_once():

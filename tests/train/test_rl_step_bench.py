@@ -47,6 +47,18 @@ def test_each_path_is_the_grpo_stage_with_its_generation(bench, tmp_path, path, 
     assert sorted(config.data.tasks) == sorted(args.tasks.split(","))
 
 
+def test_a_generation_serving_several_steps_is_the_fast_paths_alone(bench, tmp_path):
+    """--steps-per-generation: one generation (in chunks) for several optimizer steps, on the fast path; the eager
+    path stays TRL's own (one generation a step); the run covers two generations by default."""
+    args = bench.parse_args(["--steps-per-generation", "16"])  # 64 completions in micro-batches of 16: 4 a step
+    assert args.cycle == 4 and args.fast_steps == 8
+    fast = bench.path_config(args, tmp_path / "model", tmp_path / "run", "fast").rl
+    eager = bench.path_config(args, tmp_path / "model", tmp_path / "run", "eager").rl
+    assert fast.trl["steps_per_generation"] == 16 and "steps_per_generation" not in eager.trl
+    with pytest.raises(SystemExit, match="must be a multiple of the gradient accumulation steps"):
+        bench.parse_args(["--steps-per-generation", "6"])
+
+
 def test_the_reward_judges_real_candidates_in_turn(bench):
     from tests.helpers.fake_verifier import FakeVerifier
     from tritonrl.config import VerifyConfig
