@@ -57,7 +57,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=3, help="compare: timed passes of each side")
     parser.add_argument("--timeout-s", type=float, default=120.0, help="verify.timeout_s")
     parser.add_argument("--no-timing", action="store_true",
-                        help="compare: verify.timing=false on both sides (a GPU's timed pass of the suite is ~3 minutes; "
+                        help="verify.timing=false (compare: on both sides; a GPU's timed pass of the suite is ~3 minutes; "
                              "untimed, the pass is shortest, so the service's fixed cost weighs most)")
     parser.add_argument("--out", required=True)
     return parser.parse_args(argv)
@@ -224,8 +224,8 @@ def run_compare(args: argparse.Namespace, save=lambda part: None) -> dict:
     items = suite_items(args.tasks)
     config = VerifyConfig(device=args.device, workers=args.workers, timeout_s=args.timeout_s,
                           timing=not args.no_timing)
-    part: dict = {"tasks": len(items), "repeats": args.repeats, "timing": config.timing, "warm_s": {}, "passes_s": {"in_process": [],
-                                                                                          "http": []}}
+    part: dict = {"tasks": len(items), "repeats": args.repeats, "timing": config.timing, "warm_s": {},
+                  "passes_s": {"in_process": [], "http": []}}
     verdicts: dict[str, list] = {}
     service = ServiceProcess(args.device, args.workers, args.timeout_s,
                              extra=["--set", "verify.timing=false"] if args.no_timing else None)
