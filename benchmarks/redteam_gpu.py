@@ -11,7 +11,8 @@ A case is a candidate solution file headed like the verifier's fixtures: ``# tas
 task file's path) and ``# expect: reject`` (an attack) or ``# expect: done`` (an honest kernel to accept;
 ``accept`` is read alike). A case is as expected when an attack is not correct and an honest kernel is correct;
 with timing, an attack that is correct is reported with its speedup (a stolen speedup is the finding). Written to
-``--out``: the machine, date, commit, and per mode the verdicts (``correct``, ``reason``, ``flags``, ``speedup``) and the cases not as expected.
+``--out``: the machine, date, commit, and per mode the verdicts (``correct``, ``reason``, ``flags``, ``speedup``)
+and the cases not as expected.
 """
 
 from __future__ import annotations
