@@ -82,6 +82,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "generation (in --chunks chunks) serves that many micro-batches, several optimizer steps "
                         "(verl's rollout batch over mini-batches). Default TRL's: one generation a step")
     p.add_argument("--eager-steps", type=int, default=2, help="steps of the eager path")
+    p.add_argument("--profile-generation", action="store_true",
+                   help="fast path: one more generation, its first generate call under torch.profiler (the ops by "
+                        "self CPU and device time go to the JSON's 'profile'); its steps are left out of the figures")
     p.add_argument("--paths", default="fast,eager", help="which paths, in order (fast first: a run cut short "
                    "still has the main figures)")
     p.add_argument("--tasks", default=None, help="bundled task names (comma-separated)")
@@ -105,6 +108,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                          f"gradient accumulation steps ({accumulation} = --completions / --micro-batch)")
     args.cycle = (args.steps_per_generation or accumulation) // accumulation  # optimizer steps a generation serves
     args.fast_steps = args.fast_steps or max(3, 2 * args.cycle)
+    args.profile_from = args.fast_steps + 1 if args.profile_generation else None  # the extra generation's steps
     return args
 
 
@@ -138,8 +142,10 @@ def candidate_reward(tasks: list, kinds: list[str], verify_config):
 
 
 # ------------------------------------------------------------------------------------------------ the clock
-def make_clock(trainer, reward, cuda: bool):
-    """A callback timing each optimizer step's phases (methods of ``trainer`` and ``reward`` wrapped)."""
+def make_clock(trainer, reward, cuda: bool, profile_from: int | None = None):
+    """A callback timing each optimizer step's phases (methods of ``trainer`` and ``reward`` wrapped). From step
+    ``profile_from`` on, the first generate call runs under torch's profiler (``clock.profile``) and the steps are
+    marked ``profiled`` (left out of the figures)."""
     import torch
     from transformers import TrainerCallback
 
@@ -150,6 +156,22 @@ def make_clock(trainer, reward, cuda: bool):
             torch.cuda.synchronize()
 
     now: dict[str, float] = {}
+    profiled: dict[str, str] = {}
+
+    def run(inner, key, args, kwargs):
+        if key != "generation" or not now.get("profiling") or profiled:
+            return inner(*args, **kwargs)
+        from torch.profiler import ProfilerActivity, profile
+
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+        with profile(activities=activities) as prof:
+            out = inner(*args, **kwargs)
+            sync()
+        table = prof.key_averages()
+        profiled["by_self_cpu"] = table.table(sort_by="self_cpu_time_total", row_limit=25)
+        if cuda:
+            profiled["by_self_device"] = table.table(sort_by="self_device_time_total", row_limit=25)
+        return out
 
     def timed(obj, name: str, key: str, count=None):
         inner = getattr(obj, name)
@@ -157,7 +179,7 @@ def make_clock(trainer, reward, cuda: bool):
         def wrapper(*args, **kwargs):
             sync()
             start = time.perf_counter()
-            out = inner(*args, **kwargs)
+            out = run(inner, key, args, kwargs)
             sync()
             now[key] = now.get(key, 0.0) + time.perf_counter() - start
             if count is not None:
@@ -173,12 +195,14 @@ def make_clock(trainer, reward, cuda: bool):
     class StepClock(TrainerCallback):
         rows: list[dict] = []
         graphs_after_step_1: int | None = None
+        profile = profiled
 
         def on_step_begin(self, args, state, control, **kwargs):
             sync()
             now.clear()
             now["begin"] = time.perf_counter()
             now["rewards_before"] = len(reward.health)
+            now["profiling"] = profile_from is not None and state.global_step + 1 >= profile_from
 
         def on_pre_optimizer_step(self, args, state, control, **kwargs):
             sync()
@@ -201,6 +225,7 @@ def make_clock(trainer, reward, cuda: bool):
             phases["other"] = step_s - sum(phases.values())
             self.rows.append({"step": state.global_step, "step_s": step_s, "phases_s": phases,
                               "completion_tokens": now.get("tokens", 0), "verification_s": verify_s,
+                              "profiled": bool(now.get("profiling")),
                               "compiled_graphs": compiled_graphs()})
             if state.global_step == 1:
                 self.graphs_after_step_1 = compiled_graphs()
@@ -214,7 +239,9 @@ def path_config(args, model_dir: Path, run_dir: Path, path: str):
 
     cpu = args.cpu_rehearsal
     per_device = min(args.micro_batch, args.completions)
-    steps = args.fast_steps if path == "fast" else args.eager_steps
+    steps = args.eager_steps
+    if path == "fast":
+        steps = args.fast_steps + (args.cycle if args.profile_from else 0)
     compile_opts = {"backend": args.compile_backend, "mode": args.compile_mode}
     overrides = [
         f"model.name_or_path={model_dir}", f"model.dtype={'float32' if cpu else 'bfloat16'}",
@@ -268,7 +295,7 @@ def run_path(args, model_dir: Path, path: str) -> dict:
         model, tokenizer = load_model(config.model, str(model_dir))
         trainer = rl.build_trainer(config, grpo.trainer_class(), trainer_args, model, tokenizer, to_dataset(rows),
                                    rows, reward, {}, [], compile_anywhere=args.cpu_rehearsal)
-        clock = make_clock(trainer, reward, cuda)
+        clock = make_clock(trainer, reward, cuda, args.profile_from if path == "fast" else None)
         trainer.add_callback(clock)
         try:
             trainer.train()
@@ -295,7 +322,7 @@ def summarize(path: str, clock, trainer, reward, graphs_before: int, wall_s: flo
     from tritonrl.train.fast_generation import longest_prompt_tokens
 
     # the first generation's steps hold the compile (fast) and warm-ups; a generation serves ``cycle`` steps
-    measured = clock.rows[cycle:] or clock.rows
+    measured = [r for r in clock.rows[cycle:] if not r["profiled"]] or clock.rows
     n = len(measured)
     gen_s = sum(r["phases_s"]["generation"] for r in measured)
     tokens = sum(r["completion_tokens"] for r in measured)
@@ -326,6 +353,7 @@ def summarize(path: str, clock, trainer, reward, graphs_before: int, wall_s: flo
         "wall_s": round(wall_s, 1),
         "rows": [{**r, "step_s": round(r["step_s"], 3), "verification_s": round(r["verification_s"], 3),
                   "phases_s": {k: round(v, 3) for k, v in r["phases_s"].items()}} for r in clock.rows],
+        **({"profile": dict(clock.profile)} if clock.profile else {}),
     }
 
 

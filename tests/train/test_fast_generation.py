@@ -131,31 +131,43 @@ def test_one_static_cache_is_reused_and_generates_what_a_fresh_one_does(tiny_mod
     assert len(handed) == 3 and handed[0] is handed[1] is handed[2]
 
 
-def test_generate_runs_without_the_input_grad_hooks_and_gets_them_back(tiny_model_dir, monkeypatch):
+def test_generate_runs_as_inference_and_training_gets_its_hooks_and_dropout_back(tiny_model_dir, monkeypatch):
     """The hook gradient checkpointing puts on the input embeddings (``output.requires_grad_(True)``) is a graph
-    break in a compiled decode step (torch 2.11): ``generate`` runs without it, and training gets it back."""
+    break in a compiled decode step (torch 2.11), and LoRA's dropout drew masks at every decode step: ``generate``
+    runs without the hook and in eval mode, and training gets both back (a module left in eval mode stays so)."""
     import torch
+    from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, GenerationMixin
 
-    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
-    embeddings = model.get_input_embeddings()
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(tiny_model_dir),
+                           LoraConfig(r=4, lora_dropout=0.5, target_modules=["q_proj", "v_proj"]))
+    base = model.get_base_model()
+    embeddings = base.get_input_embeddings()
     seen = []
     original = GenerationMixin.generate
-    monkeypatch.setattr(GenerationMixin, "generate",
-                        lambda self, *a, **k: seen.append(len(embeddings._forward_hooks)) or original(self, *a, **k))
+
+    def spy(self, *args, **kwargs):
+        dropouts = [m for m in base.modules() if isinstance(m, torch.nn.Dropout)]
+        seen.append((len(embeddings._forward_hooks), any(m.training for m in dropouts) or self.training))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(GenerationMixin, "generate", spy)
     fg.single_input_grad_hooks(model)
-    fg.generate_without_input_grad_hooks(model)
-    model.enable_input_require_grads()
+    fg.inference_generate(model)
+    model.train()
+    base.lm_head.eval()  # a module in its own mode keeps it
+    base.enable_input_require_grads()
     ids = torch.randint(10, 1000, (2, 5))
     with torch.no_grad():
         model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=2, pad_token_id=0)
-    assert seen == [0]
-    assert len(embeddings._forward_hooks) == 1
-    assert model.get_input_embeddings()(ids).requires_grad  # the hook is back for the backward pass
-    model.disable_input_require_grads()
+    assert seen == [(0, False)]
+    assert len(embeddings._forward_hooks) == 1 and base.get_input_embeddings()(ids).requires_grad
+    assert model.training and all(m.training for m in base.modules() if isinstance(m, torch.nn.Dropout))
+    assert not base.lm_head.training
+    base.disable_input_require_grads()
     with torch.no_grad():
         model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=2, pad_token_id=0)
-    assert seen == [0, 0] and not embeddings._forward_hooks  # none before, none put back
+    assert seen[-1] == (0, False) and not embeddings._forward_hooks  # none before, none put back
 
 
 def test_sharded_parameters_generate_eagerly(make_config, monkeypatch):

@@ -30,10 +30,14 @@ What TRL 1.16 and transformers (5.17 on the GPU host, 5.24 here) already do, and
   with a hook more every call, the compiled forward's guard on the hook count failed at each generation,
   recompiled, and after torch's recompile limit (8) ran eagerly. ``single_input_grad_hooks`` makes the call
   replace the hooks it added before (``tests/train/test_fast_generation.py`` trains with gradient checkpointing on).
-- No input-grad hook inside ``generate``: the hook calls ``output.requires_grad_(True)``, which torch 2.11's dynamo
-  does not trace (on an H200, 5 graph breaks in the compiled decode step:
-  ``benchmarks/results/rl_step_1gpu_966eb6c.json``; torch 2.13 traces it here). Nothing is differentiated through
-  generation, so ``generate_without_input_grad_hooks`` takes the hooks off for the call and puts them back after.
+- ``generate`` as inference (``inference_generate``): the input-grad hook calls ``output.requires_grad_(True)``,
+  which torch 2.11's dynamo does not trace (on an H200, 5 graph breaks in the compiled decode step:
+  ``benchmarks/results/rl_step_1gpu_966eb6c.json``; torch 2.13 traces it here), and TRL generates with the model
+  in training mode, so LoRA's dropout drew a mask for every adapted projection at every decode step (7 a layer:
+  196 for a 28-layer model; in a profile of the CPU rehearsal's generate call, a quarter of its self CPU time). Nothing
+  is differentiated through generation, and a policy served for inference (vLLM's, TRL's own continuous batching)
+  samples without dropout; so the call runs with the hooks off and every module in eval mode, and both are put
+  back after it. The training forward passes keep their dropout. The eager path is TRL's own and keeps both.
 - EOS: ``generate`` stops when every sequence of the batch has finished; finished rows keep their slot (and their
   compute) until then, as static batches must; TRL masks what follows each EOS.
 
@@ -184,7 +188,7 @@ def install_generation(trainer, config: TrainingConfig, prompts: list, compile_a
     single_input_grad_hooks(trainer.model)
     if plan.mode == "fast":
         reuse_static_cache(trainer.model)
-        generate_without_input_grad_hooks(trainer.model)
+        inference_generate(trainer.model)
     if isinstance(getattr(trainer, "generation_kwargs", None), dict):  # TRL's copy for older transformers
         trainer.generation_kwargs.update({k: v for k, v in settings.items() if k != "compile_config"})
     trainer.generation_plan = plan
@@ -208,26 +212,30 @@ def single_input_grad_hooks(model) -> None:
     base._tritonrl_single_hooks = True
 
 
-def generate_without_input_grad_hooks(model) -> None:
-    """``generate`` of ``model``'s transformers model runs with the input-grad hooks off, and restores them after
-    (see the module's docstring)."""
+def inference_generate(model) -> None:
+    """``generate`` of ``model``'s transformers model runs as inference: no input-grad hooks and every module in
+    eval mode (no dropout), both restored after the call (see the module's docstring)."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    if getattr(base, "_tritonrl_generate_unhooked", False) or not hasattr(base, "disable_input_require_grads"):
+    if getattr(base, "_tritonrl_inference_generate", False):
         return
     generate = base.generate
 
-    def generate_unhooked(*args, **kwargs):
+    def generate_for_inference(*args, **kwargs):
         hooked = bool(getattr(base, "_require_grads_hooks", None))
+        modes = [(module, module.training) for module in base.modules()]
         if hooked:
             base.disable_input_require_grads()
+        base.eval()
         try:
             return generate(*args, **kwargs)
         finally:
+            for module, training in modes:
+                module.training = training
             if hooked:
                 base.enable_input_require_grads()
 
-    base.generate = generate_unhooked
-    base._tritonrl_generate_unhooked = True
+    base.generate = generate_for_inference
+    base._tritonrl_inference_generate = True
 
 
 def reuse_static_cache(model) -> None:
