@@ -87,7 +87,14 @@ def test_a_completion_the_background_did_not_see_is_verified_then_and_said_once(
                        for t in ("class ModelNew: a", "class ModelNew: B")]
     err = capsys.readouterr().err
     assert "1 of 2 completions were not verified beside generation" in err
+    assert "they part at character 16: TRL 'B', the chunk 'b'" in err  # why, said with it
     assert "1 completions verified beside generation were not in the reward's batch" in err
+    said, background = background._said, BackgroundVerification()
+    reward.background, background._said = background, said  # what a run's background has said, kept
+    background.submit(reward, ["class ModelNew: c", "class ModelNew: d"], keys)
+    reward(completions=["class ModelNew: c", "class ModelNew: D"], task_key=keys)
+    background.close()
+    assert "not verified beside generation" not in capsys.readouterr().err  # said once, whatever the texts
 
 
 def test_chunks_must_divide_the_batch_and_exclude_what_they_cannot_overlap(make_config):

@@ -41,6 +41,23 @@ def _text_key(task_key: str, completion) -> tuple[str, str]:
     return task_key, completion_text(completion) or repr(completion)
 
 
+def _difference(key: tuple[str, str], chunk_keys: list[tuple[str, str]]) -> str:
+    """Where TRL's text of a completion (``key``) parts from the nearest chunk text of its task: a line that says
+    why the two were not matched."""
+    texts = [text for task, text in chunk_keys if task == key[0]]
+    if not texts:
+        return f"No chunk text of task {key[0]} was left over."
+    ours = key[1]
+
+    def common(text: str) -> int:
+        return next((i for i, (a, b) in enumerate(zip(ours, text)) if a != b), min(len(ours), len(text)))
+
+    nearest = max(texts, key=common)
+    at = common(nearest)
+    return (f"The first: {len(ours)} characters in TRL's text, {len(nearest)} in the nearest chunk text of its task; "
+            f"they part at character {at}: TRL {ours[at:at + 24]!r}, the chunk {nearest[at:at + 24]!r}.")
+
+
 class BackgroundVerification:
     """Chunks verified in background threads as they come; the reward ``collect``s a batch's verdicts."""
 
@@ -91,12 +108,15 @@ class BackgroundVerification:
         started = time.perf_counter()
         with self._lock:
             slots = [self._take(_text_key(key, c)) for key, c in zip(task_key, completions, strict=True)]
-            stale = sum(len(queue) for queue in self._pending.values())
+            stale_keys = [key for key, queue in self._pending.items() for _ in queue]
             self._pending.clear()
+        stale = len(stale_keys)
         missing = [i for i, slot in enumerate(slots) if slot is None]
         if missing:
-            self._say(f"{len(missing)} of {len(slots)} completions were not verified beside generation (TRL "
-                      "decoded them differently from the chunk's text); verifying them now")
+            first = _text_key(task_key[missing[0]], completions[missing[0]])
+            said = (f"{len(missing)} of {len(slots)} completions were not verified beside generation (TRL "
+                    "decoded them differently from the chunk's text); verifying them now")
+            self._say(f"{said}. {_difference(first, stale_keys)}", once=said)
             future = self._pool.submit(self._verify, reward.verifier,
                                        [reward.item(task_key[i], completions[i]) for i in missing])
             for index, i in enumerate(missing):
@@ -119,9 +139,10 @@ class BackgroundVerification:
             del self._pending[key]
         return slot
 
-    def _say(self, message: str) -> None:
-        if message not in self._said:
-            self._said.add(message)
+    def _say(self, message: str, once: str | None = None) -> None:
+        """``message`` on stderr, once per ``once`` (default: the message itself)."""
+        if (once or message) not in self._said:
+            self._said.add(once or message)
             print(f"tritonrl: WARNING: {message}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
