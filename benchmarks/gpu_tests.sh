@@ -15,7 +15,8 @@
 #   integrity  tests/verify/test_integrity.py under CUDA, as four parts: integrity_a (rounds 3-6), integrity_b
 #              (rounds 7-19), integrity_c (rounds 20-32), integrity_d (the rest: i*, f51_* and later rounds)
 #   busy       tests/verify/test_gpu_busy_batch.py: honest memory-bound kernels alone and in a batch of 32+
-# A part that outlives PART_TIMEOUT_S (default 480) is killed; its log shows how far it got.
+# A part that outlives PART_TIMEOUT_S (default 480) is killed; its log shows how far it got. WORKERS_PER_GPU
+# (default 1, the verifier's) candidates are judged at once in the redteam and integrity parts (their batches).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # Carried wheels (scripts/device_wheels.sh: pydantic for the config, ...), where the machine's image lacks them
@@ -23,6 +24,7 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   bash scripts/device_wheels.sh install || exit 2
   PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
 fi
+export TRITONRL_TEST_WORKERS_PER_GPU="${WORKERS_PER_GPU:-1}"
 export PYTHONUNBUFFERED=1 TRITONRL_TEST_CUDA=1 PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
 OUT="${OUT:-gpu-test-logs}"
 mkdir -p "$OUT"

@@ -35,6 +35,7 @@ from tests.verify.tasks import TASKS as BASE_TASKS
 from tests.verify.test_redteam import (
     CUDA,
     GOOD_RELU,
+    GPU_WORKERS,
     _selected,
     describe,
     header,
@@ -140,7 +141,8 @@ def _leaked(result) -> list[str]:
 def _config(mode: str, cache: str, timed: bool = False) -> VerifyConfig:
     extra = {"timed_trials": 12, "warmup": 2} if timed else {}
     return VerifyConfig(device="auto" if CUDA else "cpu", timeout_s=20 if timed else 12, workers=2,
-                        cache_dir=cache, static_checks=(mode != "off"), strict=(mode != "permissive"), **extra)
+                        workers_per_gpu=GPU_WORKERS, cache_dir=cache, static_checks=(mode != "off"),
+                        strict=(mode != "permissive"), **extra)
 
 
 def _batch(verifier: Verifier, paths: list[Path]) -> list:

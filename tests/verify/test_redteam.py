@@ -58,6 +58,9 @@ def _has_cuda() -> bool:
 
 
 CUDA = _has_cuda()
+# candidates judged at once per GPU (verify.workers_per_gpu; the verifier's default 1): benchmarks/gpu_tests.sh
+# sets more where a device call's minutes are short, as training's reward runs them (8 in benchmarks/rl_step.py)
+GPU_WORKERS = int(os.environ.get("TRITONRL_TEST_WORKERS_PER_GPU", "1"))
 
 
 def runnable(path: Path) -> str | None:
@@ -83,7 +86,7 @@ def verifiers(tmp_path_factory):
         for mode in ("off", "on"):
             cache = str(tmp_path_factory.mktemp(f"redteam-cache-{mode}"))
             config = VerifyConfig(device="auto" if CUDA else "cpu", timeout_s=GPU_TIMEOUT_S if CUDA else 12,
-                                  workers=2, cache_dir=cache,
+                                  workers=2, workers_per_gpu=GPU_WORKERS, cache_dir=cache,
                                   static_checks=(mode == "on"))
             made[mode] = (Verifier(config), cache)
         yield made
