@@ -348,17 +348,19 @@ def install(report: dict) -> None:
         return interp.TensorHandle(np.matmul(a_data, b_data, dtype=d.data.dtype) + d.data, d.dtype.scalar)
 
     def fp_to_int(self, src, dst_type):
-        """A float cast to a 32- or 64-bit integer as a GPU casts it (PTX ``cvt.rzi``: toward zero, clamped to the
-        type's range, NaN to 0). numpy's cast of an out-of-range value is the CPU's (3e9 to int32 gives
-        -2147483648 on x86): a kernel told the interpreter from a GPU by it (the thirty-first red team's ``a04``)."""
+        """A float cast to an integer as a GPU casts it. PTX's ``cvt.rzi`` goes toward zero, clamps to the type's
+        range and takes NaN to 0; LLVM's NVPTX backend has no 8-bit registers, so a cast to an 8-bit integer is the
+        16-bit cast's low byte (300.0 to int8: 300, then 44). numpy's cast of an out-of-range value is the CPU's
+        (3e9 to int32 gives -2147483648 on x86, 70000 to int16 wraps to 4464): kernels told the interpreter from a
+        GPU by it (the thirty-first red team's ``a04`` at 32 bits, the thirty-third's ``a08`` at 16 and ``a03`` at
+        8; the 8- and 16-bit rules are read from PTX and NVPTX, not yet measured on a GPU)."""
         kind = np.dtype(interp._get_np_dtype(dst_type))
-        if kind.itemsize < 4:  # narrower integers: the cast the interpreter has (the GPU's is not pinned down here)
-            return original_fp_to_int[kind.kind == "u"](self, src, dst_type)
+        wide = np.dtype(f"{kind.kind}{max(kind.itemsize, 2)}")  # the type the cast clamps to
         data = np.asarray(values(src), dtype=np.float64)
-        info = np.iinfo(kind)
+        info = np.iinfo(wide)
         high, low, nan = data >= float(info.max), data <= float(info.min), np.isnan(data)
-        inside = np.where(high | low | nan, 0.0, np.trunc(data)).astype(kind)
-        out = np.where(high, info.max, np.where(low, info.min, inside)).astype(kind)
+        inside = np.where(high | low | nan, 0.0, np.trunc(data)).astype(wide)
+        out = np.where(high, info.max, np.where(low, info.min, inside)).astype(wide).astype(kind)
         return interp.TensorHandle(out, dst_type.scalar)
 
     original_dot = builder.create_dot
@@ -505,6 +507,44 @@ def _bits(data: Any, np: Any) -> Any:
     return padded.view(np.uint64).reshape(-1)
 
 
+def _lanes_in_any_order(rmw: Any, builder: Any, rmw_op: Any, op: str, ptr: Any, val: Any, mask: Any, where: Any,
+                        updated: Any, rest: tuple, kwargs: dict) -> Any:
+    """One atomic read-modify-write of a block, its lanes served in an order drawn for the call when two of them
+    update one address. The interpreter serves them in lane order; a GPU's threads reach one address in no order
+    the kernel can know, so what each lane gets back (a ticket from a counter, the value an exchange replaced) is
+    not the lane's to rely on (the thirty-third red team's ``a07``, ``a10``). A float exchange goes through the
+    integer of its width (the same bits; the interpreter exchanges no floats, a GPU does: ``atom.exch.b32``). An
+    exchange whose old values the kernel drops (``op`` ``STORE``) is a store, in the same drawn order: it reads
+    nothing, so it may write a fresh ``torch.empty`` (the red team's ``h10``); its result is zeros nobody reads."""
+    import numpy as np
+    import triton.language as tl
+
+    value = np.broadcast_to(np.asarray(val.data), np.shape(ptr.data))
+    ints = {4: (np.int32, tl.int32), 8: (np.int64, tl.int64)}.get(value.dtype.itemsize)
+    as_int = op == "XCHG" and value.dtype.kind == "f" and ints is not None
+    if as_int:
+        value = value.view(ints[0])
+    order = np.arange(value.size)
+    if updated.size > 1 and np.unique(updated).size < updated.size:
+        order = np.random.default_rng(secrets.randbits(64)).permutation(value.size)
+
+    def lanes(data: Any) -> Any:
+        return np.ascontiguousarray(np.broadcast_to(np.asarray(data), value.shape).reshape(-1)[order]).reshape(
+            value.shape)
+
+    handle = type(val)
+    if op == "STORE":
+        sys.modules["triton.runtime.interpreter"]._interpreter.store(lanes(ptr.data), lanes(value), lanes(where))
+        return handle(np.zeros(value.shape, dtype=value.dtype), val.dtype.scalar)
+    result = rmw(builder, rmw_op, handle(lanes(ptr.data), ptr.dtype),
+                 handle(lanes(value), ints[1] if as_int else val.dtype), handle(lanes(where), mask.dtype),
+                 *rest, **kwargs)
+    back = np.empty_like(np.asarray(result.data).reshape(-1))
+    back[order] = np.asarray(result.data).reshape(-1)
+    back = back.reshape(value.shape)
+    return handle(back.view(np.asarray(val.data).dtype) if as_int else back, val.dtype.scalar)
+
+
 def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     """Shuffled program order (``set_grid_dim``/``set_grid_idx``), recorded accesses, the race check at the end."""
     original_dim, original_idx = builder.set_grid_dim, builder.set_grid_idx
@@ -575,9 +615,12 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         op = str(rmwOp).rsplit(".", 1)[-1]
         read = np.broadcast_to(_identity(op, val.data, np), where.shape)
         actor = _ACCESSES.actor()
-        if not result_discarded():  # an atomic whose result the kernel drops reads nothing
+        dropped = result_discarded()
+        if not dropped:  # an atomic whose result the kernel drops reads nothing
             _ACCESSES.loads.append((actor, addresses[where & read]))
-        if _LOAD_WATCH is not None:  # an atomic reads its location to combine with it (an atomic max over -inf)
+        if _LOAD_WATCH is not None and not (dropped and op == "XCHG"):
+            # an atomic reads its location to combine with it (an atomic max over -inf); an exchange whose old value
+            # is dropped combines nothing: a store (the thirty-third red team's h10, into a fresh torch.empty)
             _LOAD_WATCH.append(addresses[where])
         _ACCESSES.updates.append((actor, addresses[where & ~read]))
         updated, lanes = addresses[where], np.flatnonzero(where)
@@ -594,7 +637,9 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
             _ACCESSES.stores.append((actor, addresses[where], _bits(data, np)))
             if addresses.size == 1 and where.all():  # giving a lock back
                 _ACCESSES.locks.discard(int(addresses.reshape(-1)[0]))
-        return original_rmw(self, rmwOp, ptr, val, mask, *rest, **kwargs)
+        if op == "XCHG" and dropped:  # a store: its lanes' old values are read by nobody (h10)
+            op = "STORE"
+        return _lanes_in_any_order(original_rmw, self, rmwOp, op, ptr, val, mask, where, updated, rest, kwargs)
 
     def create_atomic_cas(self, ptr, cmp, val, *rest, **kwargs):
         addresses = np.asarray(ptr.data).reshape(-1)
