@@ -364,7 +364,6 @@ def install(report: dict) -> None:
         return interp.TensorHandle(out, dst_type.scalar)
 
     original_dot = builder.create_dot
-    original_fp_to_int = (builder.create_fp_to_si, builder.create_fp_to_ui)
     builder.binary_op, builder.unary_op, builder.create_dot = binary_op, unary_op, create_dot
     builder.create_fp_to_si = builder.create_fp_to_ui = fp_to_int
     _install_programs(builder, executor, np)
