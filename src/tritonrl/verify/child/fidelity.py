@@ -512,19 +512,21 @@ def _lanes_in_any_order(rmw: Any, builder: Any, rmw_op: Any, op: str, ptr: Any, 
     update one address. The interpreter serves them in lane order; a GPU's threads reach one address in no order
     the kernel can know, so what each lane gets back (a ticket from a counter, the value an exchange replaced) is
     not the lane's to rely on (the thirty-third red team's ``a07``, ``a10``). A float exchange goes through the
-    integer of its width (the same bits; the interpreter exchanges no floats, a GPU does: ``atom.exch.b32``). An
-    exchange whose old values the kernel drops (``op`` ``STORE``) is a store, in the same drawn order: it reads
-    nothing, so it may write a fresh ``torch.empty`` (the red team's ``h10``); its result is zeros nobody reads."""
+    integer of its width (the same bits; the interpreter exchanges no floats, a GPU does: ``atom.exch.b32``); its
+    old values come back as they were, whatever the kernel does with them."""
     import numpy as np
     import triton.language as tl
 
     value = np.broadcast_to(np.asarray(val.data), np.shape(ptr.data))
     ints = {4: (np.int32, tl.int32), 8: (np.int64, tl.int64)}.get(value.dtype.itemsize)
     as_int = op == "XCHG" and value.dtype.kind == "f" and ints is not None
+    shared = updated.size > 1 and np.unique(updated).size < updated.size
+    if not (shared or as_int):  # one lane an address, no float exchange: the interpreter's own call
+        return rmw(builder, rmw_op, ptr, val, mask, *rest, **kwargs)
     if as_int:
         value = value.view(ints[0])
     order = np.arange(value.size)
-    if updated.size > 1 and np.unique(updated).size < updated.size:
+    if shared:
         order = np.random.default_rng(secrets.randbits(64)).permutation(value.size)
 
     def lanes(data: Any) -> Any:
@@ -532,9 +534,6 @@ def _lanes_in_any_order(rmw: Any, builder: Any, rmw_op: Any, op: str, ptr: Any, 
             value.shape)
 
     handle = type(val)
-    if op == "STORE":
-        sys.modules["triton.runtime.interpreter"]._interpreter.store(lanes(ptr.data), lanes(value), lanes(where))
-        return handle(np.zeros(value.shape, dtype=value.dtype), val.dtype.scalar)
     result = rmw(builder, rmw_op, handle(lanes(ptr.data), ptr.dtype),
                  handle(lanes(value), ints[1] if as_int else val.dtype), handle(lanes(where), mask.dtype),
                  *rest, **kwargs)
@@ -614,12 +613,9 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         op = str(rmwOp).rsplit(".", 1)[-1]
         read = np.broadcast_to(_identity(op, val.data, np), where.shape)
         actor = _ACCESSES.actor()
-        dropped = result_discarded()
-        if not dropped:  # an atomic whose result the kernel drops reads nothing
+        if not result_discarded():  # an atomic whose result the kernel drops reads nothing
             _ACCESSES.loads.append((actor, addresses[where & read]))
-        if _LOAD_WATCH is not None and not (dropped and op == "XCHG"):
-            # an atomic reads its location to combine with it (an atomic max over -inf); an exchange whose old value
-            # is dropped combines nothing: a store (the thirty-third red team's h10, into a fresh torch.empty)
+        if _LOAD_WATCH is not None:  # an atomic reads its location to combine with it (an atomic max over -inf)
             _LOAD_WATCH.append(addresses[where])
         _ACCESSES.updates.append((actor, addresses[where & ~read]))
         updated, lanes = addresses[where], np.flatnonzero(where)
@@ -636,8 +632,6 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
             _ACCESSES.stores.append((actor, addresses[where], _bits(data, np)))
             if addresses.size == 1 and where.all():  # giving a lock back
                 _ACCESSES.locks.discard(int(addresses.reshape(-1)[0]))
-        if op == "XCHG" and dropped:  # a store: its lanes' old values are read by nobody (h10)
-            op = "STORE"
         return _lanes_in_any_order(original_rmw, self, rmwOp, op, ptr, val, mask, where, updated, rest, kwargs)
 
     def create_atomic_cas(self, ptr, cmp, val, *rest, **kwargs):
