@@ -132,8 +132,10 @@ def test_verdicts_over_http_equal_in_process_ones(service, ref_cache):
 def test_a_judge_killed_mid_batch_loses_no_request(service, caplog):
     caplog.set_level(logging.WARNING)
     verifier = service.verifier
-    relu = get_task("l1_relu")
-    body = {"items": [{"task": "l1_relu", "code": relu.solution}] * 2}
+    # a task whose verdict takes a while (a conv under the interpreter), so the kill lands while it is judged
+    # (l1_relu's verdicts got fast enough to end before it, and the test then saw no death)
+    slow = get_task("l2_conv_maxpool_relu")
+    body = {"items": [{"task": slow.name, "code": slow.solution}] * 2}
     with ThreadPoolExecutor(2) as pool:
         replies = [pool.submit(httpx.post, service.url + "/v1/verify", json=body, timeout=600) for _ in range(2)]
         deadline = time.monotonic() + 120
