@@ -317,6 +317,21 @@ def run_path(args, model_dir: Path, path: str) -> dict:
     return result
 
 
+def _base(model):
+    return model.get_base_model() if hasattr(model, "get_base_model") else model
+
+
+def _compile_summary(trainer) -> dict | None:
+    """The decode step's compile settings as torch.compile got them (the guard filter by name)."""
+    compile_config = getattr(getattr(trainer, "generation_config", None), "compile_config", None)
+    if compile_config is None or getattr(trainer.generation_config, "disable_compile", True):
+        return None
+    options = dict(compile_config.options or {})
+    if "guard_filter_fn" in options:
+        options["guard_filter_fn"] = getattr(options["guard_filter_fn"], "__name__", str(options["guard_filter_fn"]))
+    return {"backend": str(compile_config.backend), "mode": compile_config.mode, "options": options}
+
+
 def summarize(path: str, clock, trainer, reward, graphs_before: int, wall_s: float, rows, tokenizer,
               cycle: int = 1) -> dict:
     from tritonrl.train.fast_generation import longest_prompt_tokens
@@ -335,6 +350,8 @@ def summarize(path: str, clock, trainer, reward, graphs_before: int, wall_s: flo
         "generation": plan.mode if plan else None, "generation_fallback": plan.fallback if plan else None,
         "generation_chunks": trainer.reward_overlap[0] if getattr(trainer, "reward_overlap", None) else 1,
         "max_cache_len": plan.max_cache_len if plan else None,
+        "attention": getattr(_base(trainer.model).config, "_attn_implementation", None),
+        "decode_compile": _compile_summary(trainer),
         "longest_prompt_tokens": longest_prompt_tokens(tokenizer, [row["prompt"] for row in rows]),
         "steps": len(clock.rows), "measured_steps": n,
         "generation_tokens_per_s": round(tokens / gen_s, 1) if gen_s else None,

@@ -49,6 +49,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--part", choices=("load", "compare", "both"), default="load")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--workers", type=int, default=0, help="verify.workers (0: the verifier's default)")
+    parser.add_argument("--workers-per-gpu", type=int, default=0,
+                        help="verify.workers_per_gpu, both sides (0: the verifier's default, one candidate a GPU)")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--requests", type=int, default=50, help="requests per client")
     parser.add_argument("--items", type=int, default=1, help="items per request")
@@ -64,6 +66,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 # ---------------------------------------------------------------- the service as a process
+def service_settings(args: argparse.Namespace) -> list[str]:
+    """The service's ``--set`` options for what the in-process side takes as VerifyConfig fields."""
+    settings = ["verify.timing=false"] if args.no_timing else []
+    if args.workers_per_gpu:
+        settings.append(f"verify.workers_per_gpu={args.workers_per_gpu}")
+    return [part for setting in settings for part in ("--set", setting)]
+
+
 class ServiceProcess:
     """``python -m tritonrl serve`` on 127.0.0.1, a free port; ``stop()`` sends SIGTERM and waits for the drain."""
 
@@ -150,8 +160,7 @@ def run_load(args: argparse.Namespace) -> dict:
     import httpx
 
     mix = load_mix()
-    service = ServiceProcess(args.device, args.workers, args.timeout_s,
-                             extra=["--set", "verify.timing=false"] if args.no_timing else None)
+    service = ServiceProcess(args.device, args.workers, args.timeout_s, extra=service_settings(args))
     try:
         health = httpx.get(service.url + "/health").json()
         began = time.monotonic()
@@ -223,12 +232,12 @@ def run_compare(args: argparse.Namespace, save=lambda part: None) -> dict:
 
     items = suite_items(args.tasks)
     config = VerifyConfig(device=args.device, workers=args.workers, timeout_s=args.timeout_s,
-                          timing=not args.no_timing)
+                          timing=not args.no_timing,
+                          **({"workers_per_gpu": args.workers_per_gpu} if args.workers_per_gpu else {}))
     part: dict = {"tasks": len(items), "repeats": args.repeats, "timing": config.timing, "warm_s": {},
                   "passes_s": {"in_process": [], "http": []}}
     verdicts: dict[str, list] = {}
-    service = ServiceProcess(args.device, args.workers, args.timeout_s,
-                             extra=["--set", "verify.timing=false"] if args.no_timing else None)
+    service = ServiceProcess(args.device, args.workers, args.timeout_s, extra=service_settings(args))
     try:
         with Verifier(config) as local, \
                 HttpVerifier(VerifyConfig(backend="http", http_url=service.url, http_batch_items=len(items))) as http:

@@ -32,6 +32,12 @@ def test_percentiles_and_metrics_parse(bench):
                                     "infrastructure_failures": 0}
 
 
+def test_the_service_gets_the_settings_the_in_process_side_gets(bench):
+    assert bench.service_settings(bench.parse_args(["--out", "x"])) == []
+    args = bench.parse_args(["--no-timing", "--workers-per-gpu", "4", "--out", "x"])
+    assert bench.service_settings(args) == ["--set", "verify.timing=false", "--set", "verify.workers_per_gpu=4"]
+
+
 @pytest.mark.slow
 def test_a_bounded_load_run_answers_every_request_once(bench, tmp_path):
     out = tmp_path / "serve_load.json"

@@ -65,7 +65,8 @@ def captured_trainer(monkeypatch):
 def test_fast_generation_compiles_once_and_lora_steps_do_not_recompile(make_config, captured_trainer):
     """Two GRPO steps that train the LoRA weights (in place) between generations, with gradient checkpointing
     (TRL turns it off and on around each of the step's two chunked generate calls): the decode step's graph is
-    compiled in step 1 and never again."""
+    compiled in step 1 and never again, with the module guards left out (mode ``default``: the filter goes in
+    ``options``) and the decode step's attention packed."""
     import torch
     from transformers import TrainerCallback
 
@@ -76,7 +77,8 @@ def test_fast_generation_compiles_once_and_lora_steps_do_not_recompile(make_conf
             counts.append(fg.compiled_graphs())
 
     torch._dynamo.reset()
-    config = make_config("rl.steps=2", "rl.generation_compile={backend: eager}", "rl.max_completion_length=4",
+    config = make_config("rl.steps=2", "rl.generation_compile={backend: eager, mode: default}",
+                         "rl.max_completion_length=4",
                          "rl.trl={generation_kwargs: {min_new_tokens: 4}}", "model.gradient_checkpointing=true",
                          "rl.generation_chunks=2", "rl.per_device_batch_size=4")
     captured_trainer["callbacks"].append(Count())
@@ -86,6 +88,8 @@ def test_fast_generation_compiles_once_and_lora_steps_do_not_recompile(make_conf
     assert trainer.generation_plan.mode == "fast"
     assert trainer.generation_config.cache_implementation == "static"
     assert trainer.generation_config.disable_compile is False
+    assert trainer.generation_config.compile_config.options["guard_filter_fn"] is not None
+    assert trainer.model.get_base_model().config._attn_implementation == fg.ATTENTION
     assert counts[0] >= 1, "the decode step was never compiled"
     assert counts == [counts[0]] * 2, f"recompiled after step 1: graphs per step {counts}"
 
@@ -98,6 +102,82 @@ def test_eager_generation_sets_only_the_kv_cache(make_config, captured_trainer):
     assert trainer.generation_config.disable_compile is True  # TRL's own setting kept
     assert trainer.generation_config.cache_implementation is None
 
+
+
+def test_the_decode_step_compiles_without_module_guards_where_torch_can():
+    import torch
+
+    skip = torch.compiler.skip_guard_on_all_nn_modules_unsafe
+    assert fg.decode_compile_options({"fullgraph": False, "mode": "reduce-overhead"}) == {
+        "fullgraph": False, "mode": None, "options": {"triton.cudagraphs": True, "guard_filter_fn": skip}}
+    assert fg.decode_compile_options({"backend": "eager", "mode": "default"}) == {
+        "backend": "eager", "mode": None, "options": {"guard_filter_fn": skip}}
+    kept = {"backend": "eager", "mode": "reduce-overhead"}  # another backend's mode: not translated, guards kept
+    assert fg.decode_compile_options(kept) == kept
+    own = {"options": {"max_autotune": True}}
+    assert fg.decode_compile_options(own) == own
+
+
+def _grouped_model(tiny_model_dir):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, attn_implementation="sdpa").eval()
+    assert model.config.num_key_value_heads < model.config.num_attention_heads  # grouped-query attention
+    return model
+
+
+def test_packed_decode_attention_matches_sdpa_and_repeats_no_key(tiny_model_dir, monkeypatch):
+    """A compiled decode step (dynamo's eager backend, no module guards) with the packed attention gives the tokens
+    and logits of transformers' SDPA uncompiled; its decode steps hand SDPA the key/value heads, never repeated,
+    while the prompt's step runs transformers' own code; after an in-place update of a weight the compiled call
+    reads the new values (no guard is needed for that)."""
+    import torch
+    import torch.nn.functional as F
+    from transformers.generation import CompileConfig
+
+    ids = torch.randint(10, 1000, (3, 9), generator=torch.Generator().manual_seed(1))
+    mask = torch.ones_like(ids)
+    mask[0, :3] = 0
+    settings = dict(max_new_tokens=6, do_sample=False, cache_implementation="static", max_cache_len=32,
+                    pad_token_id=0, output_logits=True, return_dict_in_generate=True)
+
+    def generate(model, **extra):
+        with torch.no_grad():
+            return model.generate(input_ids=ids, attention_mask=mask, **settings, **extra)
+
+    reference = _grouped_model(tiny_model_dir)
+    expected = generate(reference)
+    model = _grouped_model(tiny_model_dir)
+    assert fg.packed_decode_attention(model) and model.config._attn_implementation == fg.ATTENTION
+    compile_config = CompileConfig(**fg.decode_compile_options({"backend": "eager", "mode": "default"}))
+    compile_config._compile_all_devices = True
+    shapes = []
+    sdpa = F.scaled_dot_product_attention
+    monkeypatch.setattr(F, "scaled_dot_product_attention",
+                        lambda q, k, v, **kw: shapes.append((q.shape[1], k.shape[1], q.shape[2])) or sdpa(q, k, v, **kw))
+    torch._dynamo.reset()
+    got = generate(model, compile_config=compile_config, disable_compile=False)
+    assert torch.equal(got.sequences, expected.sequences)
+    assert max((a - b).abs().max().item() for a, b in zip(got.logits, expected.logits)) < 1e-5
+    heads, kv_heads = model.config.num_attention_heads, model.config.num_key_value_heads
+    decode = [s for s in shapes if s[0] == kv_heads]
+    assert decode and all(k == kv_heads and rows == heads // kv_heads for _, k, rows in decode)
+    assert (heads, heads, ids.shape[1]) in shapes  # the prompt: transformers' own (keys repeated, no compile)
+    with torch.no_grad():
+        for m in (model, reference):
+            m.lm_head.weight.mul_(-1.0)  # tied to the embeddings: every step's input and output change
+    monkeypatch.setattr(F, "scaled_dot_product_attention", sdpa)
+    assert torch.equal(generate(model, compile_config=compile_config, disable_compile=False).sequences,
+                       generate(reference).sequences)
+
+
+def test_other_attention_implementations_are_left_alone(tiny_model_dir):
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, attn_implementation="eager")
+    assert fg.packed_decode_attention(model) is False and model.config._attn_implementation == "eager"
 
 
 def test_one_static_cache_is_reused_and_generates_what_a_fresh_one_does(tiny_model_dir):

@@ -35,6 +35,7 @@ from tests.verify.tasks import TASKS as BASE_TASKS
 from tests.verify.test_redteam import (
     CUDA,
     GOOD_RELU,
+    GPU_TIMEOUT_S,
     GPU_WORKERS,
     _selected,
     describe,
@@ -140,7 +141,10 @@ def _leaked(result) -> list[str]:
 
 def _config(mode: str, cache: str, timed: bool = False) -> VerifyConfig:
     extra = {"timed_trials": 12, "warmup": 2} if timed else {}
-    return VerifyConfig(device="auto" if CUDA else "cpu", timeout_s=20 if timed else 12, workers=2,
+    # on a GPU the red team's budget (Triton's compilation counts in it): 12 s timed out honest fixtures of many
+    # launches or autotune configs with 4 candidates a GPU (r16_i8_relu_one_launch_per_chunk, H200, 2026-11-30)
+    timeout_s = GPU_TIMEOUT_S if CUDA else (20 if timed else 12)
+    return VerifyConfig(device="auto" if CUDA else "cpu", timeout_s=timeout_s, workers=2,
                         workers_per_gpu=GPU_WORKERS, cache_dir=cache, static_checks=(mode != "off"),
                         strict=(mode != "permissive"), **extra)
 

@@ -38,6 +38,17 @@ What TRL 1.16 and transformers (5.17 on the GPU host, 5.24 here) already do, and
   is differentiated through generation, and a policy served for inference (vLLM's, TRL's own continuous batching)
   samples without dropout; so the call runs with the hooks off and every module in eval mode, and both are put
   back after it. The training forward passes keep their dropout. The eager path is TRL's own and keeps both.
+- Grouped-query attention in the decode step without copies of the cache (``packed_decode_attention``):
+  transformers' SDPA attention repeats each key/value head for its query heads (``repeat_kv``) whenever there is a
+  mask, and a static cache always has one (its unused tail); transformers packs one query token's heads onto their
+  key/value head instead (``pack_gqa``), but not under torch.compile. So in the compiled decode step the whole
+  cache was copied twice a layer at every token: on an H200 with a 1.5B model (12 query heads on 2 key/value heads,
+  64 rows, a 1,600-token cache) those copies were 37% of the step's GPU time and SDPA over the repeated heads 31%
+  (``benchmarks/results/rl_step_1gpu_c1.json``, its profile). The fast path's attention is transformers' SDPA
+  (registered as ``tritonrl_sdpa``, with its masks) except for a step of one query token: there a key/value head's
+  queries go to SDPA as that many rows of one head, under any mask shared by the heads, and the output is laid
+  back out; the same arithmetic (``tests/train/test_fast_generation.py`` compares the logits). Prompts and training
+  forward passes run transformers' own code.
 - EOS: ``generate`` stops when every sequence of the batch has finished; finished rows keep their slot (and their
   compute) until then, as static batches must; TRL masks what follows each EOS.
 
@@ -178,7 +189,7 @@ def install_generation(trainer, config: TrainingConfig, prompts: list, compile_a
     if plan.mode == "fast":
         from transformers.generation import CompileConfig
 
-        compile_config = CompileConfig(**plan.compile)
+        compile_config = CompileConfig(**decode_compile_options(plan.compile))
         if compile_anywhere:
             compile_config._compile_all_devices = True  # transformers' own switch for devices other than CUDA
         settings.update(cache_implementation="static", max_cache_len=plan.max_cache_len, disable_compile=False,
@@ -189,10 +200,36 @@ def install_generation(trainer, config: TrainingConfig, prompts: list, compile_a
     if plan.mode == "fast":
         reuse_static_cache(trainer.model)
         inference_generate(trainer.model)
+        packed_decode_attention(trainer.model)
     if isinstance(getattr(trainer, "generation_kwargs", None), dict):  # TRL's copy for older transformers
         trainer.generation_kwargs.update({k: v for k, v in settings.items() if k != "compile_config"})
     trainer.generation_plan = plan
     return plan
+
+
+def decode_compile_options(options: dict[str, Any]) -> dict[str, Any]:
+    """``CompileConfig`` options for the decode step: ``options`` with dynamo's guards on ``nn.Module`` attributes
+    left out (``torch.compiler.skip_guard_on_all_nn_modules_unsafe``), where this torch has that filter. Checking
+    those guards (every module's attributes, hundreds of LoRA modules) cost 3.7 ms a decode step on an H200, a
+    sixth of the step (``benchmarks/results/rl_step_1gpu_c1.json``, "TorchDynamo Cache Lookup"), and no guard can
+    fail here: the step always runs in eval mode (``inference_generate``), with the same modules and hooks, and the
+    parameters the optimizer updates in place are the graph's inputs, read at every call (tested). torch.compile
+    takes a ``mode`` or ``options``, not both, so the mode is given as its options (``list_mode_options``)."""
+    import torch
+
+    skip = getattr(torch.compiler, "skip_guard_on_all_nn_modules_unsafe", None)
+    if skip is None or "options" in options:
+        return dict(options)
+    settings = dict(options)
+    mode = settings.pop("mode", None)
+    inductor_options: dict[str, Any] = {}
+    if (settings.get("backend") or "inductor") == "inductor" and mode not in (None, "default"):
+        from torch._inductor import list_mode_options
+
+        inductor_options = dict(list_mode_options(mode))
+    elif mode not in (None, "default"):
+        return dict(options)  # another backend's mode: kept as it is, with the guards
+    return {**settings, "mode": None, "options": {**inductor_options, "guard_filter_fn": skip}}
 
 
 def single_input_grad_hooks(model) -> None:
@@ -260,6 +297,51 @@ def reuse_static_cache(model) -> None:
 
     base._prepare_static_cache = prepare_once
     base._tritonrl_cache_reused = True
+
+
+ATTENTION = "tritonrl_sdpa"  # transformers' SDPA attention, a decode step's grouped heads packed (module docstring)
+
+
+def decode_attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling: float | None = None,
+                     **kwargs):
+    """transformers' ``sdpa_attention_forward``, except for one query token of grouped-query attention with a mask
+    shared by the heads (or none): the ``groups`` query heads of each key/value head go to SDPA as ``groups`` rows of
+    that head, so no key or value is repeated. Returns ``(output, None)`` laid out as transformers' is:
+    (batch, 1, heads, head_dim)."""
+    import torch.nn.functional as F
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    groups = getattr(module, "num_key_value_groups", 1)
+    shared_mask = attention_mask is None or attention_mask.shape[1] == 1
+    if query.shape[2] != 1 or groups == 1 or not shared_mask or kwargs.get("position_bias") is not None \
+            or kwargs.get("softcap") is not None or kwargs.get("output_attentions"):
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
+                                      **kwargs)
+    batch, heads, _, dim = query.shape
+    packed = query.reshape(batch, heads // groups, groups, dim)  # head h -> (h // groups, h % groups): repeat_kv's
+    output = F.scaled_dot_product_attention(packed, key, value, attn_mask=attention_mask, dropout_p=dropout,
+                                            scale=scaling)
+    return output.reshape(batch, heads, 1, value.shape[-1]).transpose(1, 2).contiguous(), None
+
+
+def packed_decode_attention(model) -> bool:
+    """Give ``model``'s transformers model ``decode_attention`` (as ``ATTENTION``, with SDPA's masks) where it runs
+    transformers' SDPA attention; other implementations (eager, flash attention) are left alone. True if set."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    config = getattr(base, "config", None)
+    if getattr(config, "_attn_implementation", None) not in ("sdpa", ATTENTION):
+        return False
+    try:
+        from transformers import AttentionInterface
+        from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
+
+        AttentionInterface.register(ATTENTION, decode_attention)
+        AttentionMaskInterface.register(ATTENTION, ALL_MASK_ATTENTION_FUNCTIONS["sdpa"])
+        base.set_attn_implementation(ATTENTION)
+    except (ImportError, AttributeError, KeyError, ValueError) as error:  # a transformers without these interfaces
+        say_once(f"rl.generation=fast keeps transformers' SDPA attention (keys repeated in the decode step): {error}")
+        return False
+    return True
 
 
 def compiled_graphs() -> int:

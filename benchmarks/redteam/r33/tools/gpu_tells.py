@@ -1,29 +1,47 @@
 """Prints each tell's value on the device this runs on (TRITON_INTERPRET=1 for the interpreter).
-Not a case: a probe that shows what a GPU computes for the a01-a06 tells."""
+Not a case: a probe that shows what a GPU computes for the a01-a06 tells. One kernel a tell (a constexpr picks
+it), each launched on its own, so that one a compiler refuses does not hide the others (on an H200 at 684e41c the
+single kernel of all eight failed in TritonGPUCoalesce: 7 // 0 of constants folded to a division by zero); the
+operands come from loaded values, so no tell is folded away at compile time."""
 import torch, triton, triton.language as tl
 
+NAMES = ["a01 a*a-c", "a02 fma", "a03 int8(300)", "a04 uint32(-1)", "a05 7//0", "exp2(-130)", "int16(70000)",
+         "int32(3e9)"]
+
+
 @triton.jit
-def tells(x_ptr, out_ptr):
+def tell(x_ptr, out_ptr, WHICH: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, 16))
-    a = x * 0.0 + 1.000244140625
-    d1 = a * a - 1.00048828125                              # a01 implicit contraction
-    d2 = tl.fma(a, a, x * 0.0 - 1.00048828125)              # a02 explicit fma
-    t3 = (x * 0.0 + 300.0).to(tl.int8).to(tl.float32)      # a03
-    t4 = (x * 0.0 - 1.0).to(tl.uint32).to(tl.float32)      # a04
-    zero = (tl.arange(0, 16) * 0).to(tl.int32)
-    t5 = ((zero + 7) // zero).to(tl.float32)                # a05
-    t6 = tl.exp2(x * 0.0 - 130.0)                           # subnormal
-    t7 = (x * 0.0 + 70000.0).to(tl.int16).to(tl.float32)
-    t8 = (x * 0.0 + 3e9).to(tl.int32).to(tl.float32)
-    i = tl.arange(0, 16)
-    v = tl.where(i == 0, d1, tl.where(i == 1, d2, tl.where(i == 2, t3, tl.where(i == 3, t4,
-        tl.where(i == 4, t5, tl.where(i == 5, t6, tl.where(i == 6, t7, tl.where(i == 7, t8, 0.0))))))))
-    tl.store(out_ptr + i, v)
+    z = x * 0.0
+    if WHICH == 0:
+        a = z + 1.000244140625
+        v = a * a - 1.00048828125                           # a01 implicit contraction
+    elif WHICH == 1:
+        a = z + 1.000244140625
+        v = tl.fma(a, a, z - 1.00048828125)                 # a02 explicit fma
+    elif WHICH == 2:
+        v = (z + 300.0).to(tl.int8).to(tl.float32)          # a03
+    elif WHICH == 3:
+        v = (z - 1.0).to(tl.uint32).to(tl.float32)          # a04
+    elif WHICH == 4:
+        zero = z.to(tl.int32)
+        v = ((zero + 7) // zero).to(tl.float32)             # a05
+    elif WHICH == 5:
+        v = tl.exp2(z - 130.0)                              # subnormal
+    elif WHICH == 6:
+        v = (z + 70000.0).to(tl.int16).to(tl.float32)
+    else:
+        v = (z + 3e9).to(tl.int32).to(tl.float32)
+    tl.store(out_ptr + tl.arange(0, 16), v)
+
 
 dev = "cuda" if torch.cuda.is_available() else "cpu"
 x = torch.ones(16, device=dev)
-out = torch.zeros(16, device=dev)
-tells[(1,)](x, out)
-names = ["a01 a*a-c", "a02 fma", "a03 int8(300)", "a04 uint32(-1)", "a05 7//0", "exp2(-130)", "int16(70000)", "int32(3e9)"]
-for n, v in zip(names, out[:8].tolist()):
-    print(f"{dev} {n}: {v!r}")
+for which, name in enumerate(NAMES):
+    out = torch.zeros(16, device=dev)
+    try:
+        tell[(1,)](x, out, WHICH=which)
+        print(f"{dev} {name}: {out[0].item()!r}", flush=True)
+    except Exception as error:  # noqa: BLE001 - a probe: say what failed and go on
+        print(f"{dev} {name}: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}",
+              flush=True)
