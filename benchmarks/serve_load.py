@@ -234,7 +234,8 @@ def run_compare(args: argparse.Namespace, save=lambda part: None) -> dict:
     config = VerifyConfig(device=args.device, workers=args.workers, timeout_s=args.timeout_s,
                           timing=not args.no_timing,
                           **({"workers_per_gpu": args.workers_per_gpu} if args.workers_per_gpu else {}))
-    part: dict = {"tasks": len(items), "repeats": args.repeats, "timing": config.timing, "warm_s": {},
+    part: dict = {"tasks": len(items), "repeats": args.repeats, "timing": config.timing,
+                  "workers_per_gpu": config.workers_per_gpu, "warm_s": {},
                   "passes_s": {"in_process": [], "http": []}}
     verdicts: dict[str, list] = {}
     service = ServiceProcess(args.device, args.workers, args.timeout_s, extra=service_settings(args))

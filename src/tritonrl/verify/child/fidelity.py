@@ -353,7 +353,9 @@ def install(report: dict) -> None:
         16-bit cast's low byte (300.0 to int8: 300, then 44). numpy's cast of an out-of-range value is the CPU's
         (3e9 to int32 gives -2147483648 on x86, 70000 to int16 wraps to 4464): kernels told the interpreter from a
         GPU by it (the thirty-first red team's ``a04`` at 32 bits, the thirty-third's ``a08`` at 16 and ``a03`` at
-        8; the 8- and 16-bit rules are read from PTX and NVPTX, not yet measured on a GPU)."""
+        8). Measured on an H200 (``benchmarks/redteam/r33/tools/gpu_tells.py``): the 16-, 32-bit and unsigned rules
+        hold; an out-of-range cast to int8 read straight back as a float gave 300 there (the value is not truncated
+        in its 16-bit register), so 44 is what memory would hold: the conversion is undefined and the two differ."""
         kind = np.dtype(interp._get_np_dtype(dst_type))
         wide = np.dtype(f"{kind.kind}{max(kind.itemsize, 2)}")  # the type the cast clamps to
         data = np.asarray(values(src), dtype=np.float64)
@@ -363,14 +365,29 @@ def install(report: dict) -> None:
         out = np.where(high, info.max, np.where(low, info.min, inside)).astype(wide).astype(kind)
         return interp.TensorHandle(out, dst_type.scalar)
 
-    original_dot = builder.create_dot
+    def int_div(self, lhs, rhs):
+        """Integer division as a GPU divides: by zero, every bit of the quotient set (-1 signed; on an H200 int32
+        7 // 0 gave -1, where numpy gives 0 and a warning: the thirty-third red team's ``a05`` told the two apart;
+        unsigned by the same bits, not measured). Other quotients are the interpreter's (toward zero)."""
+        zero = rhs.data == 0
+        if not np.any(zero):
+            return original_idiv(self, lhs, rhs)
+        safe = interp.TensorHandle(np.where(zero, np.ones_like(rhs.data), rhs.data), rhs.dtype.scalar)
+        quotient = original_idiv(self, lhs, safe)
+        ones = np.array(-1).astype(quotient.data.dtype) if quotient.data.dtype.kind == "i" \
+            else np.array(np.iinfo(quotient.data.dtype).max, dtype=quotient.data.dtype)
+        return interp.TensorHandle(np.where(zero, ones, quotient.data).astype(quotient.data.dtype),
+                                   quotient.dtype.scalar)
+
+    original_dot, original_idiv = builder.create_dot, builder.create_idiv
     builder.binary_op, builder.unary_op, builder.create_dot = binary_op, unary_op, create_dot
     builder.create_fp_to_si = builder.create_fp_to_ui = fp_to_int
+    builder.create_idiv = int_div
     _install_programs(builder, executor, np)
     _install_gpu_frontend(interp)
     builder._tritonrl_fidelity = True
-    report["fidelity"] = ("ok: TF32 dot, bf16 values, saturating float-to-int casts, shuffled programs, race check "
-                          "(atomics included)")
+    report["fidelity"] = ("ok: TF32 dot, bf16 values, saturating float-to-int casts, integer division by zero, "
+                          "shuffled programs, race check (atomics included)")
 
 
 def _install_gpu_frontend(interp: Any) -> None:
