@@ -17,6 +17,8 @@
 #   busy       tests/verify/test_gpu_busy_batch.py: honest memory-bound kernels alone and in a batch of 32+
 # A part that outlives PART_TIMEOUT_S (default 480) is killed; its log shows how far it got. WORKERS_PER_GPU
 # (default 1, the verifier's) candidates are judged at once in the redteam and integrity parts (their batches).
+# SELECT narrows every part to the tests a pytest -k expression names (ANDed with the part's own selection):
+#   SELECT='r16_i8 or r17_i8' bash benchmarks/gpu_tests.sh integrity_b     # two fixtures of a part again
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # Carried wheels (scripts/device_wheels.sh: pydantic for the config, ...), where the machine's image lacks them
@@ -55,6 +57,13 @@ for part in "${parts[@]}"; do
     busy) args=(-m gpu tests/verify/test_gpu_busy_batch.py) ;;
     *) echo "gpu_tests.sh: unknown part '$part' (timing, funnel, redteam, integrity, integrity_a..integrity_d, busy)" >&2; exit 2 ;;
   esac
+  if [ -n "${SELECT:-}" ]; then
+    selected=0
+    for i in "${!args[@]}"; do
+      if [ "${args[$i]}" = -k ]; then args[$((i + 1))]="(${args[$((i + 1))]}) and ($SELECT)"; selected=1; fi
+    done
+    [ "$selected" = 1 ] || args+=(-k "$SELECT")
+  fi
   echo "== part $part: ${args[*]}"
   timeout "${PART_TIMEOUT_S:-480}" "${PYTEST[@]}" "${args[@]}" --junitxml="$OUT/$part.xml" 2>&1 \
     | stamp | tee "$OUT/$part.log"
