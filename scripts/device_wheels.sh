@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The wheels a run on the lent GPU machines needs and their image lacks (Python 3.12, no package registry there):
 # pydantic and its parts (tritonrl's config; typing-extensions new enough for pydantic-core), TRL and datasets, and
-# the serve extra's web stack (tritonrl serve and its HTTP client: benchmarks/serve_load.py --device cuda).
+# the serve extra's web stack (tritonrl serve and its HTTP client: benchmarks/serve_load.py --device cuda), and
+# py-spy (a sampling profiler: /tmp/site/bin/py-spy, for a verdict's seconds on a GPU; docs/benchmarks.md).
 #
 #   bash scripts/device_wheels.sh            # here, once: saves them in .whl (~4.5 MB, ignored by git)
 #   bash scripts/device_wheels.sh install    # there (carry .whl): installs them into /tmp/site, once a machine
@@ -28,4 +29,6 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -
   fastapi==0.165.0 starlette==1.10.0 annotated-doc==0.0.7 opentelemetry-api==1.45.2 uvicorn==0.54.0 click==8.5.1 \
   h11==0.16.0 httpx==0.28.1 httpcore==1.0.9 anyio==4.16.0 idna==3.20 certifi==2026.10.19.post1 \
   prometheus-client==0.26.0
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux_2_5_x86_64 -d .whl py-spy==0.4.3
 ls .whl
