@@ -155,8 +155,11 @@ def test_packed_decode_attention_matches_sdpa_and_repeats_no_key(tiny_model_dir,
     compile_config._compile_all_devices = True
     shapes = []
     sdpa = F.scaled_dot_product_attention
-    monkeypatch.setattr(F, "scaled_dot_product_attention",
-                        lambda q, k, v, **kw: shapes.append((q.shape[1], k.shape[1], q.shape[2])) or sdpa(q, k, v, **kw))
+    def spy(q, k, v, **kw):
+        shapes.append((q.shape[1], k.shape[1], q.shape[2]))  # (query heads, key heads, query rows)
+        return sdpa(q, k, v, **kw)
+
+    monkeypatch.setattr(F, "scaled_dot_product_attention", spy)
     torch._dynamo.reset()
     got = generate(model, compile_config=compile_config, disable_compile=False)
     assert torch.equal(got.sequences, expected.sequences)

@@ -44,7 +44,7 @@ What TRL 1.16 and transformers (5.17 on the GPU host, 5.24 here) already do, and
   key/value head instead (``pack_gqa``), but not under torch.compile. So in the compiled decode step the whole
   cache was copied twice a layer at every token: on an H200 with a 1.5B model (12 query heads on 2 key/value heads,
   64 rows, a 1,600-token cache) those copies were 37% of the step's GPU time and SDPA over the repeated heads 31%
-  (``benchmarks/results/rl_step_1gpu_c1.json``, its profile). The fast path's attention is transformers' SDPA
+  (``benchmarks/results/rl_step_1gpu_c1_684e41c.json``, its profile). The fast path's attention is transformers' SDPA
   (registered as ``tritonrl_sdpa``, with its masks) except for a step of one query token: there a key/value head's
   queries go to SDPA as that many rows of one head, under any mask shared by the heads, and the output is laid
   back out; the same arithmetic (``tests/train/test_fast_generation.py`` compares the logits). Prompts and training
@@ -211,8 +211,8 @@ def decode_compile_options(options: dict[str, Any]) -> dict[str, Any]:
     """``CompileConfig`` options for the decode step: ``options`` with dynamo's guards on ``nn.Module`` attributes
     left out (``torch.compiler.skip_guard_on_all_nn_modules_unsafe``), where this torch has that filter. Checking
     those guards (every module's attributes, hundreds of LoRA modules) cost 3.7 ms a decode step on an H200, a
-    sixth of the step (``benchmarks/results/rl_step_1gpu_c1.json``, "TorchDynamo Cache Lookup"), and no guard can
-    fail here: the step always runs in eval mode (``inference_generate``), with the same modules and hooks, and the
+    sixth of the step (``benchmarks/results/rl_step_1gpu_c1_684e41c.json``, "TorchDynamo Cache Lookup"), and no
+    guard can fail here: the step always runs in eval mode (``inference_generate``), with the same modules and hooks, and the
     parameters the optimizer updates in place are the graph's inputs, read at every call (tested). torch.compile
     takes a ``mode`` or ``options``, not both, so the mode is given as its options (``list_mode_options``)."""
     import torch
