@@ -62,6 +62,11 @@ class InterpreterOnly(RuntimeError):
     """A kernel body does what only the interpreter runs (a plain Python call, a tensor's host handle)."""
 
 
+class FalseHint(RuntimeError):
+    """A ``tl.multiple_of`` or ``tl.max_contiguous`` hint the values do not bear out: a GPU's compiler acts on hints
+    (vectorized loads and stores, masks folded), so the kernel's result there is undefined."""
+
+
 class _Accesses:
     """The loads and stores of the launch in flight, by program (element addresses; store values as bytes)."""
 
@@ -320,7 +325,7 @@ def install(report: dict) -> None:
         return handle.data
 
     def to_bf16(data: Any) -> Any:
-        return convert(np.asarray(data, dtype=np.float32), fp32, bf16, None).view(np.uint16)
+        return _bf16_bits(np.asarray(data, dtype=np.float32), np)
 
     original_binary, original_unary = builder.binary_op, builder.unary_op
 
@@ -379,6 +384,44 @@ def install(report: dict) -> None:
         return interp.TensorHandle(np.where(zero, ones, quotient.data).astype(quotient.data.dtype),
                                    quotient.dtype.scalar)
 
+    def cast_impl(self, src, dst_type):
+        """float32 to bfloat16 rounds to nearest even, as a GPU's ``cvt.rn.bf16.f32``; Triton's interpreter truncated
+        (the thirty-fourth red team: 1 + 2^-8 + 2^-9 is 1.0 truncated, 1.0078125 rounded)."""
+        if src.dtype.scalar == fp32 and dst_type.scalar == bf16:
+            return interp.TensorHandle(_bf16_bits(np.asarray(src.data, dtype=np.float32), np), bf16)
+        return original_cast(self, src, dst_type)
+
+    def fp_to_fp(self, src, dst_type, rounding_mode):
+        """A float cast with ``fp_downcast_rounding`` as a GPU does it: float32 to bfloat16 to nearest even or
+        toward zero (``cvt.rn``/``cvt.rz``; the interpreter's own rounding lost the carry of a tie), float32 to
+        float16 toward zero without overflowing to infinity (``cvt.rz.f16.f32``: 1e6 is 65504; the interpreter
+        gave inf). Other casts are the interpreter's."""
+        toward_zero = str(rounding_mode).rsplit(".", 1)[-1].upper() == "RTZ"
+        if src.dtype.scalar == fp32 and dst_type.scalar == bf16:
+            return interp.TensorHandle(_bf16_bits(np.asarray(src.data, dtype=np.float32), np, toward_zero), bf16)
+        if src.dtype.scalar == fp32 and dst_type.scalar == tl.float16 and toward_zero:
+            return interp.TensorHandle(_fp16_toward_zero(np.asarray(src.data, dtype=np.float32), np), tl.float16)
+        return original_fp_to_fp(self, src, dst_type, rounding_mode)
+
+    def exp2(self, arg):
+        """float32 ``exp2`` flushes a subnormal result to zero, as a GPU's approximate ``ex2`` does (measured on an
+        H200: exp2(-130) is 0 there, 7.3e-40 under numpy; ``benchmarks/redteam/r33/tools/gpu_tells.py``)."""
+        out = self.unary_op(arg, np.exp2)
+        if out.dtype.scalar != fp32:
+            return out
+        data = np.asarray(out.data, dtype=np.float32)
+        return interp.TensorHandle(np.where(np.abs(data) < np.finfo(np.float32).tiny, np.float32(0), data)
+                                   .astype(np.float32), fp32)
+
+    original_set_attr = interp.TensorHandle.set_attr
+
+    def set_attr(self, key, values):
+        _check_hint(self, key, values, np)
+        return original_set_attr(self, key, values)
+
+    original_cast, original_fp_to_fp = builder.cast_impl, builder.create_fp_to_fp
+    builder.cast_impl, builder.create_fp_to_fp, builder.create_exp2 = cast_impl, fp_to_fp, exp2
+    interp.TensorHandle.set_attr = set_attr
     original_dot, original_idiv = builder.create_dot, builder.create_idiv
     builder.binary_op, builder.unary_op, builder.create_dot = binary_op, unary_op, create_dot
     builder.create_fp_to_si = builder.create_fp_to_ui = fp_to_int
@@ -386,8 +429,54 @@ def install(report: dict) -> None:
     _install_programs(builder, executor, np)
     _install_gpu_frontend(interp)
     builder._tritonrl_fidelity = True
-    report["fidelity"] = ("ok: TF32 dot, bf16 values, saturating float-to-int casts, integer division by zero, "
-                          "shuffled programs, race check (atomics included)")
+    report["fidelity"] = ("ok: TF32 dot, bf16 values rounded to nearest even, saturating float-to-int casts, "
+                          "integer division by zero, exp2's flushed subnormals, hints checked, shuffled programs, "
+                          "race check (atomics included)")
+
+
+def _bf16_bits(data: Any, np: Any, toward_zero: bool = False) -> Any:
+    """float32 values as bfloat16 bits (uint16), rounded to nearest even (or toward zero); NaN stays NaN."""
+    bits = np.ascontiguousarray(data, dtype=np.float32).view(np.uint32)
+    if toward_zero:
+        rounded = bits >> 16
+    else:
+        rounded = (bits + (((bits >> 16) & 1) + 0x7FFF)) >> 16
+    return np.where(np.isnan(data), np.uint32(0x7FC0), rounded).astype(np.uint16)
+
+
+def _fp16_toward_zero(data: Any, np: Any) -> Any:
+    """float32 values as float16 rounded toward zero: never past the largest finite value (65504)."""
+    with np.errstate(over="ignore"):
+        nearest = data.astype(np.float16)
+    away = np.isfinite(data) & (np.abs(nearest.astype(np.float32)) > np.abs(data))
+    return np.where(away, np.nextafter(nearest, np.float16(0)), nearest).astype(np.float16)
+
+
+def _check_hint(handle: Any, key: str, values: Any, np: Any) -> None:
+    """Stop the kernel at a ``tl.multiple_of`` (``tt.divisibility``) or ``tl.max_contiguous`` (``tt.contiguity``)
+    hint on integers that the values do not bear out (``FalseHint``): on a scalar, the value is a multiple; on one
+    dimension, each run of consecutive values starts at a multiple, and each aligned group of the claimed length
+    is consecutive. Pointers (an address's alignment is the allocator's) and wider tensors are not checked."""
+    if key not in ("tt.divisibility", "tt.contiguity"):
+        return
+    data = np.asarray(handle.data)
+    if data.dtype.kind not in "iu" or data.ndim > 1 or handle.dtype.scalar.is_ptr():
+        return
+    claim = int(values[0] if isinstance(values, (list, tuple)) else values)
+    if claim <= 1:
+        return
+    wide = data.astype(np.int64).reshape(-1)
+    hint = "tl.multiple_of" if key == "tt.divisibility" else "tl.max_contiguous"
+    if key == "tt.divisibility":
+        starts = np.ones(wide.shape, dtype=bool)
+        starts[1:] = wide[1:] != wide[:-1] + 1
+        bad = wide[starts][wide[starts] % claim != 0]
+        if bad.size:
+            raise FalseHint(f"a false {hint} hint: {int(bad[0])} is not a multiple of {claim} (a GPU's compiler "
+                            f"acts on the hint: the result there is undefined)")
+    elif data.ndim == 1 and wide.size % claim == 0 and np.any(np.diff(wide.reshape(-1, claim), axis=1) != 1):
+        raise FalseHint(f"a false {hint} hint: the values are not consecutive in groups of {claim} (a GPU's "
+                        f"compiler acts on the hint: the result there is undefined)")
 
 
 def _install_gpu_frontend(interp: Any) -> None:
