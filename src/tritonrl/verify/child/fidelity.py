@@ -413,6 +413,18 @@ def install(report: dict) -> None:
         return interp.TensorHandle(np.where(np.abs(data) < np.finfo(np.float32).tiny, np.float32(0), data)
                                    .astype(np.float32), fp32)
 
+    original_cvt = interp._implicit_cvt
+
+    def implicit_cvt(arg):
+        """A float kernel argument is a float32 scalar, as a GPU passes it (``fp32`` in the launch's signature);
+        the interpreter kept a Python float, so arithmetic on arguments alone ran in float64 (the thirty-fourth red
+        team's ``a13``: ``(s + 1e-9) - s`` is 0 on a GPU). Exactly ``float`` (and numpy's floats): a subclass's
+        ``__float__`` is candidate code, read by the watch before the launch, not here."""
+        if type(arg) is float or isinstance(arg, np.floating):
+            return tl.tensor(interp.TensorHandle(np.array([arg], dtype=np.float32), fp32), fp32)
+        return original_cvt(arg)
+
+    interp._implicit_cvt = implicit_cvt
     original_set_attr = interp.TensorHandle.set_attr
 
     def set_attr(self, key, values):
@@ -430,8 +442,8 @@ def install(report: dict) -> None:
     _install_gpu_frontend(interp)
     builder._tritonrl_fidelity = True
     report["fidelity"] = ("ok: TF32 dot, bf16 values rounded to nearest even, saturating float-to-int casts, "
-                          "integer division by zero, exp2's flushed subnormals, hints checked, shuffled programs, "
-                          "race check (atomics included)")
+                          "integer division by zero, exp2's flushed subnormals, float arguments in float32, "
+                          "hints checked, shuffled programs, race check (atomics included)")
 
 
 def _bf16_bits(data: Any, np: Any, toward_zero: bool = False) -> Any:
