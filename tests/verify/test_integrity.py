@@ -1,7 +1,7 @@
 """Integrity fixtures (tests/verify/fixtures/integrity/): attacks on what the verdict depends on, and honest but
 unusual kernels, in the header format of the red-team fixtures (``# expect: reject|done``, ``# task:``,
 ``# class: i1``..``i9``, ``# static: on|off|both``, optional ``# device: cuda`` (or ``cpu``: a defence of the CPU
-interpreter only), ``# timing: cpu-seam``, ``# sentinel: <name>``, ``# why:``). The classes (README.md beside the fixtures has the baseline):
+interpreter only), ``# timing: cpu-seam`` (or ``untimed``), ``# sentinel: <name>``, ``# why:``). The classes (README.md beside the fixtures has the baseline):
 
   i1 files outside the child's own directory     i2 harness state reached through frames, sys.modules, gc
   i3 code that runs "inside a launch"             i4 laundering: the answer made elsewhere, "written" by a kernel
@@ -176,7 +176,9 @@ def verdicts(tmp_path_factory, request):
         # On a CPU the honest fixtures also go through the checked timing path (the test seam): a timed call's
         # coarse watch must accept what the correctness trials' fine watch did (two honest kernels were refused in
         # timed calls only, on a GPU, where nothing else ran that path: docs/benchmarks-history.md, "Warm children").
-        seam = [p for p in cases if _seam(p) or (not CUDA and expected(p, mode) == "done")]
+        # (``# timing: untimed``: an honest kernel whose forward takes seconds under the interpreter, judged once)
+        seam = [p for p in cases if _seam(p) or (not CUDA and expected(p, mode) == "done"
+                                                and header(p, "timing", "") != "untimed")]
         plain = [p for p in cases if header(p, "class") != "i1" and p not in seam]
         timed = [p for p in cases if header(p, "class") != "i1" and p in seam]
         files = [p for p in cases if header(p, "class") == "i1"]
