@@ -1,12 +1,12 @@
 """Prints each tell's value on the device this runs on (TRITON_INTERPRET=1 for the interpreter).
-Not a case: a probe that shows what a GPU computes for the a01-a06 tells. One kernel a tell (a constexpr picks
+Not a case: a probe that shows what a GPU computes for the a01-a06 tells (and three of the thirty-fourth red team's). One kernel a tell (a constexpr picks
 it), each launched on its own, so that one a compiler refuses does not hide the others (on an H200 at 684e41c the
 single kernel of all eight failed in TritonGPUCoalesce: 7 // 0 of constants folded to a division by zero); the
 operands come from loaded values, so no tell is folded away at compile time."""
 import torch, triton, triton.language as tl
 
 NAMES = ["a01 a*a-c", "a02 fma", "a03 int8(300)", "a04 uint32(-1)", "a05 7//0", "exp2(-130)", "int16(70000)",
-         "int32(3e9)"]
+         "int32(3e9)", "r34 a01 bf16(1+2^-8+2^-9)", "r34 a03 fp8e4nv(1000)", "r34 a09 fp16 rtz(1e6)"]
 
 
 @triton.jit
@@ -30,8 +30,14 @@ def tell(x_ptr, out_ptr, WHICH: tl.constexpr):
         v = tl.exp2(z - 130.0)                              # subnormal
     elif WHICH == 6:
         v = (z + 70000.0).to(tl.int16).to(tl.float32)
-    else:
+    elif WHICH == 7:
         v = (z + 3e9).to(tl.int32).to(tl.float32)
+    elif WHICH == 8:
+        v = (z + 1.005859375).to(tl.bfloat16).to(tl.float32)
+    elif WHICH == 9:
+        v = (z + 1000.0).to(tl.float8e4nv).to(tl.float32)
+    else:
+        v = (z + 1e6).to(tl.float16, fp_downcast_rounding="rtz").to(tl.float32)
     tl.store(out_ptr + tl.arange(0, 16), v)
 
 
