@@ -440,11 +440,48 @@ def install(report: dict) -> None:
     builder.create_fp_to_si = builder.create_fp_to_ui = fp_to_int
     builder.create_idiv = int_div
     _install_programs(builder, executor, np)
+    _install_typed_loops(interp, tl, np)
     _install_gpu_frontend(interp)
     builder._tritonrl_fidelity = True
     report["fidelity"] = ("ok: TF32 dot, bf16 values rounded to nearest even, saturating float-to-int casts, "
                           "integer division by zero, exp2's flushed subnormals, float arguments in float32, "
-                          "hints checked, shuffled programs, race check (atomics included)")
+                          "int32 loop variables, hints checked, shuffled programs, race check (atomics included)")
+
+
+def _install_typed_loops(interp: Any, tl: Any, np: Any) -> None:
+    """A kernel's ``for i in range(...)`` and ``tl.range(...)`` hand the body ``i`` as an int32 scalar (int64 where a
+    bound is past int32), as a GPU's ``scf.for`` does; Triton's interpreter handed a Python int, so arithmetic on
+    the loop variable alone ran as Python's (no int32 wrap, floor division, float64): the thirty-fourth red team's
+    ``a10``-``a12`` told the two apart, and an honest ``i.to(tl.int64)`` failed (the thirty-third's ``h02``).
+    ``tl.static_range`` keeps Python ints (constexprs on a GPU too). Done in the interpreter's own source rewrite:
+    the loop's iterable is wrapped (``_TritonrlTypedLoop``, which the rewrite puts in the kernel's globals)."""
+    import ast
+
+    class TypedLoop:
+        def __init__(self, iterable: Any) -> None:
+            self.iterable = iterable
+
+        def __iter__(self):
+            loop = self.iterable
+            if not isinstance(loop, range):
+                yield from loop
+                return
+            wide = any(not -2**31 <= v < 2**31 for v in (loop.start, loop.stop, loop.step))
+            kind, dtype = (tl.int64, np.int64) if wide else (tl.int32, np.int32)
+            for value in loop:
+                yield tl.tensor(interp.TensorHandle(np.array([value], dtype=dtype), kind), kind)
+
+    def visit_For(self, node):
+        node = self.generic_visit(node)
+        call = node.iter
+        if isinstance(call, ast.Call) and ((isinstance(call.func, ast.Name) and call.func.id == "range")
+                                           or (isinstance(call.func, ast.Attribute) and call.func.attr == "range")):
+            node.iter = ast.copy_location(ast.Call(func=ast.Name(id="_TritonrlTypedLoop", ctx=ast.Load()),
+                                                   args=[call], keywords=[]), call)
+        return node
+
+    interp._TritonrlTypedLoop = TypedLoop  # the rewrite copies the interpreter's globals into a kernel's
+    interp.ASTTransformer.visit_For = visit_For
 
 
 def _tree_reduce(interp: Any, tl: Any, np: Any) -> Any:
