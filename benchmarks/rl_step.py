@@ -317,10 +317,6 @@ def run_path(args, model_dir: Path, path: str) -> dict:
     return result
 
 
-def _base(model):
-    return model.get_base_model() if hasattr(model, "get_base_model") else model
-
-
 def _compile_summary(trainer) -> dict | None:
     """The decode step's compile settings as torch.compile got them (the guard filter by name)."""
     compile_config = getattr(getattr(trainer, "generation_config", None), "compile_config", None)
@@ -334,7 +330,7 @@ def _compile_summary(trainer) -> dict | None:
 
 def summarize(path: str, clock, trainer, reward, graphs_before: int, wall_s: float, rows, tokenizer,
               cycle: int = 1) -> dict:
-    from tritonrl.train.fast_generation import longest_prompt_tokens
+    from tritonrl.train.fast_generation import base_model, longest_prompt_tokens
 
     # the first generation's steps hold the compile (fast) and warm-ups; a generation serves ``cycle`` steps
     measured = [r for r in clock.rows[cycle:] if not r["profiled"]] or clock.rows
@@ -350,7 +346,7 @@ def summarize(path: str, clock, trainer, reward, graphs_before: int, wall_s: flo
         "generation": plan.mode if plan else None, "generation_fallback": plan.fallback if plan else None,
         "generation_chunks": trainer.reward_overlap[0] if getattr(trainer, "reward_overlap", None) else 1,
         "max_cache_len": plan.max_cache_len if plan else None,
-        "attention": getattr(_base(trainer.model).config, "_attn_implementation", None),
+        "attention": getattr(base_model(trainer.model).config, "_attn_implementation", None),
         "decode_compile": _compile_summary(trainer),
         "longest_prompt_tokens": longest_prompt_tokens(tokenizer, [row["prompt"] for row in rows]),
         "steps": len(clock.rows), "measured_steps": n,

@@ -232,10 +232,15 @@ def decode_compile_options(options: dict[str, Any]) -> dict[str, Any]:
     return {**settings, "mode": None, "options": {**inductor_options, "guard_filter_fn": skip}}
 
 
+def base_model(model):
+    """The transformers model under a PEFT wrapper (or the model itself)."""
+    return model.get_base_model() if hasattr(model, "get_base_model") else model
+
+
 def single_input_grad_hooks(model) -> None:
     """Make ``enable_input_require_grads`` of ``model``'s transformers model replace the hooks it added before
     instead of adding more (see the module's docstring); its own ``disable_input_require_grads`` removes them."""
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    base = base_model(model)
     if getattr(base, "_tritonrl_single_hooks", False) or not hasattr(base, "disable_input_require_grads"):
         return
     enable = base.enable_input_require_grads
@@ -252,7 +257,7 @@ def single_input_grad_hooks(model) -> None:
 def inference_generate(model) -> None:
     """``generate`` of ``model``'s transformers model runs as inference: no input-grad hooks and every module in
     eval mode (no dropout), both restored after the call (see the module's docstring)."""
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    base = base_model(model)
     if getattr(base, "_tritonrl_inference_generate", False):
         return
     generate = base.generate
@@ -278,7 +283,7 @@ def inference_generate(model) -> None:
 def reuse_static_cache(model) -> None:
     """``model``'s transformers model gives ``generate`` the static cache of its last call of the same batch size
     and length, reset in place, instead of a new one (see the module's docstring)."""
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    base = base_model(model)
     prepare = getattr(base, "_prepare_static_cache", None)
     if prepare is None or getattr(base, "_tritonrl_cache_reused", False):
         if prepare is None:
@@ -327,7 +332,7 @@ def decode_attention(module, query, key, value, attention_mask, dropout: float =
 def packed_decode_attention(model) -> bool:
     """Give ``model``'s transformers model ``decode_attention`` (as ``ATTENTION``, with SDPA's masks) where it runs
     transformers' SDPA attention; other implementations (eager, flash attention) are left alone. True if set."""
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    base = base_model(model)
     config = getattr(base, "config", None)
     if getattr(config, "_attn_implementation", None) not in ("sdpa", ATTENTION):
         return False
