@@ -15,9 +15,9 @@ configs/accelerate/<strategy>.yaml`` on ``configs/grpo_7b.yaml`` with the sizes 
 every rank and ``--resume`` must finish it. Then ``final/`` is loaded back with transformers and ``tritonrl
 eval`` samples and judges a few bundled tasks with it.
 
-Recorded into ``--out`` after every part (under ``runs.<strategy>``): each launch's seconds, exit code and peak
-memory per GPU (``nvidia-smi`` sampled every 0.5 s, the whole GPU: training plus its verifier); the stage's
-status; from GRPO's log: TRL's ``step_time``, the reward's ``verify/time_s`` per step and completion tokens per
+Recorded into ``--out`` after every part (under ``runs.<strategy>``, with the machine, date and commit): each
+launch's seconds, exit code and peak memory per GPU (``nvidia-smi`` sampled every 0.5 s, the whole GPU: training
+plus its verifier); the stage's status; from GRPO's log: TRL's ``step_time``, the reward's ``verify/time_s`` per step and completion tokens per
 step, and generation tokens/s as completion tokens over (step time - verification time), a lower bound (the step
 also holds the forward and backward passes). ``--parts`` runs some parts only (a command each on a device).
 On a CPU, ``--cpu``: accelerate's ``--cpu`` with several processes needs mpirun, so the ranks are started as on
@@ -59,6 +59,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--completion-tokens", type=int, default=256)
     p.add_argument("--no-kill", action="store_true", help="no SIGTERM mid-stage")
     p.add_argument("--stage-timeout-s", type=float, default=540.0)
+    p.add_argument("--commit", help="this repository's commit, recorded (the device's copy has no .git)")
     return p.parse_args(argv)
 
 
@@ -161,6 +162,29 @@ class GpuMemory:
         if self._proc is not None:
             self._proc.terminate()
             self._proc.wait(timeout=10)
+
+
+def machine() -> str:
+    """The GPUs ``nvidia-smi`` lists (``2 x NVIDIA H200``), else the CPU."""
+    try:
+        names = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                               text=True, timeout=10, check=True).stdout.split("\n")
+        names = [n.strip() for n in names if n.strip()]
+    except (OSError, subprocess.SubprocessError):
+        names = []
+    if names:
+        return f"{len(names)} x {names[0]}" if len(set(names)) == 1 else ", ".join(names)
+    return f"cpu ({os.cpu_count()} cores)"
+
+
+def commit(given: str | None) -> str | None:
+    if given:
+        return given
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=10, check=True).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
 
 
 def worker_pids(launcher: int) -> list[int]:
@@ -272,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     report = json.loads(Path(args.out).read_text()) if Path(args.out).exists() else {"runs": {}}
     entry = report["runs"].setdefault(args.strategy, {})
     entry.update(nproc=args.nproc, size=args.size, device="cpu" if args.cpu else "cuda",
-                 date=time.strftime("%Y-%m-%d"))
+                 date=time.strftime("%Y-%m-%d"), machine=machine(), commit=commit(args.commit))
     model_dir, log = run_dir / "model", run_dir / f"{args.strategy}.log"
     for part in args.parts.split(","):
         if part == "build":
