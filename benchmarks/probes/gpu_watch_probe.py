@@ -16,6 +16,10 @@ replays the same calls of a KernelBench candidate (``ModelNew`` of ``C.py`` buil
 ``get_init_inputs``, called on its ``get_inputs``) and says where each kind of call's host time goes: the seconds
 of each call, and cProfile's functions of the watched and the plain calls by their own time (what a timing run
 holds the GPU for while its GPU waits: docs/benchmarks-history.md).
+
+Each call also says how many kernels Triton compiled during it (``compiles``: calls of ``JITFunction._do_compile``,
+their seconds, and the size of the kernel's in-memory cache after them): a verdict that spends its time compiling
+the same kernel again shows it at once. ``--calls N`` replays only the plan's first N calls.
 """
 
 from __future__ import annotations
@@ -49,8 +53,12 @@ def main() -> int:
     parser.add_argument("--candidate", help="a candidate file (ModelNew) instead of the bundled ReLU fixture")
     parser.add_argument("--problem", help="its problem file (get_inputs, get_init_inputs), with --candidate")
     parser.add_argument("--profile", type=int, default=0, help="this many more rounds of the plan, profiled")
+    parser.add_argument("--calls", type=int, help="only the plan's first N calls")
     parser.add_argument("--out", help="write the figures here (JSON)")
     args = parser.parse_args()
+    if args.calls is not None:
+        del PLAN[args.calls:]
+    count_compiles()
     path = Path(args.candidate) if args.candidate else GOOD
     module = load(path, "candidate")  # a real file: Triton's @jit reads the kernel's source back
     monitor = Monitor(str(path))
@@ -95,6 +103,29 @@ def main() -> int:
     return 0
 
 
+COMPILES: list[dict] = []  # one entry a compile: kernel, seconds, its cache's size after, the key's digest
+
+
+def count_compiles() -> None:
+    """Every compile Triton makes (on a GPU) recorded in ``COMPILES``: a cache hit makes none."""
+    try:
+        from triton.runtime.jit import JITFunction
+    except ImportError:
+        return
+    original = JITFunction._do_compile
+
+    def counted(self, key, signature, device, *args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return original(self, key, signature, device, *args, **kwargs)
+        finally:
+            cache = self.device_caches[device][0]
+            COMPILES.append({"kernel": self.__name__, "s": round(time.perf_counter() - start, 4),
+                             "cache_size": len(cache), "kernel_id": id(self), "key": str(hash(str(key)))})
+
+    JITFunction._do_compile = counted
+
+
 def load(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -116,6 +147,7 @@ def replay(monitor, model, xs: list, timer, figures: dict, profiles: dict | None
             x.copy_(torch.randn(x.shape, device=x.device, dtype=x.dtype) if x.is_floating_point() else x)
         kind = f"{phase}_{'watched' if watched else 'plain'}"
         profile = cProfile.Profile() if profiles is not None else None
+        compiled = len(COMPILES)
         try:
             start = time.perf_counter()
             if profile is not None:
@@ -132,10 +164,14 @@ def replay(monitor, model, xs: list, timer, figures: dict, profiles: dict | None
                 profiles[kind] = profile if kind not in profiles else _merged(profiles[kind], profile)
             seconds = time.perf_counter() - start
             problem = judge_record(record, out, monitor.intact(), weak=phase == "timed")
+            new = COMPILES[compiled:]
+            compiles = {"n": len(new), "s": round(sum(c["s"] for c in new), 3),
+                        "distinct_keys": len({c["key"] for c in new}), "kernels": len({c["kernel_id"] for c in new}),
+                        "cache_sizes": sorted({c["cache_size"] for c in new})[:8]}
             figures["calls"].append({"call": i, "kind": kind, "s": round(seconds, 5), "profiled": profile is not None,
-                                     "problem": None if problem is None else list(problem)})
-            print(f"{i:2d} {phase:11s} {'watched' if watched else 'plain':7s} {seconds * 1000:9.2f} ms {problem}",
-                  flush=True)
+                                     "problem": None if problem is None else list(problem), "compiles": compiles})
+            print(f"{i:2d} {phase:11s} {'watched' if watched else 'plain':7s} {seconds * 1000:9.2f} ms {problem} "
+                  f"compiles {compiles}", flush=True)
         except BaseException:  # noqa: BLE001 - the point is the traceback
             print(f"{i:2d} {phase:11s} {'watched' if watched else 'plain':7s} RAISED", flush=True)
             traceback.print_exc()

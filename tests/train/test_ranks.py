@@ -215,6 +215,25 @@ def test_merge_from_a_gathered_state_dict_equals_merging_in_place(tiny_model_dir
     got, want = merged.state_dict(), expected.state_dict()
     assert got.keys() == want.keys()
     assert all(torch.equal(got[k], want[k]) for k in want)
+    # A gathered state dict holds the tied embedding twice, as two tensors (the 1.5B FSDP rehearsal's final/ had
+    # an untied 233M-parameter lm_head): the copy is tied again, as the in-place merge is.
+    assert merged.config.tie_word_embeddings is True
+    assert merged.get_output_embeddings().weight is merged.get_input_embeddings().weight
+
+
+def test_a_gathered_state_dict_whose_head_was_trained_stays_untied(tiny_model_dir):
+    """Tying again is for two equal copies of one tensor; an output layer that differs keeps its own weights."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from tritonrl.common.llm import merged_from_state_dict
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    state["lm_head.weight"] = state["lm_head.weight"] + 1.0
+    merged = merged_from_state_dict(model, state)
+    assert torch.equal(merged.get_output_embeddings().weight, state["lm_head.weight"])
+    assert merged.config.tie_word_embeddings is False
 
 
 def test_a_final_directory_without_weights_is_refused(tmp_path):

@@ -119,9 +119,24 @@ def merged_from_state_dict(model, state: dict):
         if peft:
             copy = get_peft_model(copy, model.peft_config[model.active_adapter])
     copy.load_state_dict({k: v.detach().to("cpu") for k, v in state.items()}, strict=True, assign=True)
-    copy = copy.merge_and_unload() if peft else copy
-    copy.tie_weights()
-    return copy
+    retie_embeddings(copy.get_base_model() if peft else copy)
+    return copy.merge_and_unload() if peft else copy
+
+
+def retie_embeddings(model) -> None:
+    """A gathered state dict (FSDP's full state dict) holds a tied embedding twice, as two tensors, and
+    ``load_state_dict(assign=True)`` unties them: tie them again when the two are equal, as they are when training
+    left them one parameter; an output layer that differs stays its own, with the config saying so. Untied, the
+    1.5B rehearsal's merged final/ held a second 233M-parameter copy (``tie_word_embeddings: false``)."""
+    if not getattr(model.config, "tie_word_embeddings", False):
+        return
+    out, inp = model.get_output_embeddings(), model.get_input_embeddings()
+    if out is None or inp is None or out.weight is inp.weight:
+        return
+    if out.weight.shape == inp.weight.shape and torch.equal(out.weight, inp.weight):
+        model.tie_weights()
+    else:
+        model.config.tie_word_embeddings = False
 
 
 def _training_corpus() -> list[str]:
