@@ -26,3 +26,9 @@ def test_a_constant_schedule_with_warm_up_is_refused_at_load():
         load_config(None, ["sft.lr_scheduler=constant", "sft.warmup_ratio=0.05"])
     with pytest.raises(ConfigError, match="lr_scheduler"):
         load_config(None, ["sft.lr_scheduler=cosine"])
+
+
+def test_ddp_skips_the_unused_parameter_search_for_lora_only(make_config):
+    """Under DDP a LoRA run's adapters all take part in every forward; a full fine-tune keeps transformers' rule."""
+    assert args_for(make_config).ddp_find_unused_parameters is False
+    assert args_for(make_config, "lora.enabled=false").ddp_find_unused_parameters is None

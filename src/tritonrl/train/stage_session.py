@@ -145,7 +145,7 @@ class StageSession:
         every checkpoint: ``CheckpointCallback`` deletes old ones (``run.save_total_limit``) once the new one is
         marked complete, which the Trainer's own rotation (before the marker) would not wait for."""
         run = self.config.run
-        return {
+        kwargs = {
             "output_dir": str(self.checkpoint_dir),
             "save_strategy": "steps",
             "save_steps": run.save_steps,
@@ -155,6 +155,12 @@ class StageSession:
             "seed": run.seed,
             "full_determinism": run.deterministic,
         }
+        if self.config.lora.enabled:
+            # Every adapter takes part in every forward. transformers leaves DDP's search for unused parameters
+            # on for a model it does not recognise as its own, a PEFT wrapper included: an extra walk of the
+            # autograd graph each step, and torch's warning on every rank (the 1.5B DDP rehearsal, 2026-11-30).
+            kwargs["ddp_find_unused_parameters"] = False
+        return kwargs
 
     def callbacks(self, stateful: dict[str, Stateful] | None = None) -> list:
         self._stateful = stateful or {}
