@@ -11,6 +11,8 @@ no download), LoRA r16 on every projection, gradient checkpointing on. Each path
 early, so every step generates the same tokens):
 - ``fast``: ``rl.generation=fast`` (static cache sized once, decode step compiled with CUDA graphs) and
   ``rl.generation_chunks=--chunks`` (each chunk verified in the background while the next is generated);
+  With ``--merge-lora``, ``rl.generation_merge_lora=true`` (the adapter merged for generation; ``merged_lora``
+  in the JSON says whether it took);
 - ``eager``: ``rl.generation=eager``, ``rl.generation_chunks=1``: TRL's own path, the reward after generation.
 ``--steps-per-generation S`` (fast path only; a multiple of the gradient accumulation steps A): one generation of
 S / A steps' completions, in ``--chunks`` chunks, serves S / A optimizer steps (verl's rollout batch split into
@@ -92,6 +94,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "flight beside training; timing stays exclusive)")
     p.add_argument("--no-timing", action="store_true", help="GPU: verify.timing=false (the correctness-only reward "
                    "most training runs; timing runs hold the GPU exclusively, so they are never beside generation)")
+    p.add_argument("--merge-lora", action="store_true", help="fast path: rl.generation_merge_lora=true (the "
+                   "adapter merged into the base weights for generation)")
     p.add_argument("--compile-backend", default=None, help="torch.compile backend (inductor; CPU rehearsal eager)")
     p.add_argument("--compile-mode", default="reduce-overhead", help="torch.compile mode for the decode step")
     args = p.parse_args(argv)
@@ -257,6 +261,7 @@ def path_config(args, model_dir: Path, run_dir: Path, path: str):
                                 **({"steps_per_generation": args.steps_per_generation}
                                    if path == "fast" and args.steps_per_generation else {})}),
         f"verify.device={'cpu' if cpu else 'cuda'}",
+        f"rl.generation_merge_lora={str(args.merge_lora and path == 'fast').lower()}",
     ]
     if not cpu:
         overrides.append(f"verify.workers_per_gpu={args.verify_workers}")
@@ -348,6 +353,7 @@ def summarize(path: str, clock, trainer, reward, graphs_before: int, wall_s: flo
         "max_cache_len": plan.max_cache_len if plan else None,
         "attention": getattr(base_model(trainer.model).config, "_attn_implementation", None),
         "decode_compile": _compile_summary(trainer),
+        "merged_lora": bool(getattr(base_model(trainer.model), "_tritonrl_merged_generate", False)),
         "longest_prompt_tokens": longest_prompt_tokens(tokenizer, [row["prompt"] for row in rows]),
         "steps": len(clock.rows), "measured_steps": n,
         "generation_tokens_per_s": round(tokens / gen_s, 1) if gen_s else None,

@@ -62,13 +62,16 @@ def captured_trainer(monkeypatch):
     return box
 
 
-def test_fast_generation_compiles_once_and_lora_steps_do_not_recompile(make_config, captured_trainer):
+@pytest.mark.parametrize("merge", [False, True], ids=["adapter", "merged"])
+def test_fast_generation_compiles_once_and_lora_steps_do_not_recompile(make_config, captured_trainer,
+                                                                       tiny_model_dir, merge):
     """Two GRPO steps that train the LoRA weights (in place) between generations, with gradient checkpointing
     (TRL turns it off and on around each of the step's two chunked generate calls): the decode step's graph is
     compiled in step 1 and never again, with the module guards left out (mode ``default``: the filter goes in
-    ``options``) and the decode step's attention packed."""
+    ``options``) and the decode step's attention packed. With the adapter merged for generation, the same, and the
+    base weights end the run exactly as they were loaded."""
     import torch
-    from transformers import TrainerCallback
+    from transformers import AutoModelForCausalLM, TrainerCallback
 
     counts = []
 
@@ -80,7 +83,8 @@ def test_fast_generation_compiles_once_and_lora_steps_do_not_recompile(make_conf
     config = make_config("rl.steps=2", "rl.generation_compile={backend: eager, mode: default}",
                          "rl.max_completion_length=4",
                          "rl.trl={generation_kwargs: {min_new_tokens: 4}}", "model.gradient_checkpointing=true",
-                         "rl.generation_chunks=2", "rl.per_device_batch_size=4")
+                         "rl.generation_chunks=2", "rl.per_device_batch_size=4",
+                         *(["rl.generation_merge_lora=true"] if merge else []))
     captured_trainer["callbacks"].append(Count())
     result = rl.run_rl(config, verifier=FakeVerifier(faster_by_text))
     trainer = captured_trainer["trainer"]
@@ -92,6 +96,80 @@ def test_fast_generation_compiles_once_and_lora_steps_do_not_recompile(make_conf
     assert trainer.model.get_base_model().config._attn_implementation == fg.ATTENTION
     assert counts[0] >= 1, "the decode step was never compiled"
     assert counts == [counts[0]] * 2, f"recompiled after step 1: graphs per step {counts}"
+    base = trainer.model.get_base_model()
+    assert getattr(base, "_tritonrl_merged_generate", False) is merge
+    if merge:
+        loaded = AutoModelForCausalLM.from_pretrained(config.model.name_or_path).state_dict()
+        trained = {k.replace(".base_layer", ""): v for k, v in base.state_dict().items() if "lora_" not in k}
+        assert all(torch.equal(trained[k].cpu(), v) for k, v in loaded.items())
+
+
+def _lora_model(tiny_model_dir, dtype):
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=dtype),
+                           LoraConfig(r=4, lora_alpha=8, target_modules="all-linear"))
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.5)  # a delta of its own (PEFT starts B at zero)
+    return model.eval()
+
+
+def test_generation_with_the_adapter_merged_and_the_base_weights_restored_exactly(tiny_model_dir, monkeypatch):
+    """Inside ``generate`` the adapter is merged (the logits are the unmerged model's, within float32 rounding);
+    after it every base weight is bit for bit what it was, in bfloat16 too, where PEFT's unmerge alone leaves them
+    changed (``W + d - d``), call after call."""
+    import torch
+    from transformers import GenerationMixin
+
+    ids = torch.randint(10, 1000, (2, 7))
+    model = _lora_model(tiny_model_dir, torch.float32)
+    with torch.no_grad():
+        expected = model(input_ids=ids).logits
+    seen = []
+    original = GenerationMixin.generate
+
+    def spy(self, *args, **kwargs):
+        with torch.no_grad():
+            seen.append((self(input_ids=ids).logits, model.base_model.model.model.layers[0].self_attn.q_proj.merged))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(GenerationMixin, "generate", spy)
+    assert fg.merged_lora_generate(model) is None
+    model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=2, pad_token_id=0)
+    logits, merged = seen[0]
+    assert merged and torch.allclose(logits, expected, atol=1e-4)
+
+    model = _lora_model(tiny_model_dir, torch.bfloat16)
+    weights = {n: p.detach().clone() for n, p in model.named_parameters() if "lora_" not in n}
+    tuner = model.base_model
+    with torch.no_grad():
+        tuner.merge_adapter()
+        tuner.unmerge_adapter()
+    assert any(not torch.equal(p, weights[n]) for n, p in model.named_parameters() if n in weights)  # PEFT alone
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if n in weights:
+                p.copy_(weights[n])
+    fg.merged_lora_generate(model)
+    for _ in range(3):
+        model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=2, pad_token_id=0)
+    assert all(torch.equal(p, weights[n]) for n, p in model.named_parameters() if n in weights)
+    assert not model.base_model.model.model.layers[0].self_attn.q_proj.merged
+
+
+def test_the_adapter_stays_unmerged_where_a_merge_cannot_be_undone(tiny_model_dir):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    assert "not a PEFT model" in fg.merged_lora_generate(AutoModelForCausalLM.from_pretrained(tiny_model_dir))
+    model = _lora_model(tiny_model_dir, torch.float32)
+    model.base_model.model.model.layers[0].self_attn.q_proj.base_layer.weight.requires_grad_(True)
+    assert "trained" in fg.merged_lora_generate(model)
 
 
 def test_eager_generation_sets_only_the_kv_cache(make_config, captured_trainer):
