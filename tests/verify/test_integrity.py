@@ -51,7 +51,7 @@ from tritonrl.verify.shared.directories import jobs_root
 
 TASKS = {**BASE_TASKS, **REDTEAM_TASKS, **INTEGRITY_TASKS}
 DIR = Path(__file__).parent / "fixtures" / "integrity"
-FIXTURES = sorted([*DIR.glob("i*.py"), *(p for r in range(3, 35) for p in DIR.glob(f"r{r}_*.py")),
+FIXTURES = sorted([*DIR.glob("i*.py"), *(p for r in range(3, 36) for p in DIR.glob(f"r{r}_*.py")),
                    *DIR.glob("f51_*.py")])  # rounds (README); f51_*: issue 51's classes (docs/verifier.md)
 
 
