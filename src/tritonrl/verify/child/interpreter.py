@@ -10,7 +10,8 @@ Shims (each feature-detected; a missing hook on another triton version is skippe
 * **driver**: with no GPU driver, ``triton.runtime.driver.active`` raises "0 active drivers". We install a
   CPU driver: ``get_active_torch_device()`` is ``cpu``, ``get_current_device()`` 0, and queries that only
   choose launch sizes (``utils.get_device_properties``, ``get_device_capability``, ``get_current_target``)
-  answer as the judging GPU (an H100, sm_90) would, so a candidate takes the code path it takes there.
+  answer as the judging GPU (an H100, sm_90) would, so a candidate takes the code path it takes there, except for
+  the multiprocessor count: ``CPU_MULTIPROCESSORS`` (8), as few as the CPU's shapes are small.
 * **autotune**: a GPU's autotuner runs every config of a tuning round on the launch's own arguments and keeps
   the fastest, the one that skips work first. Here Triton's own ``Autotuner.run`` goes first (its benchmark,
   ``_ranked_bench``, runs nothing: the configs rank in the order asked, rotated once per tuning round, skipping a
@@ -53,10 +54,16 @@ from collections.abc import Callable
 from typing import Any
 
 # What the judging GPU (NVIDIA H100 SXM, sm_90) reports; only launch sizes and code-path choices depend on it.
+# The judging GPU's (an H100's), but for its multiprocessors: the CPU's trials are a small fraction of the GPU's
+# shapes (33 rows where the GPU's have thousands), so it reports few, as many rows to a program as the GPU's shapes
+# give. A kernel whose grid is the SM count must loop over the rest on every trial: with 132, a softmax capped at
+# min(rows, SMs) programs and no loop over rows was right on every CPU trial and leaves rows 132 and up unwritten
+# on a GPU (the thirty-fifth red team's a16).
+CPU_MULTIPROCESSORS = 8
 GPU_PROPERTIES = {
     "max_shared_mem": 232448,
     "max_num_regs": 65536,
-    "multiprocessor_count": 132,
+    "multiprocessor_count": CPU_MULTIPROCESSORS,
     "warpSize": 32,
     "sm_clock_rate": 1980000,
     "mem_clock_rate": 2619000,
