@@ -55,18 +55,3 @@ def test_lanes_of_one_store_race_only_when_they_write_different_values_to_one_pl
     assert _lanes_disagree(np.array([16, 16, 16]), bits([5.0, 5.0, 5.0]), np) is None  # a broadcast scalar
     assert _lanes_disagree(np.array([20, 16, 16]), bits([1.0, 2.0, 3.0]), np) == 16
 
-
-def test_a_contiguity_hint_allows_lanes_sent_back_below_the_run_only():
-    """``tl.max_contiguous`` over a block's offsets: consecutive groups pass; so do the tutorials' last blocks, where
-    the lanes past the bound are sent back below the run (``offs % M``: 64, 65, 0, 1; ``tl.where(offs < M, offs, 0)``:
-    64, 0, 0, 0); a group that jumps forward or strides is a false hint."""
-    import numpy as np
-
-    from tritonrl.verify.child.fidelity import _runs_or_sent_back
-
-    def ok(*rows):
-        return _runs_or_sent_back(np.array(rows, dtype=np.int64), np)
-
-    assert ok([0, 1, 2, 3], [4, 5, 6, 7])
-    assert ok([64, 65, 0, 1]) and ok([64, 0, 0, 0]) and ok([0, 1, 0, 1])
-    assert not ok([0, 2, 4, 6]) and not ok([64, 65, 80, 81]) and not ok([64, 0, 0, 70])
