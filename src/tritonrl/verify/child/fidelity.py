@@ -8,8 +8,8 @@ that is right on a GPU:
   whose mantissas are rounded to TF32's 10 bits; the interpreter multiplied full fp32 values, so a TF32 kernel was
   exact here and ~1e-3 off on the GPU. ``input_precision="ieee"`` (and ``tf32x3``) keep fp32 products, as do
   ``bf16x3`` and ``bf16x6``, which a GPU's CUDA backend takes (Triton 3.6 and 3.9) and the interpreter refused (an
-  honest kernel of the thirty-fifth red team, ``h10``): their error on a GPU (~2^-16 of a product for ``bf16x3``)
-  is far inside the fp32 tolerance.
+  honest kernel of the thirty-fifth red team, ``h10``), are taken and computed as the GPU splits them into bf16
+  parts (``_bf16_split_dot``): what the parts cannot hold is lost here too.
 * **bf16 values**: the interpreter keeps bf16 as raw 16-bit patterns, and its arithmetic, comparisons and
   ``tl.dot`` ran on those integers (``x > 0`` true for negatives; dot products ~1e10 off). They now run on the
   values (in fp32, rounded back to bf16 where the result is bf16), as the GPU does.
@@ -364,8 +364,11 @@ def install(report: dict) -> None:
         a_data, b_data = values(a), values(b)
         if a.dtype.scalar == interp.tl.float16:
             a_data, b_data = a_data.astype(np.float32), b_data.astype(np.float32)
-        elif a.dtype.scalar == fp32 and str(input_precision).rsplit(".", 1)[-1].upper() == "TF32":
+        elif a.dtype.scalar == fp32 and (precision := str(input_precision).rsplit(".", 1)[-1].upper()) == "TF32":
             a_data, b_data = _tf32(a_data), _tf32(b_data)
+        elif a.dtype.scalar == fp32 and precision in BF16_SPLITS:
+            return interp.TensorHandle(_bf16_split_dot(a_data, b_data, BF16_SPLITS[precision], np) + d.data,
+                                       d.dtype.scalar)
         elif a.dtype.primitive_bitwidth == 8 and a.dtype.is_floating():
             return original_dot(self, a, b, d, input_precision, max_num_imprecise_acc)
         return interp.TensorHandle(np.matmul(a_data, b_data, dtype=d.data.dtype) + d.data, d.dtype.scalar)
@@ -701,6 +704,30 @@ def _is_atomic(node: Any) -> bool:
     import ast
 
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.startswith("atomic_")
+
+
+BF16_SPLITS = {"BF16X3": 2, "BF16X6": 3}  # an fp32 operand as this many bf16 parts
+
+
+def _bf16_split_dot(a: Any, b: Any, parts: int, np: Any) -> Any:
+    """``a @ b`` as a GPU's ``bf16x3`` (2 parts) or ``bf16x6`` (3) computes it: each fp32 operand split into bf16
+    parts (each the rounding of what the earlier ones leave), and only the products of parts whose indices sum to
+    less than ``parts`` (hi*hi, hi*lo, lo*hi for bf16x3), smallest first, in fp32. What the parts cannot hold is lost,
+    as on the GPU: taken as fp32 products, a dot of constants told the interpreter from a GPU."""
+    def split(x):
+        out, rest = [], np.ascontiguousarray(x, dtype=np.float32)
+        for _ in range(parts):
+            part = (_bf16_bits(rest, np).astype(np.uint32) << 16).view(np.float32)
+            out.append(part)
+            rest = (rest - part).astype(np.float32)
+        return out
+    a_parts, b_parts = split(a), split(b)
+    pairs = sorted(((i, j) for i in range(parts) for j in range(parts) if i + j < parts), key=lambda ij: -sum(ij))
+    total = None
+    for i, j in pairs:
+        term = np.matmul(a_parts[i], b_parts[j], dtype=np.float32)
+        total = term if total is None else (total + term).astype(np.float32)
+    return total
 
 
 def _tf32(data: Any) -> Any:
