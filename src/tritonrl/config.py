@@ -137,6 +137,9 @@ class VerifyConfig(Section):
     seed: int = field(default=42, metadata={"help": "base seed; trial seeds are derived from it"})
     alt_shapes: bool = field(default=True, metadata={
         "help": "include alternative-shape trials among the multi-input trials"})
+    gpu_shape_probe: bool = field(default=True, metadata={
+        "help": "on the CPU, run the forward once more at the shape a GPU judges, on the meta device: a launch a GPU "
+                "refuses there (a grid axis over CUDA's limit, a block over Triton's) fails the candidate"})
     extra_dtype: str | None = field(default=None, metadata={
         "help": "e.g. float16: an extra trial in another dtype (needs an atol/rtol entry; off: KernelBench fixes fp32)"})
     tolerance: Literal["strict", "kernelbench"] = field(default="strict", metadata={

@@ -142,6 +142,9 @@ def serve(control: socket.socket) -> None:
             import triton.runtime.interpreter  # noqa: F401
         except ImportError:
             pass
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        with startup("meta_device"):  # before any fork: the judges make the probe's shapes there too
+            warm_meta_device()
     os.dup2(2, 1)  # stray prints (library warnings) must not reach anyone as a message
     children: dict[int, int] = {}  # pid -> job id
     # Ready before the candidates' warm-ups: a judge (forked first) starts CUDA while they run.
@@ -207,6 +210,20 @@ def warm_dispatch_mode() -> None:
         x = torch.empty_like(torch.zeros(4))
         x.copy_(torch.ones(4))
         (x + 1).sum().item()
+
+
+def warm_meta_device() -> None:
+    """Run a few ops on the meta device once, so every fork finds torch's Python meta kernels loaded (their first use
+    imports ``torch._refs``, ``torch._decomp`` and sympy: 0.7-1.3 s on a loaded 2-core CPU, which each candidate's
+    probe at the GPU's shape, ``child/probe.py``, paid on its own, and each judge once for the probe's shapes). The
+    CPU interpreter only: a GPU runs no probe."""
+    import torch
+
+    with torch.no_grad(), torch.device("meta"):
+        x = torch.empty(4, 4)
+        layer = torch.nn.Linear(4, 4)
+        torch.relu(layer(x.contiguous()) + 1).sum(dim=1)
+        torch.nn.functional.conv2d(torch.empty(1, 4, 4, 4), torch.empty(4, 4, 3, 3))
 
 
 def warm_triton_compiler() -> None:

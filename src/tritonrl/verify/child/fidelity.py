@@ -52,6 +52,7 @@ import re
 import secrets
 import sys
 import textwrap
+from collections.abc import Callable
 from typing import Any
 
 RACE_EXAMPLES = 3  # addresses named in a race's message
@@ -66,6 +67,7 @@ class InterpreterOnly(RuntimeError):
     """A kernel body does what only the interpreter runs (a plain Python call, a tensor's host handle)."""
 
 
+FP8_SATURATED: dict[Any, float] = {}  # fp8 type -> its largest finite value (``install``: float32 casts saturate there)
 GPU_DOT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")  # the CUDA backend's, Triton 3.6 and 3.9
 
 
@@ -98,13 +100,27 @@ class _Accesses:
         self.locks: set[int] = set()  # addresses of the locks the running program holds
         self.lanes = _Lanes()  # the running program's stores since its last barrier, by lane
         self.intra: str | None = None  # the launch's first race inside a program (lanes over each other)
+        self.reorders: dict[tuple, Any] = {}  # (source shape, target shape) -> the launch's order (``reorder``)
+        self.seed = 0
 
     def start(self, grid: tuple[int, int, int], seed: int) -> None:
         self.grid = grid
+        self.seed = seed
         self.order = [(x, y, z) for x in range(grid[0]) for y in range(grid[1]) for z in range(grid[2])]
         random.Random(seed).shuffle(self.order)
         self.loads, self.stores, self.updates = [], [], []
         self.lanes, self.intra = _Lanes(), None
+        self.reorders: dict[tuple, Any] = {}
+        self.seed = seed
+
+    def reorder(self, source: tuple, target: tuple, size: int, np: Any) -> Any:
+        """The launch's order for a reshape from ``source`` to ``target`` that may reorder: drawn once a launch (every
+        program's reshape between the two shapes takes it, as one compiled layout serves them all), the inverse for
+        the way back."""
+        if (source, target) not in self.reorders:
+            order = np.random.default_rng([self.seed, len(self.reorders)]).permutation(size)
+            self.reorders[(source, target)], self.reorders[(target, source)] = order, np.argsort(order)
+        return self.reorders[(source, target)]
 
     def program_index(self, x: int, y: int, z: int) -> tuple[int, int, int]:
         """The program run at the loop's step (x, y, z): the step's place in the shuffled order."""
@@ -416,13 +432,31 @@ def install(report: dict) -> None:
         """A float cast with ``fp_downcast_rounding`` as a GPU does it: float32 to bfloat16 to nearest even or
         toward zero (``cvt.rn``/``cvt.rz``; the interpreter's own rounding lost the carry of a tie), float32 to
         float16 toward zero without overflowing to infinity (``cvt.rz.f16.f32``: 1e6 is 65504; the interpreter
-        gave inf). Other casts are the interpreter's."""
+        gave inf), float32 to fp8 saturating at the largest finite value (``cvt.rn.satfinite.e5m2x2.f32`` and
+        ``.e4m3x2``, what Triton 3.9 emits for sm_90: 70000 is 57344 in fp8e5, where the interpreter gave 65536;
+        the thirty-fifth red team's ``a05``). Other casts are the interpreter's."""
         toward_zero = str(rounding_mode).rsplit(".", 1)[-1].upper() == "RTZ"
+        if src.dtype.scalar == fp32 and dst_type.scalar in FP8_SATURATED:
+            data = np.asarray(src.data, dtype=np.float32)
+            top = np.float32(FP8_SATURATED[dst_type.scalar])
+            src = interp.TensorHandle(np.where(np.isnan(data), data, np.clip(data, -top, top)).astype(np.float32),
+                                      fp32)
         if src.dtype.scalar == fp32 and dst_type.scalar == bf16:
             return interp.TensorHandle(_bf16_bits(np.asarray(src.data, dtype=np.float32), np, toward_zero), bf16)
         if src.dtype.scalar == fp32 and dst_type.scalar == tl.float16 and toward_zero:
             return interp.TensorHandle(_fp16_toward_zero(np.asarray(src.data, dtype=np.float32), np), tl.float16)
         return original_fp_to_fp(self, src, dst_type, rounding_mode)
+
+    def sqrt(self, arg):
+        """float32 ``tl.sqrt`` flushes a subnormal input to a zero of its sign, as a GPU's ``sqrt.approx.ftz.f32``
+        does (what Triton 3.9 emits for sm_90; "subnormal inputs and results are flushed to sign-preserving zero"):
+        sqrt(1e-40) is 0 there, 1e-20 under numpy (the thirty-fifth red team's ``a03``). ``tl.sqrt_rn`` is
+        ``sqrt.rn.f32``, which keeps them: the interpreter's."""
+        if arg.dtype.scalar != fp32:
+            return self.unary_op(arg, np.sqrt)
+        data = np.asarray(arg.data, dtype=np.float32)
+        flushed = np.where(np.abs(data) < np.finfo(np.float32).tiny, np.copysign(np.float32(0), data), data)
+        return interp.TensorHandle(np.sqrt(flushed).astype(np.float32), fp32)
 
     def exp2(self, arg):
         """float32 ``exp2`` flushes a subnormal result to zero, as a GPU's approximate ``ex2`` does (measured on an
@@ -433,6 +467,21 @@ def install(report: dict) -> None:
         data = np.asarray(out.data, dtype=np.float32)
         return interp.TensorHandle(np.where(np.abs(data) < np.finfo(np.float32).tiny, np.float32(0), data)
                                    .astype(np.float32), fp32)
+
+    def create_reshape(self, arg, shape, allow_reorder):
+        """``tl.reshape(..., can_reorder=True)`` (``tl.view``, a reduction over every axis) may hand the elements
+        back in any order (Triton: "the order of the elements may not be preserved"); the interpreter kept it, so a
+        kernel storing a viewed block in its logical order was right here and, where a GPU's layout reorders, wrong
+        (the thirty-fifth red team's ``a17``). The order is a permutation drawn for the launch from its secret seed
+        (``_Accesses.reorder``): the same for every program and every such reshape between two shapes, its inverse
+        for the way back, so a kernel that reshapes values and their pointers alike, or reduces them, is right in
+        any order, and one relying on an order (this one, or a GPU's) is not."""
+        out = original_reshape(self, arg, shape, allow_reorder)
+        source, target = tuple(np.shape(arg.data)), tuple(np.shape(out.data))
+        if not allow_reorder or out.data.size <= 1 or source == target:
+            return out
+        order = _ACCESSES.reorder(source, target, out.data.size, np)
+        return interp.TensorHandle(np.asarray(out.data).reshape(-1)[order].reshape(target), out.dtype.scalar)
 
     original_cvt = interp._implicit_cvt
 
@@ -453,8 +502,12 @@ def install(report: dict) -> None:
         _check_hint(self, key, values, np)
         return original_set_attr(self, key, values)
 
+    original_reshape = builder.create_reshape
+    builder.create_reshape = create_reshape
     original_cast, original_fp_to_fp = builder.cast_impl, builder.create_fp_to_fp
     builder.cast_impl, builder.create_fp_to_fp, builder.create_exp2 = cast_impl, fp_to_fp, exp2
+    builder.create_sqrt = sqrt
+    FP8_SATURATED.update({tl.float8e5: 57344.0, tl.float8e4nv: 448.0})  # the largest finite value of each
     interp.TensorHandle.set_attr = set_attr
     original_dot, original_idiv = builder.create_dot, builder.create_idiv
     original_init = builder.__init__
@@ -473,8 +526,10 @@ def install(report: dict) -> None:
     _install_gpu_frontend(interp)
     builder._tritonrl_fidelity = True
     report["fidelity"] = ("ok: TF32 dot, bf16 values rounded to nearest even, saturating float-to-int casts, "
-                          "integer division by zero, exp2's flushed subnormals, float arguments in float32, "
-                          "int32 loop variables, hints checked, shuffled programs, race check (atomics included)")
+                          "integer division by zero, exp2's and sqrt's flushed subnormals, saturating fp8 casts, atomic "
+                          "adds without subnormals, float arguments in float32, "
+                          "int32 loop variables, hints checked, reordering reshapes reordered, shuffled programs, "
+                          "race check (atomics included)")
 
 
 def _install_typed_loops(interp: Any, tl: Any, np: Any) -> None:
@@ -575,7 +630,11 @@ def _check_hint(handle: Any, key: str, values: Any, np: Any) -> None:
     """Stop the kernel at a ``tl.multiple_of`` (``tt.divisibility``) or ``tl.max_contiguous`` (``tt.contiguity``)
     hint on integers that the values do not bear out (``FalseHint``): on a scalar, the value is a multiple; on one
     dimension, each run of consecutive values starts at a multiple, and each aligned group of the claimed length
-    is consecutive. Pointers (an address's alignment is the allocator's) and wider tensors are not checked. Not
+    is consecutive. On a pointer, ``tl.multiple_of`` claims the address's alignment in bytes (Triton's axis
+    analysis reads it so, and vectorizes on it): each run of consecutive elements starts at a multiple (the thirty-
+    fifth red team's ``a07``: ``tl.multiple_of(x_ptr + row * n_cols, 16)`` at an odd width); a base pointer is as
+    aligned as a GPU's allocator makes it (tensors here start at 64 bytes or more, the arena's slots at 256).
+    ``tl.max_contiguous`` on pointers and wider tensors are not checked. Not
     relaxed for the lanes Triton's matmul idioms send back below the run (``offs % M``, ``tl.where(offs < M, offs,
     0)``): harmless where the kernel masks them at its store, but a kernel storing through them unmasked writes
     past the end on a GPU (``integrity/r35_relu_wrapped_offsets_hinted_unmasked_store``), and which lanes a store
@@ -583,7 +642,8 @@ def _check_hint(handle: Any, key: str, values: Any, np: Any) -> None:
     if key not in ("tt.divisibility", "tt.contiguity"):
         return
     data = np.asarray(handle.data)
-    if data.dtype.kind not in "iu" or data.ndim > 1 or handle.dtype.scalar.is_ptr():
+    pointer = handle.dtype.scalar.is_ptr()
+    if data.dtype.kind not in "iu" or data.ndim > 1 or (pointer and key != "tt.divisibility"):
         return
     claim = int(values[0] if isinstance(values, (list, tuple)) else values)
     if claim <= 1:
@@ -591,9 +651,14 @@ def _check_hint(handle: Any, key: str, values: Any, np: Any) -> None:
     wide = data.astype(np.int64).reshape(-1)
     hint = "tl.multiple_of" if key == "tt.divisibility" else "tl.max_contiguous"
     if key == "tt.divisibility":
+        step = max(1, handle.dtype.scalar.element_ty.primitive_bitwidth // 8) if pointer else 1
         starts = np.ones(wide.shape, dtype=bool)
-        starts[1:] = wide[1:] != wide[:-1] + 1
+        starts[1:] = wide[1:] != wide[:-1] + step
         bad = wide[starts][wide[starts] % claim != 0]
+        if bad.size and pointer:
+            raise FalseHint(f"a false {hint} hint on a pointer: an address {int(bad[0]) % claim} bytes past a "
+                            f"multiple of {claim} (a GPU's compiler issues aligned vector loads and stores on the "
+                            f"hint: a misaligned address there)")
         if bad.size:
             raise FalseHint(f"a false {hint} hint: {int(bad[0])} is not a multiple of {claim} (a GPU's compiler "
                             f"acts on the hint: the result there is undefined)")
@@ -797,8 +862,38 @@ def _lanes_in_any_order(rmw: Any, builder: Any, rmw_op: Any, op: str, ptr: Any, 
     return handle(back.view(np.asarray(val.data).dtype) if as_int else back, val.dtype.scalar)
 
 
+def _flushed_add(add: Callable[[Any], Any], ptr: Any, val: Any, where: Any, np: Any) -> Any:
+    """A float32 atomic add as a GPU's: "atom.add.f32 rounds to nearest even and flushes subnormal inputs and
+    results to sign-preserving zero" (the PTX ISA; ``RED.E.ADD.F32.FTZ.RN`` in the SASS of sm_86 and sm_89; adding
+    1e-40 to 0 leaves 0 on a GPU, NVIDIA's forum, 2013). The interpreter kept subnormals: a kernel adding one told it
+    from a GPU (the thirty-fifth red team's ``a09``). Here the addend and a subnormal already in memory are flushed
+    before the add, a subnormal sum after it (on an address several lanes add to, the last sum: a subnormal between
+    two of their adds of normal values stays, unlike on a GPU). What each lane gets back is the interpreter's."""
+    from triton.runtime import interpreter as interp
+
+    tiny = np.finfo(np.float32).tiny
+    addresses = np.broadcast_to(np.asarray(ptr.data), where.shape)
+    zeros = np.zeros(where.shape, dtype=np.float32)
+
+    def flush_memory() -> None:
+        held = np.asarray(interp._interpreter.load(addresses, where, zeros, np.float32), dtype=np.float32)
+        subnormal = where & (held != 0) & (np.abs(held) < tiny)
+        if subnormal.any():
+            interp._interpreter.store(addresses, np.copysign(np.float32(0), held).astype(np.float32), subnormal)
+
+    data = np.asarray(val.data, dtype=np.float32)
+    addend = type(val)(np.where(np.abs(data) < tiny, np.copysign(np.float32(0), data), data).astype(np.float32),
+                       val.dtype)
+    flush_memory()
+    result = add(addend)
+    flush_memory()
+    return result
+
+
 def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     """Shuffled program order (``set_grid_dim``/``set_grid_idx``), recorded accesses, the race check at the end."""
+    import triton.language as tl
+
     original_dim, original_idx = builder.set_grid_dim, builder.set_grid_idx
     original_load, original_store = builder.create_masked_load, builder.create_masked_store
     original_restore = executor._restore_args_dev
@@ -886,6 +981,9 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
             _ACCESSES.stores.append((actor, addresses[where], _bits(data, np)))
             if addresses.size == 1 and where.all():  # giving a lock back
                 _ACCESSES.locks.discard(int(addresses.reshape(-1)[0]))
+        if op == "FADD" and val.dtype.scalar == tl.float32:
+            return _flushed_add(lambda v: _lanes_in_any_order(original_rmw, self, rmwOp, op, ptr, v, mask, where,
+                                                              updated, rest, kwargs), ptr, val, where, np)
         return _lanes_in_any_order(original_rmw, self, rmwOp, op, ptr, val, mask, where, updated, rest, kwargs)
 
     def create_atomic_cas(self, ptr, cmp, val, *rest, **kwargs):

@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from tritonrl.verify.child import audit, scramble, seccomp
+from tritonrl.verify.child import audit, probe, scramble, seccomp
 from tritonrl.verify.child.bounds import UnsetRead
 from tritonrl.verify.child.fidelity import DataRace, InterpreterOnly
 from tritonrl.verify.child.inert import type_name
@@ -298,7 +298,8 @@ class Child:
     # ------------------------------------------------------------ the calls
     def serve(self) -> None:
         handlers = {"import": self.do_import, "arena": self.do_arena, "build": self.do_build, "run": self.do_run,
-                    "time_setup": self.do_time_setup, "time": self.do_time, "null": self.do_null}
+                    "probe": self.do_probe, "time_setup": self.do_time_setup, "time": self.do_time,
+                    "null": self.do_null}
         while True:
             message, fds = wire.recv(self.sock)
             op = message.get("op")
@@ -474,6 +475,49 @@ class Child:
             self.drop(ran)
             return {"ok": False, "flag": "file_access", "error": refused, "launches": launches, **self.short()}
         return {**self.answer(message, ran, start), **self.short()}
+
+    def do_probe(self, message: dict, fds: list) -> dict:
+        """``ModelNew`` built and called once at the shape a GPU judges, every tensor on the meta device, its
+        launches checked against a GPU's limits and not run (``probe.py``), inside a watch; what it held dropped
+        inside one. A launch a GPU refuses is the verdict (flag ``interpreter_only``); a forward that does not run
+        on the meta device leaves the shape unchecked (said, not failed; its exception explained inside a watch)."""
+        dropped = self.drop_model()
+        if dropped is not None:
+            return {"ok": False, "flag": dropped[0], "error": dropped[1]}
+        start = time.monotonic()
+        held, refused = Held(), None
+        probe.begin()
+        try:
+            with self.monitor.phase("probe"):
+                try:
+                    init, inputs = probe.meta_values(message["init"]), probe.meta_values(message["inputs"])
+                    model = build_model(self.module.ModelNew, init, int(message["seed"]), False, "meta",
+                                        message.get("dtype"), check=_refuse_overrides)
+                    held.objects += [model(*inputs), model, inputs, init]
+                    del model, inputs, init
+                except probe.GpuLimit as exc:
+                    refused = str(exc)
+                except BaseException as exc:  # noqa: BLE001 - explained and dropped inside a watch (``failed``)
+                    held = Held(exc)
+        finally:
+            launches = probe.end()
+        unchecked = None
+        if held.objects and isinstance(held.objects[0], BaseException):
+            reply = self.failed(held, "runtime_error")
+            if reply.get("flag") not in ("runtime_error", "init_error", "cpu_unsupported"):  # what the watch saw
+                return {"ok": False, **reply}
+            unchecked = str(reply.get("error", "?")).strip().splitlines()[-1][:300]
+        else:
+            conduct = self.drop(held)
+            if conduct is not None:
+                return {"ok": False, "flag": conduct[0], "error": f"at the GPU's shape: {conduct[1]}"}
+        if self.files_problem():
+            return {"ok": False, "flag": "file_access", "error": f"at the GPU's shape: {self.files_problem()}"}
+        if refused:
+            return {"ok": False, "flag": "interpreter_only", "error": refused, "launches": launches}
+        if unchecked is None and not launches:
+            unchecked = "no launch reached the interpreter at the GPU's shape"
+        return {"ok": True, "launches": launches, "unchecked": unchecked, "probe_s": time.monotonic() - start}
 
     def answer(self, message: dict, ran: Held, start: float) -> dict:
         """A forward that returned (``ran``: its output and record): judged, its outputs delivered, then dropped

@@ -28,6 +28,8 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from tritonrl.verify.child import probe
+
 _getframe = sys._getframe  # bound before the candidate is imported
 
 _Tensor = torch.Tensor
@@ -105,6 +107,8 @@ def executor_wrapper(original: Callable, monitor: Any, interpreted: bool) -> Cal
         original, monitor, interpreted = _tritonrl_watch
         if not interpreted:
             raise RuntimeError("a launch through Triton's interpreter on a GPU: only compiled kernels run here")
+        if probe.active():  # the forward at the GPU's shape on the meta device: checked, not run (``probe.py``)
+            return probe.check_launch(self, args, kwargs)
         if monitor.record is None:
             return original(self, *args, **kwargs)
         return monitor.launch(original, self, args, kwargs)

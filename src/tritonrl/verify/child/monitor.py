@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from tritonrl.verify.child import audit, guards, hooks, scramble, witness
+from tritonrl.verify.child import audit, guards, hooks, probe, scramble, witness
 from tritonrl.verify.child.aten_ops import (
     ALLOC_OPS,
     CARRIES_DATA,
@@ -477,6 +477,8 @@ class Monitor:
 
     def dispatched(self, func: Any, args: tuple, out: Any) -> None:
         """One aten op of the watched phase (the dispatch mode's call)."""
+        if probe.active() and all(t.is_meta for t in (*tensors(args), *tensors(out))):
+            return  # shapes only, at the GPU's shape (``probe.py``): no byte to account
         if not self.in_launch or self.candidate_in_launch():
             self.own_stream()
             self.account(func, args, out)

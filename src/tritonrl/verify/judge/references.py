@@ -145,6 +145,17 @@ class ReferenceStore:
                 self._modules[digest] = module
         return module
 
+    def shapes(self, trial: TrialSpec) -> tuple[list, list]:
+        """The constructor's arguments and the inputs of ``trial`` on the meta device (shapes and dtypes, no values,
+        no memory): the probe at the GPU's shape (``Session.gpu_shape``). Raises ``TaskError`` when they cannot
+        be made there."""
+        module = self.module(trial)
+        try:
+            with torch.random.fork_rng(devices=[]):
+                return make_inputs(module, trial, "meta")
+        except Exception as exc:  # noqa: BLE001 - the task's inputs, not the candidate: reported as unchecked
+            raise TaskError(f"task {trial.task_key}'s inputs on the meta device: {type(exc).__name__}: {exc}") from exc
+
     def model(self, trial: TrialSpec) -> torch.nn.Module:
         """The reference ``Model`` of this trial, built as the candidate's is (seed, perturbation, dtype)."""
         module = self.module(trial)

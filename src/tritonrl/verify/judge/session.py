@@ -44,6 +44,7 @@ class Session:
         self.trials: list[TrialSpec] = []
         self.config = message["config"]
         self.timing_spec: dict[str, Any] = {}
+        self.probe: TrialSpec | None = None  # the GPU's shape, checked on the meta device (CPU only: ``gpu_shape``)
         self.facts: dict[str, Any] = {"stage": "compile", "flags": [], "error": None, "compiled": False,
                                       "tiny_correct": False, "correct": False, "timing": {}, "stage_s": {}}
         self.budget_s = float(self.config["timeout_s"])  # the child's own time: waits for its answers
@@ -127,6 +128,7 @@ class Session:
             raise Unplanned
         self.trials = [TrialSpec(**t) for t in plan["trials"]]
         self.timing_spec = plan.get("timing") or {}
+        self.probe = TrialSpec(**plan["probe"]) if plan.get("probe") else None
 
     def timeout_message(self, stage: str) -> str:
         """What ran out, in the clock's numbers: the candidate's own time (its waits for the child's answers, the
@@ -262,9 +264,36 @@ class Session:
                 raise Failed(stage, problem.flag.value, f"{trial.describe()}: {problem.message}")
             if stage == "tiny":
                 self.facts["tiny_correct"] = True
+        if self.probe is not None:
+            self.gpu_shape(self.probe)
         self.trial_name = ""
         self.facts.update(correct=True, tiny_correct=True, stage="done")
         self.facts["stage_s"]["correctness"] = round(time.monotonic() - start, 4)
+
+    def gpu_shape(self, trial: TrialSpec) -> None:
+        """The forward once more at the shape a GPU judges (a bundled task's timing shape, a KernelBench task as
+        written), every tensor on the meta device in the child (``child/probe.py``): a launch a GPU refuses there
+        (its grid, its block, its shared memory) fails the candidate; what could not be checked is said in
+        ``facts["gpu_shape"]``, not failed."""
+        self.trial_name = f"trial {trial.name}"
+        start = time.monotonic()
+        try:
+            init, inputs = self.judge.store.shapes(trial)
+        except TaskError as exc:
+            self.facts["gpu_shape"] = {"unchecked": str(exc)[:300]}
+            return
+        layout = Layout()
+        reply = self.call({"op": "probe", "seed": trial.seed, "dtype": trial.dtype,
+                           "init": [layout.describe(v) for v in init],
+                           "inputs": [layout.describe(v) for v in inputs]}, "full")
+        self.facts["stage_s"]["gpu_shape"] = round(time.monotonic() - start, 4)
+        shapes = ", ".join("x".join(map(str, v.shape)) for v in inputs if hasattr(v, "shape"))
+        if not reply.get("ok"):
+            raise Failed("full", text(reply.get("flag"), "interpreter_only"),
+                         f"at the shape a GPU judges ({trial.task_key}: inputs {shapes}): {text(reply.get('error'), '?')}")
+        unchecked = reply.get("unchecked")
+        self.facts["gpu_shape"] = {"inputs": shapes, "launches": int(number(reply.get("launches"))),
+                                   **({"unchecked": text(unchecked, "?")[:300]} if unchecked else {})}
 
     def trial_once(self, trial: TrialSpec, ref: Reference, layout: Layout, stage: str, building: str,
                    again: bool = False) -> tuple[list[float], dict, dict, Mismatch | None]:

@@ -48,11 +48,12 @@ class TrialPlan(list):
     """The trials in order (a ``list[TrialSpec]``), with how their sizes were chosen."""
 
     def __init__(self, trials: list[TrialSpec], reduced: dict | None = None, oversize: bool = False,
-                 declined: str | None = None) -> None:
+                 declined: str | None = None, probe: TrialSpec | None = None) -> None:
         super().__init__(trials)
         self.reduced = dict(reduced or {})
         self.oversize = oversize
         self.declined = declined
+        self.probe = probe  # on the CPU: the shape a GPU judges, its launches checked on the meta device
 
     @property
     def flags(self) -> list[str]:
@@ -122,7 +123,22 @@ def build_trials(task: KernelTask, config: VerifyConfig, device: str | None = No
         trials.append(TrialSpec(f"full_{config.extra_dtype}", "full", base.key, base.source, seed + 100, 1.0,
                                 config.extra_dtype))
     reduced = base.meta.get("changes") if base.variant == "reduced" and base is not task else None
-    return TrialPlan(trials, reduced, oversize)
+    probe = gpu_shape_probe(task, base, seed) if _on_cpu(config, device) and config.gpu_shape_probe else None
+    return TrialPlan(trials, reduced, oversize, probe=probe)
+
+
+def gpu_shape_probe(task: KernelTask, base: KernelTask, seed: int) -> TrialSpec | None:
+    """On the CPU, the shape a GPU would judge the task at (a bundled task's timing shape, any other task as
+    written) when the CPU's trials do not run it: the candidate's forward runs there once on the meta device, its
+    launches checked against a GPU's limits and not run (``tritonrl.verify.child.probe``). None when the CPU's own
+    shape is that shape, or the task has no timing shape that runs."""
+    from tritonrl.tasks.variants import timing_variant
+
+    try:
+        gpu = timing_variant(task) or task
+    except TaskError:
+        return None
+    return None if gpu.key == base.key else TrialSpec("gpu_shape", "probe", gpu.key, gpu.source, seed)
 
 
 def strict_trials(config: VerifyConfig) -> int:

@@ -469,7 +469,7 @@ class Verifier:
                            "randomize": self.config.randomize_params}}
 
     def _plan_message(self, trials: TrialPlan) -> dict[str, Any]:
-        return {"trials": [t.to_dict() for t in trials],
+        return {"trials": [t.to_dict() for t in trials], "probe": trials.probe.to_dict() if trials.probe else None,
                 "timing": {"enabled": self._timed(), "policy": self._policy().as_dict(),
                            "compile": self.config.compile_baseline}}
 
@@ -504,6 +504,8 @@ class Verifier:
             result.timing["stage_s"]["gpu_lock_wait"] = round(facts["gpu_lock_wait_s"], 4)
         if facts.get("gpu_lease"):
             result.timing["gpu_lease"] = facts["gpu_lease"]  # [mode, start, end] (monotonic s) of each hold
+        if facts.get("gpu_shape"):
+            result.timing["gpu_shape"] = facts["gpu_shape"]  # the CPU's probe at the GPU's shape (``child/probe.py``)
         if facts.get("span"):
             result.timing["session_span"] = facts["span"]  # [start, child ready, end] (monotonic s) in the judge
         if facts.get("fork_span"):
