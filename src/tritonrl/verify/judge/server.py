@@ -98,8 +98,10 @@ def build_driver_utils(template: str) -> None:
 
 
 def serve(sock: socket.socket, spec: dict[str, Any]) -> None:
-    """The judge's life: set up, say ready, run each session in a thread, until the parent closes its end."""
-    judge = Judge(spec)
+    """The judge's life: take the salt, set up, say ready, run each session in a thread, until the parent closes its
+    end. The salt comes over this socket, never with ``spec`` (which passed through the zygote)."""
+    secret, _ = wire.recv(sock)
+    judge = Judge({**spec, "salt": str(secret.get("salt", ""))})
     judge.send(sock, {"op": "ready", "gpu": judge.gpu_name, "startup_s": judge.startup.seconds()})
     threads: list[threading.Thread] = []
     plans: dict[Any, queue.Queue] = {}  # session id -> where its plan goes, until it comes

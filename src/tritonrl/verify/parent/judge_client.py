@@ -1,6 +1,6 @@
 """The parent's end of each judge process: sessions out, verdict facts back.
 
-    judge = JudgeClient(zygote, gpu="0", spec={...}, env={"CUDA_VISIBLE_DEVICES": "0"})
+    judge = JudgeClient(zygote, gpu="0", spec={...}, env={"CUDA_VISIBLE_DEVICES": "0"}, salt=secret)
     key = judge.open(message, child_socket)        # the child starts while the parent plans the trials
     facts = judge.finish(key, plan, wait_s)        # raises JudgeDied if the judge ends or hangs meanwhile
 
@@ -31,10 +31,14 @@ class JudgeDied(RuntimeError):
 class JudgeClient:
     """The parent's end of one judge: sessions out, facts back (a reader thread routes them by id)."""
 
-    def __init__(self, zygote: ZygoteClient, gpu: str | None, spec: dict[str, Any], env: dict[str, str]) -> None:
+    def __init__(self, zygote: ZygoteClient, gpu: str | None, spec: dict[str, Any], env: dict[str, str],
+                 salt: str = "") -> None:
         began = time.monotonic()
         mine, theirs = socket.socketpair()
         self.process = zygote.submit("judge", "", spec, env, {}, theirs)
+        # The salt (the trials' input seeds: ``judge.references``) goes to the judge alone, after its fork: sent with
+        # the job it would pass through the zygote, whose memory every candidate's child is forked from.
+        wire.send(mine, {"op": "secret", "salt": salt})
         self.sock = mine
         self.gpu = gpu
         self._next = 0

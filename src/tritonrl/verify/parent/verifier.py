@@ -405,10 +405,10 @@ class Verifier:
             if judge is not None:
                 judge.close()
             env = {"CUDA_VISIBLE_DEVICES": gpu} if self.device == "cuda" else {}
-            spec = {"device": self.device, "salt": self._salt, "randomize": self.config.randomize_params,
+            spec = {"device": self.device, "randomize": self.config.randomize_params,
                     "reference_bytes": int(self.config.reference_memory_gb * (1 << 30)),
                     "cache_dir": self.cache_dir, "gpu": gpu, "triton_template": self._triton_template}
-            judge = JudgeClient(self._zygote, gpu, spec, env)
+            judge = JudgeClient(self._zygote, gpu, spec, env, salt=self._salt)
             with self._judges_lock:
                 self._judges[gpu] = judge
             return judge
