@@ -648,14 +648,9 @@ def kernelbench_commit(kernelbench: str) -> str | None:
 
 def our_commit() -> str | None:
     """This repository's commit (with ``+dirty`` when the working tree differs from it), or None."""
-    try:
-        head = subprocess.run(["git", "-C", str(HERE), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(HERE), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return head + ("+dirty" if dirty else "")
+    from tritonrl.util.gitinfo import commit
+
+    return commit(root=HERE)
 
 
 def print_table(cands: list[Candidate], summary: dict) -> None:

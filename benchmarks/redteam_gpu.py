@@ -22,7 +22,6 @@ import datetime
 import json
 import platform
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -81,10 +80,9 @@ def main(argv=None) -> int:
     if set(modes) - set(MODES):
         raise SystemExit(f"redteam_gpu: --modes: {sorted(set(modes) - set(MODES))} unknown; use {', '.join(MODES)}")
     found = cases(directory)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                             text=True).stdout.strip()
-    commit += " with uncommitted changes" if commit and changed else ""  # a device's copy: the tree, not the commit
+    from tritonrl.util.gitinfo import commit as checkout_commit
+
+    commit = checkout_commit(short=True)  # "+dirty" on a tree that differs from it (a device's copy)
     report = {"command": " ".join(sys.argv), "date": datetime.datetime.now(datetime.UTC).isoformat(),
               "commit": commit or None, "machine": platform.node(), "device": args.device, "cases": len(found),
               "modes": {}}

@@ -178,13 +178,9 @@ def machine() -> str:
 
 
 def commit(given: str | None) -> str | None:
-    if given:
-        return given
-    try:
-        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, timeout=10, check=True).stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
+    from tritonrl.util.gitinfo import commit as checkout_commit
+
+    return given or checkout_commit(short=True, root=ROOT)
 
 
 def worker_pids(launcher: int) -> list[int]:

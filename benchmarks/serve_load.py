@@ -15,9 +15,10 @@ and the drain's exit status.
 ``compare``: the bundled suite (every task's reference solution) judged by a ``Verifier`` in this process, and
 by the same settings through a ``tritonrl serve`` process and ``verify.backend: http``, in the same run, both
 started once and kept warm (one untimed pass each first: references computed, Triton's caches filled), then
-``--repeats`` timed passes of each in ABBA order; the JSON is written after every pass. The
+``--repeats`` timed passes of each in alternating orders; the JSON is written after every pass. The
 figure is ``overhead = median(http) / median(in_process) - 1``; the issue's bar is at most 5% on one GPU
-(``overhead_within_5pct``). On a CPU use ``--tasks`` to keep it short.
+(``overhead_within_5pct``). ``--control`` adds a second in-process side (an A/A run, ``control_spread``): the
+difference two sides read with nothing but their processes between them. On a CPU use ``--tasks`` to keep it short.
 
 The JSON (``--out``) carries the machine, the date, the commit and the command.
 """
@@ -25,6 +26,7 @@ The JSON (``--out``) carries the machine, the date, the commit and the command.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -57,6 +59,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--honest-every", type=int, default=5, help="one honest kernel in this many items")
     parser.add_argument("--tasks", default="", help="compare: comma-separated bundled tasks (default: all)")
     parser.add_argument("--repeats", type=int, default=3, help="compare: timed passes of each side")
+    parser.add_argument("--control", action="store_true",
+                        help="compare: a third side, a second in-process Verifier (an A/A run: what two sides that "
+                             "differ in nothing but their processes read apart)")
     parser.add_argument("--timeout-s", type=float, default=120.0, help="verify.timeout_s")
     parser.add_argument("--no-timing", action="store_true",
                         help="verify.timing=false (compare: on both sides; a GPU's timed pass of the suite is ~3 minutes; "
@@ -78,7 +83,8 @@ class ServiceProcess:
     """``python -m tritonrl serve`` on 127.0.0.1, a free port; ``stop()`` sends SIGTERM and waits for the drain."""
 
     def __init__(self, device: str, workers: int, timeout_s: float, extra: list[str] | None = None):
-        env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+        paths = [str(ROOT / "src"), *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}  # no empty entry (the cwd)
         env.pop("TRITONRL_SERVE_TOKEN", None)
         command = [sys.executable, "-m", "tritonrl", "serve", "--host", "127.0.0.1", "--port", "0",
                    "--device", device, "--timeout", str(timeout_s), *(extra or [])]
@@ -91,6 +97,7 @@ class ServiceProcess:
         self.start_s = round(time.monotonic() - started, 2)
         self._stderr: list[str] = []
         threading.Thread(target=lambda: self._stderr.extend(self.process.stderr), daemon=True).start()
+        threading.Thread(target=lambda: [None for _ in self.process.stdout], daemon=True).start()  # never blocks
 
     def _wait_listening(self) -> str:
         for line in self.process.stdout:
@@ -224,8 +231,12 @@ def timed(verifier, items: list) -> tuple[float, list]:
 
 def run_compare(args: argparse.Namespace, save=lambda part: None) -> dict:
     """Both sides started once and kept warm (one untimed pass each: references computed, Triton's caches filled),
-    then ``--repeats`` timed passes of each, in ABBA order (drift in the machine falls on both). ``save(part)`` is
-    called after every pass with what is known so far, so a run cut short still leaves its passes."""
+    then ``--repeats`` timed passes of each, in orders that alternate (ABC, CBA, ...: drift in the machine falls on
+    every side alike). ``--control`` adds a second in-process ``Verifier``: the spread between the two in-process
+    sides is what sides differing only in their processes (their salts, so their inputs, their zygotes' layout, their
+    history) read apart, the noise an overhead must stand out of. Each pass also records the seconds charged to the
+    candidates' children (``stage_s["charged"]``, summed) and the machine's load. ``save(part)`` is called after
+    every pass with what is known so far, so a run cut short still leaves its passes."""
     from tritonrl.config import VerifyConfig
     from tritonrl.verify import Verifier
     from tritonrl.verify.parent.http_backend import HttpVerifier
@@ -234,32 +245,59 @@ def run_compare(args: argparse.Namespace, save=lambda part: None) -> dict:
     config = VerifyConfig(device=args.device, workers=args.workers, timeout_s=args.timeout_s,
                           timing=not args.no_timing,
                           **({"workers_per_gpu": args.workers_per_gpu} if args.workers_per_gpu else {}))
+    names = ["in_process", "http", *(["control"] if args.control else [])]
     part: dict = {"tasks": len(items), "repeats": args.repeats, "timing": config.timing,
-                  "workers_per_gpu": config.workers_per_gpu, "warm_s": {},
-                  "passes_s": {"in_process": [], "http": []}}
+                  "workers_per_gpu": config.workers_per_gpu, "warm_s": {}, "order": [],
+                  "passes_s": {name: [] for name in names}, "charged_s": {name: [] for name in names},
+                  "load_average": []}
     verdicts: dict[str, list] = {}
     service = ServiceProcess(args.device, args.workers, args.timeout_s, extra=service_settings(args))
     try:
         with Verifier(config) as local, \
-                HttpVerifier(VerifyConfig(backend="http", http_url=service.url, http_batch_items=len(items))) as http:
-            local.start(wait=True)
-            sides = {"in_process": local, "http": http}
-            for name, verifier in sides.items():
-                part["warm_s"][name] = round(timed(verifier, items)[0], 3)
+                HttpVerifier(VerifyConfig(backend="http", http_url=service.url, http_batch_items=len(items))) as http, \
+                (Verifier(config) if args.control else contextlib.nullcontext()) as control:
+            sides = {"in_process": local, "http": http, "control": control}
+            for verifier in (local, control):
+                if verifier is not None:
+                    verifier.start(wait=True)
+            for name in names:
+                part["warm_s"][name] = round(timed(sides[name], items)[0], 3)
                 _progress(f"warm {name}: {part['warm_s'][name]} s", part, save)
             for repeat in range(args.repeats):
-                for name in (("in_process", "http") if repeat % 2 == 0 else ("http", "in_process")):
+                order = names if repeat % 2 == 0 else names[::-1]
+                part["order"].append(order)
+                part["load_average"].append(round(os.getloadavg()[0], 2))
+                for name in order:
                     seconds, results = timed(sides[name], items)
                     part["passes_s"][name].append(round(seconds, 3))
+                    part["charged_s"][name].append(round(charged(results), 3))
                     verdicts.setdefault(name, [r.correct for r in results])
                     _progress(f"pass {repeat + 1} {name}: {seconds:.1f} s", part, save)
     finally:
         service.stop()
-    local_s, remote_s = statistics.median(part["passes_s"]["in_process"]), statistics.median(part["passes_s"]["http"])
-    overhead = remote_s / local_s - 1
-    return {**part, "median_in_process_s": round(local_s, 3), "median_http_s": round(remote_s, 3),
-            "overhead": round(overhead, 4), "overhead_within_5pct": overhead <= 0.05,
-            "same_verdicts": verdicts["in_process"] == verdicts["http"], "correct": sum(verdicts["http"])}
+    return {**part, **compare_figures(part["passes_s"]),
+            "same_verdicts": all(v == verdicts["in_process"] for v in verdicts.values()),
+            "correct": sum(verdicts["http"])}
+
+
+def charged(results: list) -> float:
+    """The seconds charged to the candidates' children in one pass (their waits for the child's answers, by stage)."""
+    return sum(sum((r.timing.get("stage_s") or {}).get("charged", {}).values()) for r in results)
+
+
+def compare_figures(passes_s: dict[str, list[float]]) -> dict:
+    """``overhead``: median(http) / median(in_process) - 1 (the issue's bar: at most 5%); with a control side, also
+    ``control_spread`` (median(control) / median(in_process) - 1: an A/A run's difference) and ``http_over_control``
+    (the overhead against the other in-process side)."""
+    median = {name: statistics.median(values) for name, values in passes_s.items() if values}
+    overhead = median["http"] / median["in_process"] - 1
+    figures = {"median_in_process_s": round(median["in_process"], 3), "median_http_s": round(median["http"], 3),
+               "overhead": round(overhead, 4), "overhead_within_5pct": overhead <= 0.05}
+    if "control" in median:
+        figures.update(median_control_s=round(median["control"], 3),
+                       control_spread=round(median["control"] / median["in_process"] - 1, 4),
+                       http_over_control=round(median["http"] / median["control"] - 1, 4))
+    return figures
 
 
 def _progress(line: str, part: dict, save) -> None:
@@ -271,20 +309,14 @@ def _progress(line: str, part: dict, save) -> None:
 def machine_info(device: str) -> dict:
     import torch
 
+    from tritonrl.util.gitinfo import commit
+
     info = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "host": platform.node(),
             "python": platform.python_version(), "torch": torch.__version__, "cpus": os.cpu_count(),
-            "device": device, "commit": _commit(), "load_average_at_start": list(os.getloadavg())}
+            "device": device, "commit": commit(short=True), "load_average_at_start": list(os.getloadavg())}
     if torch.cuda.is_available() and device != "cpu":
         info["gpu"] = torch.cuda.get_device_name(0)
     return info
-
-
-def _commit() -> str | None:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True,
-                              timeout=10).stdout.strip() or None
-    except OSError:
-        return None
 
 
 def _write(out: str, report: dict) -> None:

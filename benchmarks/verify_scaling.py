@@ -30,7 +30,6 @@ import json
 import os
 import platform
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -205,19 +204,13 @@ def counts(spec: str | None, available: int) -> list[int]:
 def machine_info(device: str) -> dict:
     import torch
 
+    from tritonrl.util.gitinfo import commit
+
     info = {"date": datetime.date.today().isoformat(), "python": platform.python_version(),
-            "torch": torch.__version__, "cpus": os.cpu_count(), "device": device, "commit": _commit()}
+            "torch": torch.__version__, "cpus": os.cpu_count(), "device": device, "commit": commit(short=True)}
     if device == "cuda":
         info["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
     return info
-
-
-def _commit() -> str | None:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True,
-                              timeout=10).stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 def finish(report: dict) -> None:

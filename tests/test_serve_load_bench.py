@@ -55,8 +55,18 @@ def test_a_bounded_load_run_answers_every_request_once(bench, tmp_path):
 def test_compare_keeps_both_sides_warm_and_saves_after_every_pass(bench, tmp_path):
     saved = []
     args = bench.parse_args(["--device", "cpu", "--part", "compare", "--tasks", "l1_relu", "--repeats", "2",
-                             "--workers", "1", "--out", str(tmp_path / "compare.json")])
+                             "--workers", "1", "--control", "--out", str(tmp_path / "compare.json")])
     part = bench.run_compare(args, save=saved.append)
-    assert len(saved) == 2 + 2 * 2 and all(p["partial"] for p in saved)  # two warm passes, then two of each
-    assert len(part["passes_s"]["in_process"]) == len(part["passes_s"]["http"]) == 2
+    assert len(saved) == 3 + 3 * 2 and all(p["partial"] for p in saved)  # three warm passes, then two of each
+    assert len(part["passes_s"]["in_process"]) == len(part["passes_s"]["http"]) == len(part["passes_s"]["control"]) == 2
+    assert part["order"] == [["in_process", "http", "control"], ["control", "http", "in_process"]]
+    assert all(s > 0 for s in part["charged_s"]["http"]) and "control_spread" in part
     assert part["same_verdicts"] and part["correct"] == 1 and part["tasks"] == 1
+
+
+def test_compare_figures_set_the_overhead_against_an_a_a_run(bench):
+    figures = bench.compare_figures({"in_process": [10.0, 12.0, 11.0], "http": [11.5, 11.0, 12.0],
+                                     "control": [10.5, 11.5, 11.0]})
+    assert figures["overhead"] == 0.0455 and figures["overhead_within_5pct"]  # 11.5 / 11 - 1
+    assert figures["control_spread"] == 0.0 and figures["http_over_control"] == 0.0455
+    assert "control_spread" not in bench.compare_figures({"in_process": [1.0], "http": [1.2]})

@@ -684,20 +684,9 @@ def machine() -> dict:
 def _commit() -> str | None:
     """This checkout's commit (``+dirty`` with uncommitted changes to tracked files), read once: the code that
     runs is what was there when the driver started, whatever is committed while it runs."""
-    import subprocess
+    from tritonrl.util.gitinfo import commit
 
-    if os.environ.get("TRITONRL_COMMIT"):
-        return os.environ["TRITONRL_COMMIT"]
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
-                              cwd=Path(__file__).resolve().parent)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                               text=True, timeout=10, cwd=Path(__file__).resolve().parent)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if head.returncode:
-        return None
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    return commit(root=Path(__file__).resolve().parent)
 
 
 def plot(run_dir: Path, summary: dict) -> dict[str, str]:

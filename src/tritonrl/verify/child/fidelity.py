@@ -67,6 +67,7 @@ class InterpreterOnly(RuntimeError):
     """A kernel body does what only the interpreter runs (a plain Python call, a tensor's host handle)."""
 
 
+POINTER_ALIGNMENT = 64  # bytes: the CPU allocator's (c10's), the arena's slots 256; a GPU's allocations 256 or more
 FP8_SATURATED: dict[Any, float] = {}  # fp8 type -> its largest finite value (``install``: float32 casts saturate there)
 GPU_DOT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")  # the CUDA backend's, Triton 3.6 and 3.9
 
@@ -632,8 +633,9 @@ def _check_hint(handle: Any, key: str, values: Any, np: Any) -> None:
     dimension, each run of consecutive values starts at a multiple, and each aligned group of the claimed length
     is consecutive. On a pointer, ``tl.multiple_of`` claims the address's alignment in bytes (Triton's axis
     analysis reads it so, and vectorizes on it): each run of consecutive elements starts at a multiple (the thirty-
-    fifth red team's ``a07``: ``tl.multiple_of(x_ptr + row * n_cols, 16)`` at an odd width); a base pointer is as
-    aligned as a GPU's allocator makes it (tensors here start at 64 bytes or more, the arena's slots at 256).
+    fifth red team's ``a07``: ``tl.multiple_of(x_ptr + row * n_cols, 16)`` at an odd width), held as far as 64 bytes
+    (``POINTER_ALIGNMENT``: a tensor made here starts at a multiple of 64, the arena's slots of 256, a GPU's
+    allocations of 256 or more), so an honest claim of 128 on a base pointer is not refused here.
     ``tl.max_contiguous`` on pointers and wider tensors are not checked. Not
     relaxed for the lanes Triton's matmul idioms send back below the run (``offs % M``, ``tl.where(offs < M, offs,
     0)``): harmless where the kernel masks them at its store, but a kernel storing through them unmasked writes
@@ -650,6 +652,8 @@ def _check_hint(handle: Any, key: str, values: Any, np: Any) -> None:
         return
     wide = data.astype(np.int64).reshape(-1)
     hint = "tl.multiple_of" if key == "tt.divisibility" else "tl.max_contiguous"
+    if pointer:  # held only as far as this machine's allocator aligns (a GPU's aligns to 256 bytes or more)
+        claim = min(claim, POINTER_ALIGNMENT)
     if key == "tt.divisibility":
         step = max(1, handle.dtype.scalar.element_ty.primitive_bitwidth // 8) if pointer else 1
         starts = np.ones(wide.shape, dtype=bool)
