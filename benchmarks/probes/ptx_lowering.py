@@ -8,8 +8,10 @@ the instruction behind ``tl.exp``, ``tl.sqrt``, a float32 cast to fp8, ``tl.clam
 can be read here. Its semantics are the PTX ISA's (``.ftz``: subnormal inputs and results flushed to a zero of their
 sign; ``.satfinite``: out-of-range values to the largest finite one). ``verify/child/fidelity.py`` cites what this
 prints (2026-12-01, Triton 3.9: ``ex2.approx.f32`` for ``tl.exp``, ``ex2.approx.ftz.f32`` for ``tl.exp2``,
-``sqrt.approx.ftz.f32``, ``cvt.rn.satfinite.e5m2x2.f32`` and ``.e4m3x2``, ``min.xorsign.abs.f32`` for a symmetric
-``tl.clamp``, ``atom.global.gpu.acq_rel.add.f32``). A value is still a measurement's to confirm on a GPU
+``sqrt.approx.ftz.f32``, ``rsqrt.approx.ftz.f32``, ``cvt.rn.satfinite.e5m2x2.f32`` and ``.e4m3x2``,
+``min.xorsign.abs.f32`` for a symmetric ``tl.clamp``, ``atom.global.gpu.acq_rel.add.f32``, ``div.full.f32`` for a
+float32 division, ``max.f32``/``min.f32`` for ``tl.maximum``/``tl.minimum``, ``mul.f32`` without ``.ftz``: plain
+arithmetic keeps subnormals). A value is still a measurement's to confirm on a GPU
 (``benchmarks/redteam/r33/tools/gpu_tells.py``); the GPU machine's Triton 3.6 may lower differently.
 """
 
@@ -38,9 +40,15 @@ def operations(x, y, e5, e4, added, BLOCK: tl.constexpr):
     tl.store(e5 + offs, v.to(tl.float8e5))
     tl.store(e4 + offs, v.to(tl.float8e4nv))
     tl.atomic_add(added + offs, v)
+    w = tl.load(x + BLOCK + offs)
+    tl.store(y + 4 * BLOCK + offs, v / w)
+    tl.store(y + 5 * BLOCK + offs, tl.math.rsqrt(v))
+    tl.store(y + 6 * BLOCK + offs, tl.log(v))
+    tl.store(y + 7 * BLOCK + offs, tl.sin(v) + tl.cos(w))
+    tl.store(y + 8 * BLOCK + offs, tl.maximum(v, w) + tl.minimum(v, 0.0))
 
 
-INSTRUCTIONS = r"(ex2\S*|sqrt\S*|cvt\S*e[45]m[23]\S*|min\S*|max\S*|atom\S*|red\.\S*)"
+INSTRUCTIONS = r"(ex2\S*|lg2\S*|sqrt\S*|rsqrt\S*|div\S*|rcp\S*|sin\S*|cos\S*|cvt\S*e[45]m[23]\S*|min\S*|max\S*|atom\S*|red\.\S*)"
 
 
 def main() -> None:

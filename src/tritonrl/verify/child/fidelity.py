@@ -448,16 +448,26 @@ def install(report: dict) -> None:
             return interp.TensorHandle(_fp16_toward_zero(np.asarray(src.data, dtype=np.float32), np), tl.float16)
         return original_fp_to_fp(self, src, dst_type, rounding_mode)
 
+    def flushed_input(arg, op):
+        """``op`` of a float32 handle whose subnormal values are first flushed to a zero of their sign."""
+        data = np.asarray(arg.data, dtype=np.float32)
+        flushed = np.where(np.abs(data) < np.finfo(np.float32).tiny, np.copysign(np.float32(0), data), data)
+        with np.errstate(divide="ignore"):
+            return interp.TensorHandle(op(flushed).astype(np.float32), fp32)
+
     def sqrt(self, arg):
         """float32 ``tl.sqrt`` flushes a subnormal input to a zero of its sign, as a GPU's ``sqrt.approx.ftz.f32``
         does (what Triton 3.9 emits for sm_90; "subnormal inputs and results are flushed to sign-preserving zero"):
         sqrt(1e-40) is 0 there, 1e-20 under numpy (the thirty-fifth red team's ``a03``). ``tl.sqrt_rn`` is
         ``sqrt.rn.f32``, which keeps them: the interpreter's."""
+        return flushed_input(arg, np.sqrt) if arg.dtype.scalar == fp32 else self.unary_op(arg, np.sqrt)
+
+    def rsqrt(self, arg):
+        """float32 ``tl.math.rsqrt`` likewise (``rsqrt.approx.ftz.f32`` on sm_90): rsqrt(1e-40) is inf there, 1e20
+        under numpy."""
         if arg.dtype.scalar != fp32:
-            return self.unary_op(arg, np.sqrt)
-        data = np.asarray(arg.data, dtype=np.float32)
-        flushed = np.where(np.abs(data) < np.finfo(np.float32).tiny, np.copysign(np.float32(0), data), data)
-        return interp.TensorHandle(np.sqrt(flushed).astype(np.float32), fp32)
+            return original_rsqrt(self, arg)
+        return flushed_input(arg, lambda data: np.float32(1) / np.sqrt(data))
 
     def exp2(self, arg):
         """float32 ``exp2`` flushes a subnormal result to zero, as a GPU's approximate ``ex2`` does (measured on an
@@ -507,7 +517,8 @@ def install(report: dict) -> None:
     builder.create_reshape = create_reshape
     original_cast, original_fp_to_fp = builder.cast_impl, builder.create_fp_to_fp
     builder.cast_impl, builder.create_fp_to_fp, builder.create_exp2 = cast_impl, fp_to_fp, exp2
-    builder.create_sqrt = sqrt
+    original_rsqrt = builder.create_rsqrt
+    builder.create_sqrt, builder.create_rsqrt = sqrt, rsqrt
     FP8_SATURATED.update({tl.float8e5: 57344.0, tl.float8e4nv: 448.0})  # the largest finite value of each
     interp.TensorHandle.set_attr = set_attr
     original_dot, original_idiv = builder.create_dot, builder.create_idiv
@@ -527,7 +538,7 @@ def install(report: dict) -> None:
     _install_gpu_frontend(interp)
     builder._tritonrl_fidelity = True
     report["fidelity"] = ("ok: TF32 dot, bf16 values rounded to nearest even, saturating float-to-int casts, "
-                          "integer division by zero, exp2's and sqrt's flushed subnormals, saturating fp8 casts, atomic "
+                          "integer division by zero, exp2's, sqrt's and rsqrt's flushed subnormals, saturating fp8 casts, atomic "
                           "adds without subnormals, float arguments in float32, "
                           "int32 loop variables, hints checked, reordering reshapes reordered, shuffled programs, "
                           "race check (atomics included)")
