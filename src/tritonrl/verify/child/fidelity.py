@@ -881,27 +881,25 @@ def _flushed_add(add: Callable[[Any], Any], ptr: Any, val: Any, where: Any, np: 
     """A float32 atomic add as a GPU's: "atom.add.f32 rounds to nearest even and flushes subnormal inputs and
     results to sign-preserving zero" (the PTX ISA; ``RED.E.ADD.F32.FTZ.RN`` in the SASS of sm_86 and sm_89; adding
     1e-40 to 0 leaves 0 on a GPU, NVIDIA's forum, 2013). The interpreter kept subnormals: a kernel adding one told it
-    from a GPU (the thirty-fifth red team's ``a09``). Here the addend and a subnormal already in memory are flushed
-    before the add, a subnormal sum after it (on an address several lanes add to, the last sum: a subnormal between
-    two of their adds of normal values stays, unlike on a GPU). What each lane gets back is the interpreter's."""
+    from a GPU (the thirty-fifth red team's ``a09``). The addend is flushed before the add; the old values the add
+    returns show whether memory held a subnormal or a sum is one, and only then (no honest input has one) is memory
+    written again with the sum a GPU leaves: the lane's flushed old value plus its addend, flushed (on an address
+    several lanes add to, the last lane's). What each lane gets back is the interpreter's."""
     from triton.runtime import interpreter as interp
 
     tiny = np.finfo(np.float32).tiny
-    addresses = np.broadcast_to(np.asarray(ptr.data), where.shape)
-    zeros = np.zeros(where.shape, dtype=np.float32)
 
-    def flush_memory() -> None:
-        held = np.asarray(interp._interpreter.load(addresses, where, zeros, np.float32), dtype=np.float32)
-        subnormal = where & (held != 0) & (np.abs(held) < tiny)
-        if subnormal.any():
-            interp._interpreter.store(addresses, np.copysign(np.float32(0), held).astype(np.float32), subnormal)
+    def flushed(x: Any) -> Any:
+        return np.where(np.abs(x) < tiny, np.copysign(np.float32(0), x), x).astype(np.float32)
 
-    data = np.asarray(val.data, dtype=np.float32)
-    addend = type(val)(np.where(np.abs(data) < tiny, np.copysign(np.float32(0), data), data).astype(np.float32),
-                       val.dtype)
-    flush_memory()
-    result = add(addend)
-    flush_memory()
+    addend = flushed(np.asarray(val.data, dtype=np.float32))
+    result = add(type(val)(addend, val.dtype))
+    old = np.broadcast_to(np.asarray(result.data, dtype=np.float32), where.shape)
+    summed = old + np.broadcast_to(addend, where.shape)
+    wrong = where & (((old != 0) & (np.abs(old) < tiny)) | ((summed != 0) & (np.abs(summed) < tiny)))
+    if wrong.any():
+        gpu = flushed(flushed(old) + np.broadcast_to(addend, where.shape))
+        interp._interpreter.store(np.broadcast_to(np.asarray(ptr.data), where.shape), gpu, wrong)
     return result
 
 
