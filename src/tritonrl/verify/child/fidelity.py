@@ -112,7 +112,6 @@ class _Accesses:
         self.loads, self.stores, self.updates = [], [], []
         self.lanes, self.intra = _Lanes(), None
         self.reorders: dict[tuple, Any] = {}
-        self.seed = seed
 
     def reorder(self, source: tuple, target: tuple, size: int, np: Any) -> Any:
         """The launch's order for a reshape from ``source`` to ``target`` that may reorder: drawn once a launch (every
@@ -450,10 +449,8 @@ def install(report: dict) -> None:
 
     def flushed_input(arg, op):
         """``op`` of a float32 handle whose subnormal values are first flushed to a zero of their sign."""
-        data = np.asarray(arg.data, dtype=np.float32)
-        flushed = np.where(np.abs(data) < np.finfo(np.float32).tiny, np.copysign(np.float32(0), data), data)
         with np.errstate(divide="ignore"):
-            return interp.TensorHandle(op(flushed).astype(np.float32), fp32)
+            return interp.TensorHandle(op(_flush_subnormals(arg.data, np)).astype(np.float32), fp32)
 
     def sqrt(self, arg):
         """float32 ``tl.sqrt`` flushes a subnormal input to a zero of its sign, as a GPU's ``sqrt.approx.ftz.f32``
@@ -475,9 +472,7 @@ def install(report: dict) -> None:
         out = self.unary_op(arg, np.exp2)
         if out.dtype.scalar != fp32:
             return out
-        data = np.asarray(out.data, dtype=np.float32)
-        return interp.TensorHandle(np.where(np.abs(data) < np.finfo(np.float32).tiny, np.float32(0), data)
-                                   .astype(np.float32), fp32)
+        return interp.TensorHandle(_flush_subnormals(out.data, np), fp32)
 
     def create_reshape(self, arg, shape, allow_reorder):
         """``tl.reshape(..., can_reorder=True)`` (``tl.view``, a reduction over every axis) may hand the elements
@@ -877,6 +872,12 @@ def _lanes_in_any_order(rmw: Any, builder: Any, rmw_op: Any, op: str, ptr: Any, 
     return handle(back.view(np.asarray(val.data).dtype) if as_int else back, val.dtype.scalar)
 
 
+def _flush_subnormals(data: Any, np: Any) -> Any:
+    """float32 values with each subnormal made a zero of its sign (a GPU's ``.ftz``)."""
+    data = np.asarray(data, dtype=np.float32)
+    return np.where(np.abs(data) < np.finfo(np.float32).tiny, np.copysign(np.float32(0), data), data).astype(np.float32)
+
+
 def _flushed_add(add: Callable[[Any], Any], ptr: Any, val: Any, where: Any, np: Any) -> Any:
     """A float32 atomic add as a GPU's: "atom.add.f32 rounds to nearest even and flushes subnormal inputs and
     results to sign-preserving zero" (the PTX ISA; ``RED.E.ADD.F32.FTZ.RN`` in the SASS of sm_86 and sm_89; adding
@@ -887,18 +888,14 @@ def _flushed_add(add: Callable[[Any], Any], ptr: Any, val: Any, where: Any, np: 
     several lanes add to, the last lane's). What each lane gets back is the interpreter's."""
     from triton.runtime import interpreter as interp
 
-    tiny = np.finfo(np.float32).tiny
-
-    def flushed(x: Any) -> Any:
-        return np.where(np.abs(x) < tiny, np.copysign(np.float32(0), x), x).astype(np.float32)
-
-    addend = flushed(np.asarray(val.data, dtype=np.float32))
+    addend = _flush_subnormals(val.data, np)
     result = add(type(val)(addend, val.dtype))
     old = np.broadcast_to(np.asarray(result.data, dtype=np.float32), where.shape)
     summed = old + np.broadcast_to(addend, where.shape)
+    tiny = np.finfo(np.float32).tiny
     wrong = where & (((old != 0) & (np.abs(old) < tiny)) | ((summed != 0) & (np.abs(summed) < tiny)))
     if wrong.any():
-        gpu = flushed(flushed(old) + np.broadcast_to(addend, where.shape))
+        gpu = _flush_subnormals(_flush_subnormals(old, np) + np.broadcast_to(addend, where.shape), np)
         interp._interpreter.store(np.broadcast_to(np.asarray(ptr.data), where.shape), gpu, wrong)
     return result
 
