@@ -11,8 +11,8 @@ no download), LoRA r16 on every projection, gradient checkpointing on. Each path
 early, so every step generates the same tokens):
 - ``fast``: ``rl.generation=fast`` (static cache sized once, decode step compiled with CUDA graphs) and
   ``rl.generation_chunks=--chunks`` (each chunk verified in the background while the next is generated);
-  With ``--merge-lora``, ``rl.generation_merge_lora=true`` (the adapter merged for generation; ``merged_lora``
-  in the JSON says whether it took);
+  ``rl.generation_merge_lora`` as ``--merge-lora`` / ``--no-merge-lora`` says (merged by default, as the
+  project's default; ``merged_lora`` in the JSON says whether it took);
 - ``eager``: ``rl.generation=eager``, ``rl.generation_chunks=1``: TRL's own path, the reward after generation.
 ``--steps-per-generation S`` (fast path only; a multiple of the gradient accumulation steps A): one generation of
 S / A steps' completions, in ``--chunks`` chunks, serves S / A optimizer steps (verl's rollout batch split into
@@ -94,8 +94,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "flight beside training; timing stays exclusive)")
     p.add_argument("--no-timing", action="store_true", help="GPU: verify.timing=false (the correctness-only reward "
                    "most training runs; timing runs hold the GPU exclusively, so they are never beside generation)")
-    p.add_argument("--merge-lora", action="store_true", help="fast path: rl.generation_merge_lora=true (the "
-                   "adapter merged into the base weights for generation)")
+    p.add_argument("--merge-lora", action=argparse.BooleanOptionalAction, default=True,
+                   help="fast path: rl.generation_merge_lora (the adapter merged into the base weights for "
+                   "generation; the default, as the project's: --no-merge-lora for the unmerged adapter)")
     p.add_argument("--compile-backend", default=None, help="torch.compile backend (inductor; CPU rehearsal eager)")
     p.add_argument("--compile-mode", default="reduce-overhead", help="torch.compile mode for the decode step")
     args = p.parse_args(argv)

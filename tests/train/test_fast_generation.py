@@ -84,7 +84,7 @@ def test_fast_generation_compiles_once_and_lora_steps_do_not_recompile(make_conf
                          "rl.max_completion_length=4",
                          "rl.trl={generation_kwargs: {min_new_tokens: 4}}", "model.gradient_checkpointing=true",
                          "rl.generation_chunks=2", "rl.per_device_batch_size=4",
-                         *(["rl.generation_merge_lora=true"] if merge else []))
+                         f"rl.generation_merge_lora={str(merge).lower()}")
     captured_trainer["callbacks"].append(Count())
     result = rl.run_rl(config, verifier=FakeVerifier(faster_by_text))
     trainer = captured_trainer["trainer"]
@@ -170,6 +170,19 @@ def test_the_adapter_stays_unmerged_where_a_merge_cannot_be_undone(tiny_model_di
     model = _lora_model(tiny_model_dir, torch.float32)
     model.base_model.model.model.layers[0].self_attn.q_proj.base_layer.weight.requires_grad_(True)
     assert "trained" in fg.merged_lora_generate(model)
+
+
+def test_the_adapter_stays_unmerged_where_its_copy_would_crowd_the_gpu(tiny_model_dir, monkeypatch):
+    import torch
+
+    model = _lora_model(tiny_model_dir, torch.float32)
+    adapted = sum(m.get_base_layer().weight.nbytes for m in model.modules() if hasattr(m, "get_base_layer"))
+    monkeypatch.setattr(fg, "device_memory", lambda device: int(adapted / fg.MERGE_COPY_SHARE) - 1)
+    reason = fg.merged_lora_generate(model)
+    assert reason is not None and "GiB" in reason and not getattr(fg.base_model(model), "_tritonrl_merged_generate",
+                                                                   False)
+    monkeypatch.setattr(fg, "device_memory", lambda device: int(adapted / fg.MERGE_COPY_SHARE) + 1)
+    assert fg.merged_lora_generate(model) is None
 
 
 def test_eager_generation_sets_only_the_kv_cache(make_config, captured_trainer):

@@ -49,9 +49,10 @@ What TRL 1.16 and transformers (5.17 on the GPU host, 5.24 here) already do, and
   queries go to SDPA as that many rows of one head, under any mask shared by the heads, and the output is laid
   back out; the same arithmetic (``tests/train/test_fast_generation.py`` compares the logits). Prompts and training
   forward passes run transformers' own code.
-- The adapter merged for generation (``rl.generation_merge_lora``, off by default until measured on a GPU;
-  ``merged_lora_generate``): no adapter matmuls in the decode step, the base weights' exact values back after each
-  ``generate`` from a copy made once.
+- The adapter merged for generation (``rl.generation_merge_lora``, on by default since its H200 run: 1.7x the
+  tokens a second, docs/training.md; ``merged_lora_generate``): no adapter matmuls in the decode step, the base
+  weights' exact values back after each ``generate`` from a copy made once (kept unmerged, and said, where that
+  copy would take over ``MERGE_COPY_SHARE`` of the GPU's memory).
 - EOS: ``generate`` stops when every sequence of the batch has finished; finished rows keep their slot (and their
   compute) until then, as static batches must; TRL masks what follows each EOS.
 
@@ -204,7 +205,8 @@ def install_generation(trainer, config: TrainingConfig, prompts: list, compile_a
         reuse_static_cache(trainer.model)
         inference_generate(trainer.model)
         packed_decode_attention(trainer.model)
-        if config.rl.generation_merge_lora and (reason := merged_lora_generate(trainer.model)) is not None:
+        if config.rl.generation_merge_lora and (reason := merged_lora_generate(trainer.model)) is not None \
+                and is_peft_model(trainer.model):  # a full fine-tune has no adapter to merge: nothing to say
             say_once(f"rl.generation_merge_lora: the adapter stays unmerged in generation: {reason}")
     if isinstance(getattr(trainer, "generation_kwargs", None), dict):  # TRL's copy for older transformers
         trainer.generation_kwargs.update({k: v for k, v in settings.items() if k != "compile_config"})
@@ -285,6 +287,23 @@ def inference_generate(model) -> None:
     base._tritonrl_inference_generate = True
 
 
+# The most of a GPU's memory the merge's copy of the adapted weights may take: a 7B model's (~13 GB) fits an 80 GB
+# GPU beside training, not a 24 GB one, where the adapter stays unmerged and that is said.
+MERGE_COPY_SHARE = 0.2
+
+
+def is_peft_model(model) -> bool:
+    tuner = getattr(model, "base_model", None)
+    return hasattr(tuner, "merge_adapter") and hasattr(tuner, "unmerge_adapter")
+
+
+def device_memory(device) -> int | None:
+    """A CUDA device's total memory in bytes; None for other devices."""
+    import torch
+
+    return torch.cuda.get_device_properties(device).total_memory if device.type == "cuda" else None
+
+
 def merged_lora_generate(model) -> str | None:
     """``generate`` of ``model`` (a PEFT LoRA model) runs with the adapter merged into the base weights, which get
     their exact values back after the call; None, or why not.
@@ -301,7 +320,7 @@ def merged_lora_generate(model) -> str | None:
     import torch
 
     tuner = getattr(model, "base_model", None)
-    if not (hasattr(tuner, "merge_adapter") and hasattr(tuner, "unmerge_adapter")):
+    if not is_peft_model(model):
         return "the model is not a PEFT model"
     from peft.tuners.tuners_utils import BaseTunerLayer
 
@@ -312,6 +331,11 @@ def merged_lora_generate(model) -> str | None:
         return "the adapted base weights are trained (a copy of them would undo that)"
     if any(w.dtype not in (torch.float32, torch.bfloat16, torch.float16) for w in weights):
         return "quantized base weights (a merge cannot be undone exactly there)"
+    copy_bytes = sum(w.numel() * w.element_size() for w in weights)
+    total = device_memory(weights[0].device)
+    if total is not None and copy_bytes > MERGE_COPY_SHARE * total:
+        return (f"the copy of the adapted base weights it needs ({copy_bytes / 2**30:.1f} GiB) is over "
+                f"{MERGE_COPY_SHARE:.0%} of the GPU's {total / 2**30:.0f} GiB")
     base = base_model(model)
     if getattr(base, "_tritonrl_merged_generate", False):
         return None
