@@ -137,6 +137,10 @@ class VerifyConfig(Section):
     seed: int = field(default=42, metadata={"help": "base seed; trial seeds are derived from it"})
     alt_shapes: bool = field(default=True, metadata={
         "help": "include alternative-shape trials among the multi-input trials"})
+    cpu_cross_check: bool = field(default=True, metadata={
+        "help": "on a GPU, judge each candidate the GPU found correct once more on the CPU interpreter (programs in "
+                "another order, every access recorded): a data race, a read of memory nothing wrote or an access "
+                "outside the launch's tensors found there makes it wrong (a GPU run shows none of them)"})
     gpu_shape_probe: bool = field(default=True, metadata={
         "help": "on the CPU, run the forward once more at the shape a GPU judges, on the meta device: a launch a GPU "
                 "refuses there (a grid axis over CUDA's limit, a block over Triton's) fails the candidate"})

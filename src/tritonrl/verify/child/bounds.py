@@ -41,6 +41,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from tritonrl.verify.shared.flags import OUTSIDE_LAUNCH, UNSET_READ
+
 
 class OutsideLaunch(RuntimeError):
     """A kernel's memory operation reached outside the tensors handed to its launch."""
@@ -81,7 +83,7 @@ class Stores:
                 bad = flags[offsets]
                 if bad.any():
                     address = start + int(offsets[bad][0]) - k
-                    message = (f"a kernel loaded address {address:#x}, memory nothing had written (an element of a "
+                    message = (f"a kernel loaded address {address:#x}, {UNSET_READ} (an element of a "
                                "fresh torch.empty no kernel or torch op wrote yet): what it holds is undefined on a "
                                "GPU, where compute-sanitizer's initcheck reports it; write it first, or mask the load")
                     if self._violated is not None:
@@ -193,7 +195,7 @@ class BoundedMemory:
             inside |= (p >= np.uint64(lo)) & (p + np.uint64(size) <= np.uint64(hi))
         if not inside.all():
             address = int(p[~inside][0])
-            message = (f"a kernel {what} address {address:#x}, outside every tensor handed to its launch: a kernel "
+            message = (f"a kernel {what} address {address:#x}, {OUTSIDE_LAUNCH}: a kernel "
                        "may touch only the elements of its tensor arguments (a mask missing or one element too wide "
                        "reads past the end of a tensor)")
             self._violated(message)

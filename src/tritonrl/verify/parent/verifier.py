@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from tritonrl.config import VerifyConfig
 from tritonrl.errors import ConfigError, TaskError
 from tritonrl.tasks.model import KernelTask
+from tritonrl.verify.parent.cross_check import CrossCheck
 from tritonrl.verify.parent.hints import add_hints
 from tritonrl.verify.parent.judge_client import JUDGE_START_S, JudgeClient, JudgeDied
 from tritonrl.verify.parent.plan import strict_trials
@@ -145,6 +146,8 @@ class Verifier:
         # the directory when it forks, so it exists before the judge fills it.
         self._triton_template = os.path.join(jobs_root(), "triton-driver")
         os.makedirs(self._triton_template, mode=0o755, exist_ok=True)
+        # What a GPU run cannot show, judged on the CPU for each candidate the GPU found correct (cross_check.py)
+        self._cross_check = CrossCheck(self.config) if self.device == "cuda" and self.config.cpu_cross_check else None
 
     def _gpu_ids(self) -> list[str]:
         """``verify.gpus`` when given (ids as CUDA_VISIBLE_DEVICES names them), else every visible GPU."""
@@ -165,6 +168,8 @@ class Verifier:
         self.start()
         try:
             result = self._verify(task, code, completion)
+            if self._cross_check is not None:
+                result = self._cross_check.check(task, result)
         except ConfigError:
             raise  # the user's configuration: every item would fail the same way
         except Exception as exc:  # noqa: BLE001 - reported as the item's verdict and logged, never swallowed
@@ -191,12 +196,18 @@ class Verifier:
         """Candidates in flight at once: one per CPU worker, or ``workers_per_gpu`` per GPU."""
         return self._capacity
 
+    @property
+    def _threads(self) -> int:
+        """A batch's threads: one a place, twice that with the CPU cross-check (a thread's candidate is checked on
+        the CPU after it gives its GPU place back, and the next candidate takes that place meanwhile)."""
+        return self.concurrency * (2 if self._cross_check is not None else 1)
+
     def verify_many(self, items: list[VerifyItem], progress: bool = False) -> list[VerifyResult]:
         """Results in the order of ``items``; ``concurrency`` candidates run at a time."""
         from tritonrl.util.progress import ProgressLine  # tqdm, loaded when a verifier first judges a batch
 
         self.start()
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool, \
+        with ThreadPoolExecutor(max_workers=self._threads) as pool, \
                 ProgressLine(len(items), "verify", enabled=progress) as line:
             futures = [pool.submit(self.verify, it.task, it.code, it.completion) for it in items]
             results = []
@@ -212,7 +223,7 @@ class Verifier:
         exception in it, such as a second Ctrl-C) cancels the items not started and returns at once; ``close()``
         ends running ones."""
         self.start()
-        pool = ThreadPoolExecutor(max_workers=self.concurrency)
+        pool = ThreadPoolExecutor(max_workers=self._threads)
 
         def one(item: VerifyItem) -> VerifyResult | None:
             if stop is not None and stop.is_set():
@@ -240,6 +251,8 @@ class Verifier:
         Items still in flight in other threads end as not judged (``verify``), quietly: their judge's end is the
         caller's doing, not a failure."""
         self._closed = True
+        if self._cross_check is not None:
+            self._cross_check.close()
         for started in self._warm.drain():
             started.child.finish()
         with self._judges_lock:

@@ -112,3 +112,10 @@ RATIONALE: dict[Flag, str] = {
     Flag.TIMING_UNTRUSTED: "The candidate's clock disagrees with the judge's wall clock: its runtime earns no speed credit.",
     Flag.TIMING_UNRESOLVED: "The candidate's or the reference's runtime is below what the timer resolves once its own cost is taken off: no speedup, no speed credit.",
 }
+
+# What the CPU interpreter's memory checks say (``tritonrl.verify.child.bounds``) when a kernel reads memory nothing
+# wrote, or touches memory outside every tensor of its launch: a GPU run shows neither (a GPU reads what the memory
+# happens to hold, and its allocator's slack past a tensor). With ``data_race``, the evidence the CPU cross-check of
+# a GPU verdict takes (``tritonrl.verify.parent.cross_check``).
+UNSET_READ = "memory nothing had written"
+OUTSIDE_LAUNCH = "outside every tensor handed to its launch"

@@ -1,0 +1,103 @@
+"""A GPU verdict of *correct*, checked once more on the CPU interpreter for what a GPU run cannot show.
+
+    verify.cpu_cross_check: true     # the default; GPU verdicts only
+
+A GPU judges the schedule its hardware ran. A kernel whose programs depend on each other without an order (the last
+program of a row reads the other programs' partial sums, with no atomic between them) is right whenever the blocks
+happen to finish in grid order, as they did at every trial on an H200 (the thirty-fifth red team's `a12`-`a14`);
+a kernel that reads memory nothing wrote, or past the end of a tensor into the allocator's slack, reads whatever is
+there, often harmlessly. The CPU judge sees all three: its interpreter runs programs in a secret order and records
+every load, store and atomic (``tritonrl.verify.child.fidelity``, ``bounds``).
+
+So each candidate a GPU judged correct is judged again on the CPU (a second ``Verifier`` on the CPU, started on
+first use, one full trial; the GPU judge's own trials are the verdict's evidence of values). Only the CPU's
+*memory evidence* overturns the GPU's verdict: a ``data_race``, a read of memory nothing wrote, an access outside
+every tensor of the launch. Every other CPU outcome (a wrong value, a construct only a GPU runs, a timeout, a hint
+the interpreter holds to the letter) is the interpreter's business, recorded in ``timing["cpu_cross_check"]``, and
+the GPU's verdict stands. The check never turns a rejection into an acceptance.
+
+What it cannot do: a candidate that runs another kernel when it finds itself on a CPU (``if x.is_cuda:``) shows
+the CPU a kernel that is not the GPU's; such a device branch is the candidate's own (docs/verifier.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import time
+from typing import TYPE_CHECKING
+
+from tritonrl.verify.shared.flags import OUTSIDE_LAUNCH, UNSET_READ, Flag
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
+
+if TYPE_CHECKING:
+    from tritonrl.config import VerifyConfig
+    from tritonrl.tasks.model import KernelTask
+    from tritonrl.verify.parent.verifier import Verifier
+
+
+def memory_evidence(cpu: VerifyResult) -> bool:
+    """Whether the CPU's verdict found what a GPU run cannot show: a race between programs or lanes, a read of
+    memory nothing wrote, an access outside every tensor of the launch."""
+    if cpu.correct is not False:
+        return False
+    if Flag.DATA_RACE.value in cpu.flags:
+        return True
+    return Flag.RUNTIME_ERROR.value in cpu.flags and any(p in (cpu.error or "") for p in (UNSET_READ, OUTSIDE_LAUNCH))
+
+
+def cross_check_config(config: VerifyConfig) -> VerifyConfig:
+    """The CPU judge's settings: the GPU judge's, on the CPU, one full trial, no timing, no self-check; half the
+    machine's cores (the GPU's candidates and training share them)."""
+    return dataclasses.replace(
+        config, device="cpu", timing=False, multi_input=False, known_good=False, backend="local",
+        workers=max(1, (os.cpu_count() or 2) // 2), cpu_cross_check=False)
+
+
+def overturned(gpu: VerifyResult, cpu: VerifyResult) -> VerifyResult:
+    """``gpu``'s verdict with the CPU's evidence: not correct, the CPU's flag and error."""
+    gpu.correct = False
+    gpu.stage = Stage.FULL if gpu.stage in (Stage.TIMING, Stage.DONE) else gpu.stage
+    flag = Flag.DATA_RACE.value if Flag.DATA_RACE.value in cpu.flags else Flag.RUNTIME_ERROR.value
+    gpu.flags = [*gpu.flags, flag]
+    gpu.error = f"the CPU cross-check (programs in another order, every access recorded): {cpu.error}"
+    return gpu
+
+
+class CrossCheck:
+    """The CPU judge of a GPU ``Verifier``: started on first use, closed with it."""
+
+    def __init__(self, config: VerifyConfig) -> None:
+        self.config = cross_check_config(config)
+        self._verifier: Verifier | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _cpu(self) -> Verifier:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the CPU cross-check was closed")
+            if self._verifier is None:
+                from tritonrl.verify.parent.verifier import Verifier
+
+                self._verifier = Verifier(self.config)
+            return self._verifier
+
+    def check(self, task: KernelTask, result: VerifyResult) -> VerifyResult:
+        """``result`` (a GPU's verdict) as the CPU's memory evidence leaves it; the CPU's outcome in
+        ``timing["cpu_cross_check"]``."""
+        if result.correct is not True or not result.code:
+            return result
+        start = time.monotonic()
+        cpu = self._cpu().verify(task, code=result.code)
+        result.timing["cpu_cross_check"] = {"correct": cpu.correct, "flags": list(cpu.flags),
+                                            "s": round(time.monotonic() - start, 3)}
+        return overturned(result, cpu) if memory_evidence(cpu) else result
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            verifier, self._verifier = self._verifier, None
+        if verifier is not None:
+            verifier.close()

@@ -1,0 +1,114 @@
+"""The CPU cross-check of a GPU verdict (``tritonrl.verify.parent.cross_check``): the CPU's memory evidence (a race,
+a read of memory nothing wrote, an access outside the launch's tensors) overturns a GPU's *correct*; nothing else
+the CPU finds does. The GPU verdicts here are made up (no GPU on this machine); the CPU judging is real."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tritonrl.config import VerifyConfig
+from tritonrl.tasks.sources import load_bundled
+from tritonrl.verify.parent.cross_check import CrossCheck, cross_check_config, memory_evidence
+from tritonrl.verify.shared.flags import OUTSIDE_LAUNCH, UNSET_READ
+from tritonrl.verify.shared.verdict import Stage, VerifyResult
+
+INTEGRITY = Path(__file__).parent / "fixtures" / "integrity"
+
+
+def _wrong(flag: str, error: str = "") -> VerifyResult:
+    return VerifyResult(Stage.FULL, valid=True, compiled=True, tiny_correct=True, correct=False, flags=[flag],
+                        error=error)
+
+
+def _gpu_correct(code: str) -> VerifyResult:
+    return VerifyResult(Stage.DONE, valid=True, compiled=True, tiny_correct=True, correct=True, code=code,
+                        speedup=1.2, timing={"gpu": "made up"})
+
+
+def test_only_what_a_gpu_run_cannot_show_is_evidence():
+    assert memory_evidence(_wrong("data_race", "data race: a program loads what another program stores"))
+    assert memory_evidence(_wrong("runtime_error", f"trial full0: a kernel loaded address 0x10, {UNSET_READ} (...)"))
+    assert memory_evidence(_wrong("runtime_error", f"a kernel stored to address 0x10, {OUTSIDE_LAUNCH}: ..."))
+    for flag, error in [("output_mismatch", "3/64 values off"), ("interpreter_only", "a plain Python call"),
+                        ("runtime_error", "FalseHint: tl.multiple_of(n, 16) but n = 17"), ("timeout", ""),
+                        ("cpu_unsupported", ""), ("tiny_mismatch", UNSET_READ)]:
+        assert not memory_evidence(_wrong(flag, error)), flag
+    assert not memory_evidence(VerifyResult(Stage.DONE, correct=True))
+    assert not memory_evidence(VerifyResult(Stage.COMPILE, correct=None, flags=["declined", "data_race"]))
+
+
+def test_the_cpu_judge_is_the_gpu_judges_settings_on_the_cpu():
+    gpu = VerifyConfig(device="cuda", timing=True, timeout_s=45.0, strict=True, tolerance="kernelbench")
+    cpu = cross_check_config(gpu)
+    assert (cpu.device, cpu.timing, cpu.multi_input, cpu.known_good, cpu.cpu_cross_check) == \
+        ("cpu", False, False, False, False)
+    assert (cpu.timeout_s, cpu.strict, cpu.tolerance) == (45.0, True, "kernelbench")
+
+
+@pytest.fixture(scope="module")
+def cross_check(tmp_path_factory):
+    check = CrossCheck(VerifyConfig(device="cuda", timeout_s=30.0,
+                                    cache_dir=str(tmp_path_factory.mktemp("cross-check-cache"))))
+    yield check
+    check.close()
+
+
+@pytest.fixture(scope="module")
+def mean_dim():
+    return next(t for t in load_bundled() if t.name == "l1_mean_dim")
+
+
+@pytest.mark.parametrize("fixture, flag", [
+    ("r35_mean_dim_last_program_finalizes_zeroed_scratch", "data_race"),
+    ("r35_mean_dim_relaxed_ticket_last_program", "data_race"),
+    ("r35_mean_dim_last_program_finalizes_unwritten_scratch", "runtime_error"),
+])
+def test_a_race_the_gpu_did_not_expose_overturns_its_verdict(cross_check, mean_dim, fixture, flag):
+    """The thirty-fifth red team's a12-a14, right on an H200 at every trial (2026-12-01): made GPU verdicts of
+    *correct* become wrong, with the CPU's flag and error."""
+    result = cross_check.check(mean_dim, _gpu_correct((INTEGRITY / f"{fixture}.py").read_text()))
+    assert result.correct is False and result.stage == Stage.FULL
+    assert flag in result.flags and result.error.startswith("the CPU cross-check")
+    assert result.timing["cpu_cross_check"]["correct"] is False and result.timing["gpu"] == "made up"
+
+
+def test_an_honest_kernel_and_the_cpus_other_findings_leave_the_gpu_verdict(cross_check, mean_dim):
+    honest = cross_check.check(mean_dim, _gpu_correct(mean_dim.solution))
+    assert honest.correct is True and honest.flags == [] and honest.speedup == 1.2
+    assert honest.timing["cpu_cross_check"]["correct"] is True
+    # wrong values on the CPU are the interpreter's business here (the GPU's trials judged the values)
+    wrong_value = mean_dim.solution.replace("/ n_cols", "/ (n_cols + 1)")
+    assert wrong_value != mean_dim.solution
+    kept = cross_check.check(mean_dim, _gpu_correct(wrong_value))
+    assert kept.correct is True and kept.timing["cpu_cross_check"]["correct"] is False
+    # a rejection is never checked (nor turned into an acceptance)
+    rejected = _wrong("output_mismatch")
+    assert cross_check.check(mean_dim, rejected) is rejected and "cpu_cross_check" not in rejected.timing
+
+
+def test_a_gpu_verifier_hands_each_verdict_to_its_cross_check(monkeypatch, mean_dim):
+    """Wiring (a CPU ``Verifier`` given a cross-check, as a GPU one makes itself): ``verify`` returns the checked
+    verdict, a batch has a thread for each check beside each place, and ``close`` closes it."""
+    from tritonrl.verify import Verifier
+
+    seen = []
+
+    class Recorder:
+        def check(self, task, result):
+            seen.append(result.code)
+            result.correct = False
+            return result
+
+        def close(self):
+            seen.append("closed")
+
+    verifier = Verifier(VerifyConfig(device="cpu", workers=2))
+    assert verifier._cross_check is None and verifier._threads == 2  # a CPU verdict is the CPU's already
+    verifier._cross_check = Recorder()
+    monkeypatch.setattr(verifier, "start", lambda wait=False: None)
+    monkeypatch.setattr(verifier, "_verify", lambda task, code, completion: _gpu_correct(code))
+    assert verifier.verify(mean_dim, code="pass").correct is False and verifier._threads == 4
+    verifier.close()
+    assert seen == ["pass", "closed"]
