@@ -141,6 +141,9 @@ class VerifyConfig(Section):
         "help": "on a GPU, judge each candidate the GPU found correct once more on the CPU interpreter (programs in "
                 "another order, every access recorded): a data race, a read of memory nothing wrote or an access "
                 "outside the launch's tensors found there makes it wrong (a GPU run shows none of them)"})
+    hold_hints: bool = field(default=True, metadata={
+        "help": "on the CPU, stop a kernel at a tl.multiple_of / tl.max_contiguous hint its values do not bear out "
+                "(a GPU's compiler acts on hints: the result there is undefined); off in the CPU cross-check"})
     gpu_shape_probe: bool = field(default=True, metadata={
         "help": "on the CPU, run the forward once more at the shape a GPU judges, on the meta device: a launch a GPU "
                 "refuses there (a grid axis over CUDA's limit, a block over Triton's) fails the candidate"})

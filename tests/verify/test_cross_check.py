@@ -42,8 +42,8 @@ def test_only_what_a_gpu_run_cannot_show_is_evidence():
 def test_the_cpu_judge_is_the_gpu_judges_settings_on_the_cpu():
     gpu = VerifyConfig(device="cuda", timing=True, timeout_s=45.0, strict=True, tolerance="kernelbench")
     cpu = cross_check_config(gpu)
-    assert (cpu.device, cpu.timing, cpu.multi_input, cpu.known_good, cpu.cpu_cross_check) == \
-        ("cpu", False, False, False, False)
+    assert (cpu.device, cpu.timing, cpu.multi_input, cpu.known_good, cpu.cpu_cross_check, cpu.hold_hints) == \
+        ("cpu", False, False, False, False, False)
     assert (cpu.timeout_s, cpu.strict, cpu.tolerance) == (45.0, True, "kernelbench")
 
 
@@ -64,6 +64,7 @@ def mean_dim():
     ("r35_mean_dim_last_program_finalizes_zeroed_scratch", "data_race"),
     ("r35_mean_dim_relaxed_ticket_last_program", "data_race"),
     ("r35_mean_dim_last_program_finalizes_unwritten_scratch", "runtime_error"),
+    ("r35_mean_dim_race_behind_a_false_hint", "data_race"),  # the hint stopped the CPU first (not held there now)
 ])
 def test_a_race_the_gpu_did_not_expose_overturns_its_verdict(cross_check, mean_dim, fixture, flag):
     """The thirty-fifth red team's a12-a14, right on an H200 at every trial (2026-12-01): made GPU verdicts of
@@ -112,3 +113,18 @@ def test_a_gpu_verifier_hands_each_verdict_to_its_cross_check(monkeypatch, mean_
     assert verifier.verify(mean_dim, code="pass").correct is False and verifier._threads == 4
     verifier.close()
     assert seen == ["pass", "closed"]
+
+
+def test_hints_are_held_unless_the_judge_says_not(tmp_path):
+    """``verify.hold_hints`` reaches the child: a false ``tl.multiple_of`` on the element count stops the kernel by
+    default, and is let be where the judge does not hold hints (the cross-check's CPU judge)."""
+    from tritonrl.verify import Verifier
+
+    relu = next(t for t in load_bundled() if t.name == "l1_relu")
+    code = (INTEGRITY / "r34_relu_false_multiple_of_on_the_count.py").read_text()
+    verdicts = {}
+    for hold in (True, False):
+        with Verifier(VerifyConfig(device="cpu", workers=1, hold_hints=hold, cache_dir=str(tmp_path))) as verifier:
+            verdicts[hold] = verifier.verify(relu, code=code)
+    assert verdicts[True].correct is False and "FalseHint" in verdicts[True].error
+    assert verdicts[False].correct is True, verdicts[False].error

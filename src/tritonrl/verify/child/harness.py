@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from tritonrl.verify.child import audit, probe, scramble, seccomp
+from tritonrl.verify.child import audit, fidelity, probe, scramble, seccomp
 from tritonrl.verify.child.bounds import UnsetRead
 from tritonrl.verify.child.fidelity import DataRace, InterpreterOnly
 from tritonrl.verify.child.inert import type_name
@@ -263,6 +263,7 @@ class Child:
             warnings.simplefilter("ignore")
             exact_fp32()
             if is_interpreter():  # honest constructs the CPU interpreter lacks (autotune, libdevice, driver queries)
+                fidelity.HOLD_HINTS = bool(self.spec.get("hold_hints", True))
                 info["interpreter"] = install_interpreter_compat()
             self.monitor.install()
         # The judge says when: a GPU's driver makes contexts one at a time, so of many children started at once the

@@ -490,6 +490,7 @@ class Verifier:
         from tritonrl.verify.static.vocab import ALLOWED_IMPORTS
 
         return {"device": self.device, "poison": self.config.poison_memory, "strict": self.config.strict,
+                "hold_hints": self.config.hold_hints,
                 "allowed_imports": sorted(ALLOWED_IMPORTS), "sandbox": self.config.sandbox,
                 "sandbox_required": self._required_protections(),
                 "triton_seed": self._triton_template if self.device == "cuda" else None}
