@@ -55,3 +55,50 @@ def test_lanes_of_one_store_race_only_when_they_write_different_values_to_one_pl
     assert _lanes_disagree(np.array([16, 16, 16]), bits([5.0, 5.0, 5.0]), np) is None  # a broadcast scalar
     assert _lanes_disagree(np.array([20, 16, 16]), bits([1.0, 2.0, 3.0]), np) == 16
 
+
+
+def _launch(events):
+    """A launch's record from events in the order its programs ran: ("store", program, addresses),
+    ("load", program, addresses), ("atomic", program, addresses, sem, scope)."""
+    from tritonrl.verify.child.fidelity import _Accesses
+
+    record_ = _Accesses()
+    record_.start((4, 1, 1), seed=0)
+    for kind, program, addresses, *sem in events:
+        addr = np.array(addresses, dtype=np.int64)
+        if kind == "store":
+            record_.store(program, addr, np.ones(addr.shape, dtype=np.uint32))
+        elif kind == "load":
+            record_.load(program, addr)
+        else:
+            record_.updates.append((program, addr))
+            record_.fence(program, addr, *sem)
+    return find_race(record_.loads, record_.stores, record_.updates, record_)
+
+
+def test_a_store_released_and_acquired_before_the_load_is_no_race():
+    """The last-block pattern (CUB's; Triton's default sem acq_rel): programs store their partials, then take a
+    ticket; the last takes its ticket, then loads every partial. The PTX memory model orders those stores before
+    those loads (release/acquire on the ticket); relaxed tickets, a CTA scope, a ticket before the store, or a load
+    before the ticket order nothing."""
+    partial, ticket = [64, 68, 72], [1024]
+
+    def pattern(sem="ACQUIRE_RELEASE", scope="GPU", store_first=True, load_last=True):
+        events = []
+        for p in range(3):
+            store, atomic = ("store", p, [partial[p]]), ("atomic", p, ticket, sem, scope)
+            events += [store, atomic] if store_first else [atomic, store]
+        last = [("atomic", 3, ticket, sem, scope), ("load", 3, partial)]
+        return events + (last if load_last else last[::-1])
+
+    assert _launch(pattern()) is None
+    assert _launch(pattern(sem="RELEASE")) is not None  # the reader's ticket does not acquire
+    for racy in (pattern(sem="RELAXED"), pattern(scope="CTA"), pattern(store_first=False),
+                 pattern(load_last=False)):
+        race = _launch(racy)
+        assert race is not None and "loads what another program" in race
+    # a reader that ran before a writer: nothing the writer did can be ordered before its load
+    early = [("store", 0, [64]), ("atomic", 0, ticket, "ACQUIRE_RELEASE", "GPU"),
+             ("atomic", 3, ticket, "ACQUIRE_RELEASE", "GPU"), ("load", 3, [64, 68]),
+             ("store", 1, [68]), ("atomic", 1, ticket, "ACQUIRE_RELEASE", "GPU")]
+    assert _launch(early) is not None

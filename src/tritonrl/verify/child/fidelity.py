@@ -101,6 +101,13 @@ class _Accesses:
         self.loads: list[tuple[int, Any]] = []
         self.stores: list[tuple[int, Any, Any]] = []
         self.updates: list[tuple[int, Any]] = []  # addresses changed by atomics, by program
+        # When each load and store happened (a count of the launch's accesses: its programs run one at a time), and
+        # the atomics that order memory between programs: (actor, addresses, when, releases, acquires)
+        self.clock = 0
+        self.load_times: list[int] = []
+        self.store_times: list[int] = []
+        self.fences: list[tuple[int, Any, int, bool, bool]] = []
+        self._by_actor: tuple[int, dict] | None = None
         self.locks: set[int] = set()  # addresses of the locks the running program holds
         self.lanes = _Lanes()  # the running program's stores since its last barrier, by lane
         self.intra: str | None = None  # the launch's first race inside a program (lanes over each other)
@@ -112,9 +119,59 @@ class _Accesses:
         self.seed = seed
         self.order = [(x, y, z) for x in range(grid[0]) for y in range(grid[1]) for z in range(grid[2])]
         random.Random(seed).shuffle(self.order)
-        self.loads, self.stores, self.updates = [], [], []
-        self.lanes, self.intra = _Lanes(), None
+        self.clear()
         self.reorders: dict[tuple, Any] = {}
+
+    def clear(self) -> None:
+        """Forget the launch's accesses (its end, or a new launch)."""
+        self.loads, self.stores, self.updates = [], [], []
+        self.clock, self.load_times, self.store_times, self.fences = 0, [], [], []
+        self._by_actor: tuple[int, dict] | None = None  # the fences by actor, made when a race is weighed
+        self.lanes, self.intra = _Lanes(), None
+
+    def load(self, actor: int, addresses: Any) -> None:
+        self.loads.append((actor, addresses))
+        self.load_times.append(self._tick())
+
+    def store(self, actor: int, addresses: Any, bits: Any) -> None:
+        self.stores.append((actor, addresses, bits))
+        self.store_times.append(self._tick())
+
+    def fence(self, actor: int, addresses: Any, sem: Any, scope: Any) -> None:
+        """An atomic's memory order: ``sem`` release (or acq_rel) makes the program's earlier stores visible to a
+        program whose acquire (or acq_rel) atomic on the same location comes later (the PTX memory model's
+        release/acquire patterns; a read-modify-write continues a release sequence, so every later ticket-taker
+        synchronizes with every earlier one). ``scope`` cta orders nothing between programs (each is a CTA)."""
+        name = getattr(sem, "name", str(sem)).rsplit(".", 1)[-1].upper()
+        if "CTA" in getattr(scope, "name", str(scope)).upper() or not addresses.size:
+            return
+        release, acquire = name in ("RELEASE", "ACQUIRE_RELEASE", "ACQ_REL"), name in ("ACQUIRE", "ACQUIRE_RELEASE",
+                                                                                        "ACQ_REL")
+        if release or acquire:
+            self.fences.append((actor, addresses, self._tick(), release, acquire))
+
+    def _tick(self) -> int:
+        self.clock += 1
+        return self.clock
+
+    def synchronized(self, writer: int, stored: int, reader: int, loaded: int) -> bool:
+        """Whether the writer's store at ``stored`` happens before the reader's load at ``loaded``: the writer
+        released a location after its store, and the reader acquired it after that and before its load."""
+        import numpy as np
+
+        if writer < 0 or reader < 0:  # a lock's accesses: one actor already
+            return False
+        if self._by_actor is None or self._by_actor[0] != len(self.fences):
+            by_actor: dict[int, list] = {}
+            for fence in self.fences:
+                by_actor.setdefault(fence[0], []).append(fence)
+            self._by_actor = (len(self.fences), by_actor)
+        fences = self._by_actor[1]
+        released = [(a, t) for _, a, t, rel, _ in fences.get(writer, ()) if rel and t > stored]
+        for _, a, t, _, acq in fences.get(reader, ()):
+            if acq and t < loaded and any(t_r < t and np.intersect1d(a_r, a).size for a_r, t_r in released):
+                return True
+        return False
 
     def reorder(self, source: tuple, target: tuple, size: int, np: Any) -> Any:
         """The launch's order for a reshape from ``source`` to ``target`` that may reorder: drawn once a launch (every
@@ -263,8 +320,10 @@ def watch_loads(stop: bool = False) -> list | None:
     return _LOAD_WATCH
 
 
-def find_race(loads: list, stores: list, updates: list = ()) -> str | None:
-    """A description of the first cross-program conflict among this launch's accesses, or None."""
+def find_race(loads: list, stores: list, updates: list = (), order: _Accesses | None = None) -> str | None:
+    """A description of the first cross-program conflict among this launch's accesses, or None. With ``order`` (the
+    launch's record: when each access happened, its ordering atomics), a load of what another program stored is no
+    race where the store happens before the load (``_Accesses.synchronized``)."""
     import numpy as np
 
     if loads and updates:
@@ -278,8 +337,8 @@ def find_race(loads: list, stores: list, updates: list = ()) -> str | None:
         return None
     s_pid = np.concatenate([np.full(a.shape, p, dtype=np.int64) for p, a, _ in stores])
     s_val = np.concatenate([v for _, _, v in stores])
-    order = np.lexsort((s_pid, s_addr))
-    s_addr, s_pid, s_val = s_addr[order], s_pid[order], s_val[order]
+    order_of_stores = np.lexsort((s_pid, s_addr))
+    s_addr, s_pid, s_val = s_addr[order_of_stores], s_pid[order_of_stores], s_val[order_of_stores]
     first = np.r_[True, s_addr[1:] != s_addr[:-1]]
     starts = np.flatnonzero(first)
     writers = np.add.reduceat(np.r_[True, (s_addr[1:] != s_addr[:-1]) | (s_pid[1:] != s_pid[:-1])].astype(np.int64),
@@ -298,6 +357,17 @@ def find_race(loads: list, stores: list, updates: list = ()) -> str | None:
     at = np.searchsorted(w_addr, l_addr)
     at[at >= w_addr.size] = 0
     hit = (w_addr.size > 0) & (w_addr[at] == l_addr) & (w_pid[at] != l_pid)
+    if hit.any() and order is not None and order.fences:
+        s_time = np.concatenate([np.full(a.shape, t, dtype=np.int64) for (_, a, _), t in zip(stores, order.store_times)])
+        w_time = np.maximum.reduceat(s_time[order_of_stores], starts)[writers == 1]  # a writer's last store there
+        l_time = np.concatenate([np.full(a.shape, t, dtype=np.int64) for (_, a), t in zip(loads, order.load_times)])
+        at_hit = np.flatnonzero(hit)
+        writer, reader = w_pid[at[at_hit]], l_pid[at_hit]
+        for w, r in dict.fromkeys(zip(writer.tolist(), reader.tolist())):  # in the order met, until one races
+            pair = at_hit[(writer == w) & (reader == r)]
+            if not order.synchronized(w, int(w_time[at[pair]].max()), r, int(l_time[pair].min())):
+                break
+            hit[pair] = False
     if hit.any():
         k = np.flatnonzero(hit)[:RACE_EXAMPLES]
         where = ", ".join(f"{int(l_addr[i]):#x}" for i in k)
@@ -903,6 +973,11 @@ def _flushed_add(add: Callable[[Any], Any], ptr: Any, val: Any, where: Any, np: 
     return result
 
 
+def _sem_scope(rest: tuple, kwargs: dict) -> tuple[Any, Any]:
+    """An atomic's ``sem`` and ``scope`` as the builder got them (after the leading operands, or by name)."""
+    return kwargs.get("sem", rest[0] if rest else None), kwargs.get("scope", rest[1] if len(rest) > 1 else None)
+
+
 def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     """Shuffled program order (``set_grid_dim``/``set_grid_idx``), recorded accesses, the race check at the end."""
     import triton.language as tl
@@ -926,7 +1001,7 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     def create_masked_load(self, ptrs, mask, *rest, **kwargs):
         where = np.broadcast_to(np.asarray(mask.data, dtype=bool), np.shape(ptrs.data))
         loaded = np.asarray(ptrs.data)[where]
-        _ACCESSES.loads.append((_ACCESSES.actor(), loaded))
+        _ACCESSES.load(_ACCESSES.actor(), loaded)
         if _ACCESSES.lanes.stored and _ACCESSES.intra is None:
             raced = _ACCESSES.lanes.foreign_read(where.size, loaded, np.flatnonzero(where), np)
             if raced.size:
@@ -946,7 +1021,7 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         data = np.broadcast_to(np.asarray(value.data), where.shape)[where]
         stored = np.asarray(ptrs.data)[where]
         bits = _bits(data, np)
-        _ACCESSES.stores.append((_ACCESSES.actor(), stored, bits))
+        _ACCESSES.store(_ACCESSES.actor(), stored, bits)
         lanes = np.flatnonzero(where)
         if _ACCESSES.intra is None:
             clash = _lanes_disagree(stored, bits, np)
@@ -976,11 +1051,12 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         read = np.broadcast_to(_identity(op, val.data, np), where.shape)
         actor = _ACCESSES.actor()
         if not result_discarded():  # an atomic whose result the kernel drops reads nothing
-            _ACCESSES.loads.append((actor, addresses[where & read]))
+            _ACCESSES.load(actor, addresses[where & read])
         if _LOAD_WATCH is not None:  # an atomic reads its location to combine with it (an atomic max over -inf)
             _LOAD_WATCH.append(addresses[where])
         _ACCESSES.updates.append((actor, addresses[where & ~read]))
         updated, lanes = addresses[where], np.flatnonzero(where)
+        _ACCESSES.fence(actor, updated, *_sem_scope(rest, kwargs))
         if where.size > 1 and _ACCESSES.intra is None:
             raced = _ACCESSES.lanes.stored_under(where.size, updated, lanes, np)
             if raced.size:
@@ -991,7 +1067,7 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         _ACCESSES.lanes.store(where.size, updated, lanes)  # its result: no lane's to read
         if op == "XCHG":  # an exchange is a store: programs exchanging different values race like stores do
             data = np.broadcast_to(np.asarray(val.data), where.shape)[where]
-            _ACCESSES.stores.append((actor, addresses[where], _bits(data, np)))
+            _ACCESSES.store(actor, addresses[where], _bits(data, np))
             if addresses.size == 1 and where.all():  # giving a lock back
                 _ACCESSES.locks.discard(int(addresses.reshape(-1)[0]))
         if op == "FADD" and val.dtype.scalar == tl.float32:
@@ -1002,6 +1078,7 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     def create_atomic_cas(self, ptr, cmp, val, *rest, **kwargs):
         addresses = np.asarray(ptr.data).reshape(-1)
         _ACCESSES.updates.append((_ACCESSES.actor(), addresses))
+        _ACCESSES.fence(_ACCESSES.actor(), addresses, *_sem_scope(rest, kwargs))
         if _LOAD_WATCH is not None:
             _LOAD_WATCH.append(addresses)
         result = original_cas(self, ptr, cmp, val, *rest, **kwargs)
@@ -1011,9 +1088,8 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         return result
 
     def restore_args_dev(self, *args, **kwargs):
-        race = _ACCESSES.intra or find_race(_ACCESSES.loads, _ACCESSES.stores, _ACCESSES.updates)
-        _ACCESSES.loads, _ACCESSES.stores, _ACCESSES.updates = [], [], []
-        _ACCESSES.lanes, _ACCESSES.intra = _Lanes(), None
+        race = _ACCESSES.intra or find_race(_ACCESSES.loads, _ACCESSES.stores, _ACCESSES.updates, _ACCESSES)
+        _ACCESSES.clear()
         if race is not None:
             raise DataRace(race)
         return original_restore(self, *args, **kwargs)
