@@ -65,6 +65,7 @@ def mean_dim():
     ("r35_mean_dim_relaxed_ticket_last_program", "data_race"),
     ("r35_mean_dim_last_program_finalizes_unwritten_scratch", "runtime_error"),
     ("r35_mean_dim_race_behind_a_false_hint", "data_race"),  # the hint stopped the CPU first (not held there now)
+    ("r35_mean_dim_race_on_a_cuda_scratch", "data_race"),  # device="cuda": cpu_unsupported before (now the CPU)
 ])
 def test_a_race_the_gpu_did_not_expose_overturns_its_verdict(cross_check, mean_dim, fixture, flag):
     """The thirty-fifth red team's a12-a14, right on an H200 at every trial (2026-12-01): made GPU verdicts of

@@ -743,6 +743,78 @@ class _FakeProps(types.SimpleNamespace):
     pass
 
 
+# Torch's calls that make a tensor on a device named in their arguments: under the interpreter a CUDA device there
+# is the CPU (``_install_cuda_as_cpu``)
+_DEVICE_FACTORIES = ("empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "linspace", "eye",
+                     "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "empty_strided",
+                     "tensor", "as_tensor")
+_DEVICE_METHODS = ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor")
+
+
+def _cpu_for_cuda(device: Any) -> Any:
+    """``device`` with a CUDA device (a name, a ``torch.device``, an index) made the CPU; anything else as given."""
+    import torch
+
+    if isinstance(device, int) and not isinstance(device, bool):
+        return "cpu"
+    if isinstance(device, (str, torch.device)):
+        try:
+            return "cpu" if torch.device(device).type == "cuda" else device
+        except (RuntimeError, TypeError):  # not a device: the call's own error
+            return device
+    return device
+
+
+def _install_cuda_as_cpu(report: dict) -> None:
+    """GPU-written code names its device (``torch.empty(n, device="cuda")``, ``.cuda()``, ``.to("cuda")``): under
+    the interpreter that device is the CPU, where every tensor of the trial is, as the judging GPU would hold them
+    all. Before this such code was ``cpu_unsupported`` (not judged), and the CPU cross-check of a GPU verdict saw
+    nothing of a kernel whose scratch was made with ``device="cuda"``. A forward that asks where its tensors are
+    (``x.is_cuda``) still learns the truth: that is a device branch of its own."""
+    import functools
+
+    import torch
+
+    if torch.cuda.is_available():
+        report["cuda_as_cpu"] = "kept: CUDA is available"
+        return
+    if getattr(torch.Tensor.cuda, "_tritonrl_cpu", False):
+        report["cuda_as_cpu"] = "ok: installed before"
+        return
+
+    def with_cpu(function: Any) -> Any:
+        @functools.wraps(function)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if "device" in kwargs:
+                kwargs["device"] = _cpu_for_cuda(kwargs["device"])
+            return function(*args, **kwargs)
+
+        return call
+
+    for name in _DEVICE_FACTORIES:
+        if hasattr(torch, name):
+            setattr(torch, name, with_cpu(getattr(torch, name)))
+    for name in _DEVICE_METHODS:
+        if hasattr(torch.Tensor, name):
+            setattr(torch.Tensor, name, with_cpu(getattr(torch.Tensor, name)))
+    original_to = torch.Tensor.to
+
+    @functools.wraps(original_to)
+    def to(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if args and not isinstance(args[0], (torch.dtype, torch.Tensor)):
+            args = (_cpu_for_cuda(args[0]), *args[1:])
+        if "device" in kwargs:
+            kwargs["device"] = _cpu_for_cuda(kwargs["device"])
+        return original_to(self, *args, **kwargs)
+
+    def cuda(self: Any, device: Any = None, non_blocking: bool = False, memory_format: Any = None) -> Any:
+        return self if memory_format is None else self.contiguous(memory_format=memory_format)
+
+    cuda._tritonrl_cpu = True
+    torch.Tensor.to, torch.Tensor.cuda = to, cuda
+    report["cuda_as_cpu"] = f"ok: {len(_DEVICE_FACTORIES) + len(_DEVICE_METHODS) + 2} calls"
+
+
 def _install_torch_cuda(report: dict) -> None:
     import torch
 
@@ -864,6 +936,7 @@ def install_interpreter_compat() -> dict[str, str]:
     for name, install in (("driver", _install_driver), ("autotune", _install_autotune),
                           ("libdevice", _install_libdevice), ("torch_cuda", _install_torch_cuda),
                           ("scalar_index", _install_scalar_index), ("compare_int1", _install_compare_int1),
+                          ("cuda_as_cpu", _install_cuda_as_cpu),
                           ("fidelity", fidelity.install)):
         try:
             install(report)
