@@ -129,3 +129,19 @@ def test_hints_are_held_unless_the_judge_says_not(tmp_path):
             verdicts[hold] = verifier.verify(relu, code=code)
     assert verdicts[True].correct is False and "FalseHint" in verdicts[True].error
     assert verdicts[False].correct is True, verdicts[False].error
+
+
+def test_a_cross_check_that_cannot_judge_leaves_the_verdict_and_says_so(mean_dim, caplog):
+    """A CPU judge that fails (here: it cannot start) is said once; the GPU's verdict stands, its failure recorded."""
+    check = CrossCheck(VerifyConfig(device="cuda"))
+
+    def broken():
+        raise RuntimeError("no CPU judge here")
+
+    check._cpu = broken
+    with caplog.at_level("WARNING", logger="tritonrl.verify.parent.cross_check"):
+        first = check.check(mean_dim, _gpu_correct("code"))
+        second = check.check(mean_dim, _gpu_correct("code"))
+    assert first.correct is True and "no CPU judge here" in first.timing["cpu_cross_check"]["error"]
+    assert second.correct is True
+    assert sum("CPU cross-check failed" in r.getMessage() for r in caplog.records) == 1

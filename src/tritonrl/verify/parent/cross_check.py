@@ -23,6 +23,7 @@ the CPU a kernel that is not the GPU's; such a device branch is the candidate's 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import threading
 import time
@@ -30,6 +31,8 @@ from typing import TYPE_CHECKING
 
 from tritonrl.verify.shared.flags import OUTSIDE_LAUNCH, UNSET_READ, Flag
 from tritonrl.verify.shared.verdict import Stage, VerifyResult
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from tritonrl.config import VerifyConfig
@@ -74,6 +77,7 @@ class CrossCheck:
         self._verifier: Verifier | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._said = False
 
     def _cpu(self) -> Verifier:
         with self._lock:
@@ -91,10 +95,26 @@ class CrossCheck:
         if result.correct is not True or not result.code:
             return result
         start = time.monotonic()
-        cpu = self._cpu().verify(task, code=result.code)
+        try:
+            cpu = self._cpu().verify(task, code=result.code)
+        except Exception as exc:  # noqa: BLE001 - the GPU's verdict stands, the failure is said and recorded
+            self._say(f"the CPU cross-check failed ({type(exc).__name__}: {exc}); GPU verdicts stand unchecked")
+            result.timing["cpu_cross_check"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+            return result
+        if Flag.VERIFIER_ERROR.value in cpu.flags or Flag.SANDBOX_UNAVAILABLE.value in cpu.flags:
+            self._say(f"the CPU cross-check could not judge ({', '.join(cpu.flags)}: {(cpu.error or '')[:200]}); "
+                      "GPU verdicts it cannot judge stand unchecked")
         result.timing["cpu_cross_check"] = {"correct": cpu.correct, "flags": list(cpu.flags),
                                             "s": round(time.monotonic() - start, 3)}
         return overturned(result, cpu) if memory_evidence(cpu) else result
+
+    def _say(self, message: str) -> None:
+        """A warning, once a verifier (what failed once fails for every candidate after)."""
+        with self._lock:
+            if self._said:
+                return
+            self._said = True
+        log.warning("%s", message)
 
     def close(self) -> None:
         with self._lock:
