@@ -448,10 +448,11 @@ def main(argv: list[str] | None = None) -> dict:
 
     from tritonrl.common.llm import load_model
     from tritonrl.config import ModelConfig
+    from tritonrl.util.gitinfo import commit
 
     parameters = model.get("parameters") or sum(
         p.numel() for p in load_model(ModelConfig(name_or_path=str(model_dir)))[0].parameters())
-    out: dict = {"benchmark": "rl_step", "date": datetime.date.today().isoformat(),
+    out: dict = {"benchmark": "rl_step", "date": datetime.date.today().isoformat(), "commit": commit(short=True),
                  "command": " ".join([sys.executable.split("/")[-1], *sys.argv]),
                  "device": device_name(args.cpu_rehearsal), "torch": torch.__version__,
                  "cpu_rehearsal": args.cpu_rehearsal, "model": model.get("size"), "model_parameters": parameters,

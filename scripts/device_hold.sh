@@ -10,7 +10,8 @@
 # call's carry names it), one shell command a line, run from the repository's root with RESULTS set (a folder
 # for the command's files; $OUT is the same folder) and the device wheels installed (/tmp/site on PYTHONPATH,
 # TRITON_INTERPRET unset).
-# Lines starting with # are skipped. A command that fails is logged and the plan goes on.
+# Lines starting with # are skipped. A command that fails is logged and the plan goes on. The device's copy has no
+# git history: `TRITONRL_COMMIT=<the commit> bash scripts/device_hold.sh start ...` lets the benchmarks record it.
 # Each call ends when the plan is done or SECONDS have passed, and leaves $OUT/results.tgz (every file so far, with
 # plan.log: each command's start, end and exit status) and $OUT/plan.log. The archive is refreshed every 20 s while
 # it waits, so a call cut short still sends back what had finished.
@@ -69,5 +70,5 @@ case "$mode" in
     wait_plan "${3:-540}" ;;
   wait) wait_plan "${2:-540}" ;;
   _run) run_plan "$2" ;;
-  *) sed -n '2,16p' "$0"; exit 2 ;;
+  *) sed -n '2,17p' "$0"; exit 2 ;;
 esac
