@@ -43,7 +43,7 @@ def test_the_cpu_judge_is_the_gpu_judges_settings_on_the_cpu():
     gpu = VerifyConfig(device="cuda", timing=True, timeout_s=45.0, strict=True, tolerance="kernelbench")
     cpu = cross_check_config(gpu)
     assert (cpu.device, cpu.timing, cpu.multi_input, cpu.known_good, cpu.cpu_cross_check, cpu.hold_hints) == \
-        ("cpu", False, False, False, False, False)
+        ("cpu", False, True, False, False, False)
     assert (cpu.timeout_s, cpu.strict, cpu.tolerance) == (45.0, True, "kernelbench")
 
 
@@ -66,6 +66,7 @@ def mean_dim():
     ("r35_mean_dim_last_program_finalizes_unwritten_scratch", "runtime_error"),
     ("r35_mean_dim_race_behind_a_false_hint", "data_race"),  # the hint stopped the CPU first (not held there now)
     ("r35_mean_dim_race_on_a_cuda_scratch", "data_race"),  # device="cuda": cpu_unsupported before (now the CPU)
+    ("r36_mean_dim_racy_split_only_at_moved_shapes", "data_race"),  # one full trial missed it (now every trial)
 ])
 def test_a_race_the_gpu_did_not_expose_overturns_its_verdict(cross_check, mean_dim, fixture, flag):
     """The thirty-fifth red team's a12-a14, right on an H200 at every trial (2026-12-01): made GPU verdicts of

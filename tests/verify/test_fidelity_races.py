@@ -59,46 +59,60 @@ def test_lanes_of_one_store_race_only_when_they_write_different_values_to_one_pl
 
 def _launch(events):
     """A launch's record from events in the order its programs ran: ("store", program, addresses),
-    ("load", program, addresses), ("atomic", program, addresses, sem, scope)."""
+    ("load", program, addresses), ("barrier", program, ()), ("atomic", program, addresses, sem, scope[, width[,
+    used]]): a 4-byte atomic whose result is used unless said."""
     from tritonrl.verify.child.fidelity import _Accesses
 
     record_ = _Accesses()
     record_.start((4, 1, 1), seed=0)
     for kind, program, addresses, *sem in events:
         addr = np.array(addresses, dtype=np.int64)
-        if kind == "store":
-            record_.store(program, addr, np.ones(addr.shape, dtype=np.uint32))
+        record_.program = program
+        if kind in ("store", "scalar_store"):
+            record_.store(program, addr, np.ones(addr.shape, dtype=np.uint32), scalar=kind == "scalar_store")
         elif kind == "load":
             record_.load(program, addr)
+        elif kind == "barrier":
+            record_.barrier()
         else:
             record_.updates.append((program, addr))
-            record_.fence(program, addr, *sem)
+            sem_, scope, width, used, scalar = (*sem, 4, True, False)[:5] if len(sem) == 2 else (*sem, True, False)[:5]
+            record_.fence(program, addr, sem_, scope, width, used, scalar)
     return find_race(record_.loads, record_.stores, record_.updates, record_)
 
 
 def test_a_store_released_and_acquired_before_the_load_is_no_race():
-    """The last-block pattern (CUB's; Triton's default sem acq_rel): programs store their partials, then take a
-    ticket; the last takes its ticket, then loads every partial. The PTX memory model orders those stores before
-    those loads (release/acquire on the ticket); relaxed tickets, a CTA scope, a ticket before the store, or a load
-    before the ticket order nothing."""
+    """The last-block pattern (CUB's; Triton's default sem acq_rel): programs store their partials, pass a barrier
+    (the program's threads' stores before its one-thread ticket: Triton 3.6 adds none), then take a ticket; the
+    last takes its ticket (its result used: Triton broadcasts it behind a barrier), then loads every partial. The
+    PTX memory model orders those stores before those loads; relaxed tickets, a CTA scope, no barrier before the
+    ticket, a ticket before the store, a load before the ticket, an unused acquire with no barrier after it, or
+    atomics of two widths order nothing."""
     partial, ticket = [64, 68, 72], [1024]
 
-    def pattern(sem="ACQUIRE_RELEASE", scope="GPU", store_first=True, load_last=True):
+    def pattern(sem="ACQUIRE_RELEASE", scope="GPU", store_first=True, load_last=True, barrier=True, used=True,
+                width=4):
         events = []
         for p in range(3):
-            store, atomic = ("store", p, [partial[p]]), ("atomic", p, ticket, sem, scope)
-            events += [store, atomic] if store_first else [atomic, store]
-        last = [("atomic", 3, ticket, sem, scope), ("load", 3, partial)]
+            store, atomic = ("store", p, [partial[p]]), ("atomic", p, ticket, sem, scope, 4, False)
+            fence = [("barrier", p, [])] if barrier else []
+            events += [store, *fence, atomic] if store_first else [atomic, *fence, store]
+        last = [("atomic", 3, ticket, sem, scope, width, used), ("load", 3, partial)]
         return events + (last if load_last else last[::-1])
 
     assert _launch(pattern()) is None
+    assert _launch(pattern(used=False)[:-1] + [("barrier", 3, []), ("load", 3, partial)]) is None
     assert _launch(pattern(sem="RELEASE")) is not None  # the reader's ticket does not acquire
     for racy in (pattern(sem="RELAXED"), pattern(scope="CTA"), pattern(store_first=False),
-                 pattern(load_last=False)):
+                 pattern(load_last=False), pattern(barrier=False), pattern(used=False), pattern(width=8)):
         race = _launch(racy)
         assert race is not None and "loads what another program" in race
+    # a scalar store and a scalar ticket are one thread's (Triton predicates both on the program's first thread)
+    scalar = [e for p in range(3) for e in (("scalar_store", p, [partial[p]]),
+                                            ("atomic", p, ticket, "ACQUIRE_RELEASE", "GPU", 4, False, True))]
+    assert _launch(scalar + [("atomic", 3, ticket, "ACQUIRE_RELEASE", "GPU"), ("load", 3, partial)]) is None
     # a reader that ran before a writer: nothing the writer did can be ordered before its load
-    early = [("store", 0, [64]), ("atomic", 0, ticket, "ACQUIRE_RELEASE", "GPU"),
+    early = [("store", 0, [64]), ("barrier", 0, []), ("atomic", 0, ticket, "ACQUIRE_RELEASE", "GPU"),
              ("atomic", 3, ticket, "ACQUIRE_RELEASE", "GPU"), ("load", 3, [64, 68]),
-             ("store", 1, [68]), ("atomic", 1, ticket, "ACQUIRE_RELEASE", "GPU")]
+             ("store", 1, [68]), ("barrier", 1, []), ("atomic", 1, ticket, "ACQUIRE_RELEASE", "GPU")]
     assert _launch(early) is not None

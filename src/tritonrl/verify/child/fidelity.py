@@ -106,7 +106,9 @@ class _Accesses:
         self.clock = 0
         self.load_times: list[int] = []
         self.store_times: list[int] = []
-        self.fences: list[tuple[int, Any, int, bool, bool]] = []
+        self.fences: list[tuple] = []  # (actor, addresses, when, release, acquire, its result used, width, scalar)
+        self.barriers: dict[int, list[int]] = {}  # actor -> when it passed each tl.debug_barrier()
+        self.store_scalar: list[bool] = []
         self._by_actor: tuple[int, dict] | None = None
         self.locks: set[int] = set()  # addresses of the locks the running program holds
         self.lanes = _Lanes()  # the running program's stores since its last barrier, by lane
@@ -125,7 +127,8 @@ class _Accesses:
     def clear(self) -> None:
         """Forget the launch's accesses (its end, or a new launch)."""
         self.loads, self.stores, self.updates = [], [], []
-        self.clock, self.load_times, self.store_times, self.fences = 0, [], [], []
+        self.clock, self.load_times, self.store_times, self.fences, self.barriers = 0, [], [], [], {}
+        self.store_scalar: list[bool] = []
         self._by_actor: tuple[int, dict] | None = None  # the fences by actor, made when a race is weighed
         self.lanes, self.intra = _Lanes(), None
 
@@ -133,30 +136,47 @@ class _Accesses:
         self.loads.append((actor, addresses))
         self.load_times.append(self._tick())
 
-    def store(self, actor: int, addresses: Any, bits: Any) -> None:
+    def store(self, actor: int, addresses: Any, bits: Any, scalar: bool = False) -> None:
+        """A store (``scalar``: of a one-element block, made by the program's first thread, as its scalar atomics
+        are: Triton predicates both on that thread)."""
         self.stores.append((actor, addresses, bits))
         self.store_times.append(self._tick())
+        self.store_scalar.append(scalar)
 
-    def fence(self, actor: int, addresses: Any, sem: Any, scope: Any) -> None:
-        """An atomic's memory order: ``sem`` release (or acq_rel) makes the program's earlier stores visible to a
-        program whose acquire (or acq_rel) atomic on the same location comes later (the PTX memory model's
-        release/acquire patterns; a read-modify-write continues a release sequence, so every later ticket-taker
-        synchronizes with every earlier one). ``scope`` cta orders nothing between programs (each is a CTA)."""
+    def fence(self, actor: int, addresses: Any, sem: Any, scope: Any, width: int, used: bool,
+              scalar: bool = False) -> None:
+        """An atomic's memory order (the PTX memory model's release/acquire patterns; a read-modify-write continues
+        a release sequence, so every later ticket-taker synchronizes with every earlier one), as far as a GPU's
+        threads carry it (``synchronized``): ``sem`` release (or acq_rel) orders the program's stores made before a
+        ``tl.debug_barrier()`` that precedes it (a scalar atomic is one thread's: Triton 3.6 puts no barrier before
+        it, 3.9 does; the thirty-sixth red team's ``a06``), and a scalar atomic orders the program's scalar stores
+        before it (the same thread's: Triton 3.6 predicates both on the program's first thread, read from its PTX;
+        ``h03``); acquire (or acq_rel) orders the program's later loads
+        when its result is used (Triton hands a scalar atomic's result to every thread through shared memory,
+        behind a barrier) or a barrier follows it. Only atomics of one width on one address pair up (``width``, in
+        bytes: PTX orders none between a 32- and a 64-bit atomic, ``a09``); ``scope`` cta orders nothing between
+        programs (each is a CTA)."""
         name = getattr(sem, "name", str(sem)).rsplit(".", 1)[-1].upper()
         if "CTA" in getattr(scope, "name", str(scope)).upper() or not addresses.size:
             return
         release, acquire = name in ("RELEASE", "ACQUIRE_RELEASE", "ACQ_REL"), name in ("ACQUIRE", "ACQUIRE_RELEASE",
                                                                                         "ACQ_REL")
         if release or acquire:
-            self.fences.append((actor, addresses, self._tick(), release, acquire))
+            self.fences.append((actor, addresses, self._tick(), release, acquire, used, width, scalar))
+
+    def barrier(self) -> None:
+        """The running program passed a ``tl.debug_barrier()``: its threads' accesses before are ordered before its
+        threads' accesses after."""
+        self.barriers.setdefault(self.actor(), []).append(self._tick())
 
     def _tick(self) -> int:
         self.clock += 1
         return self.clock
 
-    def synchronized(self, writer: int, stored: int, reader: int, loaded: int) -> bool:
-        """Whether the writer's store at ``stored`` happens before the reader's load at ``loaded``: the writer
-        released a location after its store, and the reader acquired it after that and before its load."""
+    def synchronized(self, writer: int, stored: int, reader: int, loaded: int, scalar: bool = False) -> bool:
+        """Whether the writer's store at ``stored`` (``scalar``: one-element stores only) happens before the
+        reader's load at ``loaded``: the writer released a location after its store (a barrier between, or both
+        scalar), and the reader acquired it after that and before its load (``fence``)."""
         import numpy as np
 
         if writer < 0 or reader < 0:  # a lock's accesses: one actor already
@@ -167,9 +187,15 @@ class _Accesses:
                 by_actor.setdefault(fence[0], []).append(fence)
             self._by_actor = (len(self.fences), by_actor)
         fences = self._by_actor[1]
-        released = [(a, t) for _, a, t, rel, _ in fences.get(writer, ()) if rel and t > stored]
-        for _, a, t, _, acq in fences.get(reader, ()):
-            if acq and t < loaded and any(t_r < t and np.intersect1d(a_r, a).size for a_r, t_r in released):
+        fenced = [b for b in self.barriers.get(writer, ()) if b > stored]  # the writer's barriers after the store
+        released = [(a, t, w) for _, a, t, rel, _, _, w, one in fences.get(writer, ())
+                    if rel and t > stored and ((fenced and fenced[0] < t) or (scalar and one))]
+        if not released:
+            return False
+        for _, a, t, _, acq, used, w, _ in fences.get(reader, ()):
+            if not (acq and t < loaded) or not (used or any(t < b < loaded for b in self.barriers.get(reader, ()))):
+                continue
+            if any(t_r < t and w_r == w and np.intersect1d(a_r, a).size for a_r, t_r, w_r in released):
                 return True
         return False
 
@@ -360,12 +386,15 @@ def find_race(loads: list, stores: list, updates: list = (), order: _Accesses | 
     if hit.any() and order is not None and order.fences:
         s_time = np.concatenate([np.full(a.shape, t, dtype=np.int64) for (_, a, _), t in zip(stores, order.store_times)])
         w_time = np.maximum.reduceat(s_time[order_of_stores], starts)[writers == 1]  # a writer's last store there
+        s_one = np.concatenate([np.full(a.shape, one) for (_, a, _), one in zip(stores, order.store_scalar)])
+        w_one = np.logical_and.reduceat(s_one[order_of_stores], starts)[writers == 1]  # scalar stores only
         l_time = np.concatenate([np.full(a.shape, t, dtype=np.int64) for (_, a), t in zip(loads, order.load_times)])
         at_hit = np.flatnonzero(hit)
         writer, reader = w_pid[at[at_hit]], l_pid[at_hit]
         for w, r in dict.fromkeys(zip(writer.tolist(), reader.tolist())):  # in the order met, until one races
             pair = at_hit[(writer == w) & (reader == r)]
-            if not order.synchronized(w, int(w_time[at[pair]].max()), r, int(l_time[pair].min())):
+            if not order.synchronized(w, int(w_time[at[pair]].max()), r, int(l_time[pair].min()),
+                                      bool(w_one[at[pair]].all())):
                 break
             hit[pair] = False
     if hit.any():
@@ -973,6 +1002,11 @@ def _flushed_add(add: Callable[[Any], Any], ptr: Any, val: Any, where: Any, np: 
     return result
 
 
+def _width(value: Any) -> int:
+    """The bytes of an atomic's operand (its element type's)."""
+    return max(1, int(getattr(value.dtype.scalar, "primitive_bitwidth", 32)) // 8)
+
+
 def _sem_scope(rest: tuple, kwargs: dict) -> tuple[Any, Any]:
     """An atomic's ``sem`` and ``scope`` as the builder got them (after the leading operands, or by name)."""
     return kwargs.get("sem", rest[0] if rest else None), kwargs.get("scope", rest[1] if len(rest) > 1 else None)
@@ -1021,7 +1055,7 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         data = np.broadcast_to(np.asarray(value.data), where.shape)[where]
         stored = np.asarray(ptrs.data)[where]
         bits = _bits(data, np)
-        _ACCESSES.store(_ACCESSES.actor(), stored, bits)
+        _ACCESSES.store(_ACCESSES.actor(), stored, bits, scalar=where.size == 1)
         lanes = np.flatnonzero(where)
         if _ACCESSES.intra is None:
             clash = _lanes_disagree(stored, bits, np)
@@ -1042,6 +1076,7 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
 
     def create_barrier(self, *args, **kwargs):
         _ACCESSES.lanes = _Lanes()  # the program's lanes wait for each other: its stores are seen by all after
+        _ACCESSES.barrier()
         return original_barrier(self, *args, **kwargs)
 
     def create_atomic_rmw(self, rmwOp, ptr, val, mask, *rest, **kwargs):
@@ -1050,13 +1085,14 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         op = str(rmwOp).rsplit(".", 1)[-1]
         read = np.broadcast_to(_identity(op, val.data, np), where.shape)
         actor = _ACCESSES.actor()
-        if not result_discarded():  # an atomic whose result the kernel drops reads nothing
+        used = not result_discarded()
+        if used:  # an atomic whose result the kernel drops reads nothing
             _ACCESSES.load(actor, addresses[where & read])
         if _LOAD_WATCH is not None:  # an atomic reads its location to combine with it (an atomic max over -inf)
             _LOAD_WATCH.append(addresses[where])
         _ACCESSES.updates.append((actor, addresses[where & ~read]))
         updated, lanes = addresses[where], np.flatnonzero(where)
-        _ACCESSES.fence(actor, updated, *_sem_scope(rest, kwargs))
+        _ACCESSES.fence(actor, updated, *_sem_scope(rest, kwargs), _width(val), used, scalar=where.size == 1)
         if where.size > 1 and _ACCESSES.intra is None:
             raced = _ACCESSES.lanes.stored_under(where.size, updated, lanes, np)
             if raced.size:
@@ -1067,7 +1103,7 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         _ACCESSES.lanes.store(where.size, updated, lanes)  # its result: no lane's to read
         if op == "XCHG":  # an exchange is a store: programs exchanging different values race like stores do
             data = np.broadcast_to(np.asarray(val.data), where.shape)[where]
-            _ACCESSES.store(actor, addresses[where], _bits(data, np))
+            _ACCESSES.store(actor, addresses[where], _bits(data, np), scalar=where.size == 1)
             if addresses.size == 1 and where.all():  # giving a lock back
                 _ACCESSES.locks.discard(int(addresses.reshape(-1)[0]))
         if op == "FADD" and val.dtype.scalar == tl.float32:
@@ -1078,7 +1114,8 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
     def create_atomic_cas(self, ptr, cmp, val, *rest, **kwargs):
         addresses = np.asarray(ptr.data).reshape(-1)
         _ACCESSES.updates.append((_ACCESSES.actor(), addresses))
-        _ACCESSES.fence(_ACCESSES.actor(), addresses, *_sem_scope(rest, kwargs))
+        _ACCESSES.fence(_ACCESSES.actor(), addresses, *_sem_scope(rest, kwargs), _width(val), True,
+                        scalar=addresses.size == 1)
         if _LOAD_WATCH is not None:
             _LOAD_WATCH.append(addresses)
         result = original_cas(self, ptr, cmp, val, *rest, **kwargs)

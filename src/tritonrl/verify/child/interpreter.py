@@ -752,17 +752,27 @@ _DEVICE_METHODS = ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor
 
 
 def _cpu_for_cuda(device: Any) -> Any:
-    """``device`` with a CUDA device (a name, a ``torch.device``, an index) made the CPU; anything else as given."""
+    """``device`` with the judging GPU (``"cuda"``, ``"cuda:0"``, index 0, as a name, a ``torch.device`` or an
+    int) made the CPU; another CUDA device raises as on the one-GPU machine that judges (the thirty-sixth red team's
+    ``a03``: an output made on ``"cuda:1"``); anything else as given."""
     import torch
 
     if isinstance(device, int) and not isinstance(device, bool):
-        return "cpu"
-    if isinstance(device, (str, torch.device)):
+        index, cuda = device, True
+    elif isinstance(device, (str, torch.device)):
         try:
-            return "cpu" if torch.device(device).type == "cuda" else device
+            parsed = torch.device(device)
         except (RuntimeError, TypeError):  # not a device: the call's own error
             return device
-    return device
+        index, cuda = parsed.index or 0, parsed.type == "cuda"
+    else:
+        return device
+    if not cuda:
+        return device
+    if index != 0:
+        raise RuntimeError(f"CUDA error: invalid device ordinal (device {index}: the judging machine shows its "
+                           "candidate one GPU)")
+    return "cpu"
 
 
 def _install_cuda_as_cpu(report: dict) -> None:

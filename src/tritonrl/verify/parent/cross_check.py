@@ -10,14 +10,16 @@ there, often harmlessly. The CPU judge sees all three: its interpreter runs prog
 every load, store and atomic (``tritonrl.verify.child.fidelity``, ``bounds``).
 
 So each candidate a GPU judged correct is judged again on the CPU (a second ``Verifier`` on the CPU, started on
-first use, one full trial; the GPU judge's own trials are the verdict's evidence of values). Only the CPU's
+first use, with the CPU's trials; the GPU judge's own trials are the verdict's evidence of values). Only the CPU's
 *memory evidence* overturns the GPU's verdict: a ``data_race``, a read of memory nothing wrote, an access outside
 every tensor of the launch. Every other CPU outcome (a wrong value, a construct only a GPU runs, a timeout) is the
 interpreter's business, recorded in ``timing["cpu_cross_check"]``, and
 the GPU's verdict stands. The check never turns a rejection into an acceptance.
 
-What it cannot do: a candidate that runs another kernel when it finds itself on a CPU (``if x.is_cuda:``) shows
-the CPU a kernel that is not the GPU's; such a device branch is the candidate's own (docs/verifier.md).
+What it cannot do (docs/verifier.md): a candidate that runs another kernel when it finds itself on a CPU (``if
+x.is_cuda:``) or at the GPU's larger shapes shows the CPU a kernel that is not the GPU's; and a CPU run that ends
+before the race shows (a construct only a GPU runs, such as inline assembly; a time-out under the interpreter)
+has no evidence to give (the thirty-sixth red team's ``a02``, ``a08``).
 """
 
 from __future__ import annotations
@@ -51,11 +53,13 @@ def memory_evidence(cpu: VerifyResult) -> bool:
 
 
 def cross_check_config(config: VerifyConfig) -> VerifyConfig:
-    """The CPU judge's settings: the GPU judge's, on the CPU, one full trial, no timing, no self-check; half the
-    machine's cores (the GPU's candidates and training share them); hints not held (``hold_hints``: a false hint
-    that stopped the kernel first would hide its races, and the GPU has judged what the hint did to the values)."""
+    """The CPU judge's settings: the GPU judge's, on the CPU, no timing, no self-check; half the machine's cores
+    (the GPU's candidates and training share them); hints not held (``hold_hints``: a false hint that stopped the
+    kernel first would hide its races, and the GPU has judged what the hint did to the values). Every trial the
+    CPU judge runs, not one: a race on a path only other trial shapes take was missed with one (the thirty-sixth
+    red team's ``a04``)."""
     return dataclasses.replace(
-        config, device="cpu", timing=False, multi_input=False, known_good=False, backend="local",
+        config, device="cpu", timing=False, known_good=False, backend="local",
         workers=max(1, (os.cpu_count() or 2) // 2), cpu_cross_check=False, hold_hints=False)
 
 
