@@ -98,23 +98,10 @@ class _Accesses:
         self.grid: tuple[int, int, int] = (1, 1, 1)
         self.order: list[tuple[int, int, int]] = []
         self.program = 0
-        self.loads: list[tuple[int, Any]] = []
-        self.stores: list[tuple[int, Any, Any]] = []
-        self.updates: list[tuple[int, Any]] = []  # addresses changed by atomics, by program
-        # When each load and store happened (a count of the launch's accesses: its programs run one at a time), and
-        # the atomics that order memory between programs: (actor, addresses, when, releases, acquires)
-        self.clock = 0
-        self.load_times: list[int] = []
-        self.store_times: list[int] = []
-        self.fences: list[tuple] = []  # (actor, addresses, when, release, acquire, its result used, width, scalar)
-        self.barriers: dict[int, list[int]] = {}  # actor -> when it passed each tl.debug_barrier()
-        self.store_scalar: list[bool] = []
-        self._by_actor: tuple[int, dict] | None = None
         self.locks: set[int] = set()  # addresses of the locks the running program holds
-        self.lanes = _Lanes()  # the running program's stores since its last barrier, by lane
-        self.intra: str | None = None  # the launch's first race inside a program (lanes over each other)
         self.reorders: dict[tuple, Any] = {}  # (source shape, target shape) -> the launch's order (``reorder``)
         self.seed = 0
+        self.clear()
 
     def start(self, grid: tuple[int, int, int], seed: int) -> None:
         self.grid = grid
@@ -126,11 +113,20 @@ class _Accesses:
 
     def clear(self) -> None:
         """Forget the launch's accesses (its end, or a new launch)."""
-        self.loads, self.stores, self.updates = [], [], []
-        self.clock, self.load_times, self.store_times, self.fences, self.barriers = 0, [], [], [], {}
-        self.store_scalar: list[bool] = []
+        self.loads: list[tuple[int, Any]] = []
+        self.stores: list[tuple[int, Any, Any]] = []
+        self.updates: list[tuple[int, Any]] = []  # addresses changed by atomics, by program
+        # When each load and store happened (a count of the launch's accesses: its programs run one at a time), and
+        # the atomics that order memory between programs
+        self.clock = 0
+        self.load_times: list[int] = []
+        self.store_times: list[int] = []
+        self.store_scalar: list[bool] = []  # each store of a one-element block
+        self.fences: list[tuple] = []  # (actor, addresses, when, release, acquire, its result used, width, scalar)
+        self.barriers: dict[int, list[int]] = {}  # actor -> when it passed each tl.debug_barrier()
         self._by_actor: tuple[int, dict] | None = None  # the fences by actor, made when a race is weighed
-        self.lanes, self.intra = _Lanes(), None
+        self.lanes = _Lanes()  # the running program's stores since its last barrier, by lane
+        self.intra: str | None = None  # the launch's first race inside a program (lanes over each other)
 
     def load(self, actor: int, addresses: Any) -> None:
         self.loads.append((actor, addresses))
