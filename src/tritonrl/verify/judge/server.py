@@ -100,7 +100,10 @@ def build_driver_utils(template: str) -> None:
 def serve(sock: socket.socket, spec: dict[str, Any]) -> None:
     """The judge's life: take the salt, set up, say ready, run each session in a thread, until the parent closes its
     end. The salt comes over this socket, never with ``spec`` (which passed through the zygote)."""
-    secret, _ = wire.recv(sock)
+    try:
+        secret, _ = wire.recv(sock)
+    except wire.Closed:
+        return  # its verifier was closed while the judge was starting (a Ctrl-C): nobody to judge for
     judge = Judge({**spec, "salt": str(secret.get("salt", ""))})
     judge.send(sock, {"op": "ready", "gpu": judge.gpu_name, "startup_s": judge.startup.seconds()})
     threads: list[threading.Thread] = []
