@@ -141,6 +141,10 @@ class VerifyConfig(Section):
         "help": "on a GPU, judge each candidate the GPU found correct once more on the CPU interpreter (programs in "
                 "another order, every access recorded): a data race, a read of memory nothing wrote or an access "
                 "outside the launch's tensors found there makes it wrong (a GPU run shows none of them)"})
+    cross_check_unfinished: Literal["reject", "stand"] = field(default="reject", metadata={
+        "help": "a GPU verdict of correct whose CPU cross-check could not finish (a construct the interpreter cannot "
+                "run, a time-out there): reject (flag cross_check_unfinished: a race can hide behind either) or "
+                "stand (the GPU's verdict, the CPU's outcome recorded)"})
     hold_hints: bool = field(default=True, metadata={
         "help": "on the CPU, stop a kernel at a tl.multiple_of / tl.max_contiguous hint its values do not bear out "
                 "(a GPU's compiler acts on hints: the result there is undefined); off in the CPU cross-check"})

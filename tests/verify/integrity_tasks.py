@@ -322,7 +322,7 @@ def _bundled(name: str) -> KernelTask:
 
 for _name in ("l1_softmax", "l1_sum_dim", "l2_add_relu_mul_residual", "l2_gemm_sigmoid_sum", "l1_transpose",
               "l1_layernorm", "l1_gelu", "l1_relu", "l1_hardtanh", "l1_max_dim", "l1_matmul", "l1_matvec",
-              "l2_gemm_bias_relu", "l2_gemm_tanh_clamp", "l1_leaky_relu", "l1_mean_dim"):
+              "l2_gemm_bias_relu", "l2_gemm_tanh_clamp", "l1_leaky_relu", "l1_mean_dim", "l1_sigmoid"):
     INTEGRITY_TASKS[_name] = _bundled(_name)
 
 # The nineteenth red team's honest atomic-max reduction, on a small max over the last dimension (the bundled

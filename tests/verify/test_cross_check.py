@@ -10,7 +10,7 @@ import pytest
 
 from tritonrl.config import VerifyConfig
 from tritonrl.tasks.sources import load_bundled
-from tritonrl.verify.parent.cross_check import CrossCheck, cross_check_config, memory_evidence
+from tritonrl.verify.parent.cross_check import CrossCheck, cross_check_config, memory_evidence, unfinished
 from tritonrl.verify.shared.flags import OUTSIDE_LAUNCH, UNSET_READ
 from tritonrl.verify.shared.verdict import Stage, VerifyResult
 
@@ -44,7 +44,7 @@ def test_the_cpu_judge_is_the_gpu_judges_settings_on_the_cpu():
     cpu = cross_check_config(gpu)
     assert (cpu.device, cpu.timing, cpu.multi_input, cpu.known_good, cpu.cpu_cross_check, cpu.hold_hints) == \
         ("cpu", False, True, False, False, False)
-    assert (cpu.timeout_s, cpu.strict, cpu.tolerance) == (45.0, True, "kernelbench")
+    assert (cpu.timeout_s, cpu.strict, cpu.tolerance) == (90.0, True, "kernelbench")  # twice: a busy host
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +67,7 @@ def mean_dim():
     ("r35_mean_dim_race_behind_a_false_hint", "data_race"),  # the hint stopped the CPU first (not held there now)
     ("r35_mean_dim_race_on_a_cuda_scratch", "data_race"),  # device="cuda": cpu_unsupported before (now the CPU)
     ("r36_mean_dim_racy_split_only_at_moved_shapes", "data_race"),  # one full trial missed it (now every trial)
+    ("r36_mean_dim_unsynced_finalizer_behind_inline_asm", "data_race"),  # cpu_unsupported before (PTX runs now)
 ])
 def test_a_race_the_gpu_did_not_expose_overturns_its_verdict(cross_check, mean_dim, fixture, flag):
     """The thirty-fifth red team's a12-a14, right on an H200 at every trial (2026-12-01): made GPU verdicts of
@@ -146,3 +147,73 @@ def test_a_cross_check_that_cannot_judge_leaves_the_verdict_and_says_so(mean_dim
     assert first.correct is True and "no CPU judge here" in first.timing["cpu_cross_check"]["error"]
     assert second.correct is True
     assert sum("CPU cross-check failed" in r.getMessage() for r in caplog.records) == 1
+
+
+# ReLU whose kernel also reads a special register through inline PTX (harmless on a GPU; not run by the interpreter),
+# and one that spins in the interpreter for longer than the check's CPU judge may take.
+SPECIAL_REGISTER = """import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    lane = tl.inline_asm_elementwise("mov.u32 $0, %laneid;", "=r,r", [x], dtype=tl.int32, is_pure=True, pack=1)
+    tl.store(y_ptr + offs, tl.where(lane >= 0, tl.maximum(x, 0.0), x), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        n = x.numel()
+        relu_kernel[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
+        return y
+"""
+SLOW_HERE = SPECIAL_REGISTER.replace(
+    '''    lane = tl.inline_asm_elementwise("mov.u32 $0, %laneid;", "=r,r", [x], dtype=tl.int32, is_pure=True, pack=1)
+''', '''    lane = 0
+    for _ in range(20000):  # microseconds on a GPU, seconds a program under the interpreter
+        lane += 1
+''')
+
+
+def test_what_the_cpu_could_not_finish_is_said():
+    assert unfinished(_wrong("cpu_unsupported", "tl.inline_asm_elementwise is not supported")) == "cpu_unsupported"
+    assert unfinished(_wrong("timeout", "")) == "timeout"
+    for flag in ("data_race", "output_mismatch", "runtime_error"):
+        assert unfinished(_wrong(flag)) is None
+    assert unfinished(VerifyResult(Stage.COMPILE, correct=None, flags=["declined", "cpu_unsupported"])) is None
+    assert unfinished(_wrong("timeout")) and unfinished(VerifyResult(  # the task's sizes, not the candidate
+        Stage.FULL, correct=False, flags=["timeout", "cpu_size_limit"])) is None
+
+
+@pytest.fixture(scope="module")
+def policies(tmp_path_factory):
+    checks = {policy: CrossCheck(VerifyConfig(device="cuda", timeout_s=3.0, cross_check_unfinished=policy,
+                                              cache_dir=str(tmp_path_factory.mktemp(policy))))
+              for policy in ("reject", "stand")}
+    yield checks
+    for check in checks.values():
+        check.close()
+
+
+@pytest.mark.parametrize("code, why", [(SPECIAL_REGISTER, "cpu_unsupported"), (SLOW_HERE, "timeout")])
+def test_a_cross_check_that_could_not_finish_rejects_unless_told_to_let_stand(policies, code, why):
+    """The thirty-sixth red team's a02 (a race behind assembly the interpreter could not run) and a08 (a race in a
+    kernel made slow for the interpreter alone) kept the GPU's verdict: a CPU run that ends early has looked for no
+    race. Now such a verdict is rejected, flag ``cross_check_unfinished`` (the CPU's outcome in its error); told
+    ``stand``, the GPU's verdict stands with the CPU's outcome recorded."""
+    relu = next(t for t in load_bundled() if t.name == "l1_relu")
+    assert SLOW_HERE != SPECIAL_REGISTER
+    rejected = policies["reject"].check(relu, _gpu_correct(code))
+    assert why in rejected.timing["cpu_cross_check"]["flags"], rejected.timing
+    assert rejected.correct is False and rejected.stage == Stage.FULL, rejected
+    assert rejected.flags == ["cross_check_unfinished"] and why in rejected.error
+    kept = policies["stand"].check(relu, _gpu_correct(code))
+    assert why in kept.timing["cpu_cross_check"]["flags"], kept.timing
+    assert kept.correct is True and kept.flags == [] and kept.speedup == 1.2

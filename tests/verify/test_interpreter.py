@@ -288,8 +288,14 @@ CASES = {
     "libdevice_unmapped": (libdevice_case(FROM_EXTRA, "libdevice.j0(x)", "torch.special.bessel_j0(x)"), "unsupported"),
     "libdevice_rounding_mode": (libdevice_case(CUDA_LD, "tl.extra.cuda.libdevice.sqrt_rz(tl.abs(x))",
                                                "x.abs().sqrt()"), "unsupported"),
-    "inline_asm": (libdevice_case(CUDA_LD, 'tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], '
+    "inline_asm": (libdevice_case(CUDA_LD, 'tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r,r", [x], '
                                            'dtype=tl.float32, is_pure=True, pack=1)', "x"), "unsupported"),
+    "inline_asm_straight_line": (libdevice_case(CUDA_LD, 'tl.inline_asm_elementwise("max.f32 $0, $1, 0f00000000;", '
+                                                         '"=r,r", [x], dtype=tl.float32, is_pure=True, pack=1)',
+                                                "torch.relu(x)"), "ok"),
+    "inline_asm_wrong": (libdevice_case(CUDA_LD, 'tl.inline_asm_elementwise("min.f32 $0, $1, 0f00000000;", '
+                                                 '"=r,r", [x], dtype=tl.float32, is_pure=True, pack=1)',
+                                        "torch.relu(x)"), "wrong"),
     "tl_math_variants": (libdevice_case(CUDA_LD, "tl.math.exp(tl.math.log(tl.abs(x) + 1.0)) + tl.exp(x) * 0.0 "
                                                  "+ tl.math.rsqrt(tl.abs(x) + 1.0) * 0.0 + tl.sigmoid(x) * 0.0",
                                         "x.abs() + 1.0"), "ok"),
@@ -397,7 +403,8 @@ def test_case_with_shims(shimmed, name):
 
 def test_every_shim_installed(shimmed):
     report, _ = shimmed
-    for shim in ("driver", "autotune", "libdevice", "torch_cuda", "scalar_index", "compare_int1", "cuda_as_cpu"):
+    for shim in ("driver", "autotune", "libdevice", "torch_cuda", "scalar_index", "compare_int1", "cuda_as_cpu",
+                 "inline_asm"):
         assert report.get(shim, "").startswith("ok"), report
 
 

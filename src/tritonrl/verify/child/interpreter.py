@@ -26,6 +26,11 @@ Shims (each feature-detected; a missing hook on another triton version is skippe
   promoted exactly as when compiling (an fp16 argument libdevice has no entry for still fails); the extern
   call is then computed with numpy (``LIBDEVICE_NUMPY``), in float64 for float32 arguments, rounded once.
   A function without a numpy mapping raises ``InterpreterUnsupported`` (-> ``cpu_unsupported``).
+* **inline PTX**: ``tl.inline_asm_elementwise`` with ``pack=1``, 32-bit registers and straight-line PTX over
+  ``$N`` operands runs element by element (``tritonrl.verify.child.ptx``: moves, float arithmetic and the
+  approximate functions with ``.ftz``/``.sat``, integer and bit operations, ``cvt`` between float32 and 32-bit
+  integers); any other assembly (special registers such as ``%smid``, predicates, braces) raises
+  ``InterpreterUnsupported``.
 * **torch.cuda** (only while CUDA is unavailable): ``synchronize`` is a no-op (CPU work is synchronous),
   ``torch.cuda.device(<cpu device or None>)`` is a no-op context, ``current_device()`` is 0,
   ``get_device_properties``/``get_device_capability``/``get_device_name`` describe the judging GPU.
@@ -246,6 +251,20 @@ def _install_libdevice(report: dict) -> None:
             setattr(stub_mod, name, wrapped.get(name) or _unsupported_stub(f"libdevice.{name}"))
             replaced += 1
     report["libdevice"] = f"ok: {len(wrapped)} cuda functions, {replaced} stubs, {len(_LIBDEVICE_NUMPY)} numpy mappings"
+
+
+def _install_inline_asm(report: dict) -> None:
+    """``tl.inline_asm_elementwise`` runs the straight-line 32-bit PTX of ``tritonrl.verify.child.ptx``."""
+    from triton.runtime import interpreter as interp
+
+    from tritonrl.verify.child import ptx
+
+    builder_cls = getattr(interp, "InterpreterBuilder", None)
+    if builder_cls is None or not hasattr(builder_cls, "create_inline_asm"):
+        report["inline_asm"] = "skipped: this triton's interpreter has no create_inline_asm"
+        return
+    builder_cls.create_inline_asm = ptx.create_inline_asm
+    report["inline_asm"] = "ok: straight-line 32-bit PTX, pack=1"
 
 
 # -------------------------------------------------------------------------------------------------- driver
@@ -946,7 +965,7 @@ def install_interpreter_compat() -> dict[str, str]:
     for name, install in (("driver", _install_driver), ("autotune", _install_autotune),
                           ("libdevice", _install_libdevice), ("torch_cuda", _install_torch_cuda),
                           ("scalar_index", _install_scalar_index), ("compare_int1", _install_compare_int1),
-                          ("cuda_as_cpu", _install_cuda_as_cpu),
+                          ("cuda_as_cpu", _install_cuda_as_cpu), ("inline_asm", _install_inline_asm),
                           ("fidelity", fidelity.install)):
         try:
             install(report)
@@ -975,7 +994,8 @@ def exception_chain(exc: BaseException | None) -> list[BaseException]:
     return seen
 
 
-_LIBRARY_PATHS = ("/triton/", "/torch/", "/tritonrl/verify/child/interpreter.py", "/tritonrl/verify/child/fidelity.py")
+_LIBRARY_PATHS = ("/triton/", "/torch/", "/tritonrl/verify/child/interpreter.py", "/tritonrl/verify/child/fidelity.py",
+                  "/tritonrl/verify/child/ptx.py")
 
 
 def _raised_by_library(exc: BaseException) -> bool:

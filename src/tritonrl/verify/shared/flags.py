@@ -45,6 +45,7 @@ class Flag(str, Enum):
     OUTPUT_ALIASES_INPUT = "output_aliases_input"
     OUTPUT_NOT_WRITTEN = "output_not_written"
     DATA_RACE = "data_race"
+    CROSS_CHECK_UNFINISHED = "cross_check_unfinished"
     INTERPRETER_ONLY = "interpreter_only"
     SANDBOX_VIOLATION = "sandbox_violation"
     # the task or the machine, not the candidate
@@ -96,6 +97,7 @@ RATIONALE: dict[Flag, str] = {
     Flag.OUTPUT_ALIASES_INPUT: "An output sharing memory with an input (a view such as x.t()) was not computed by a kernel.",
     Flag.OUTPUT_NOT_WRITTEN: "Every output must be computed by a Triton kernel launched in that forward pass, not copied from torch's, numpy's or earlier data.",
     Flag.DATA_RACE: "Programs of one launch shared memory without atomics: on a GPU they run at once, and the result depends on timing.",
+    Flag.CROSS_CHECK_UNFINISHED: "The CPU cross-check of a GPU verdict could not finish (a construct the interpreter cannot run, a time-out there): the races and stray reads a GPU run cannot show were never looked for (verify.cross_check_unfinished).",
     Flag.INTERPRETER_ONLY: "A kernel the GPU compiler rejects (a plain Python function, numpy, a tensor's host handle), or a launch a GPU refuses at its own shape (a grid or block over the limits): only the CPU interpreter would run it.",
     Flag.SANDBOX_VIOLATION: "The candidate tried what its sandbox forbids (starting a process, loading native code, reading its own memory); the operating system refused.",
     Flag.SANDBOX_UNAVAILABLE: "Not judged: a protection of the candidate's sandbox could not be applied on this machine (strict mode); also verifier_error.",

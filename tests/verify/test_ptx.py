@@ -1,0 +1,107 @@
+"""Inline PTX under the CPU interpreter (``tritonrl.verify.child.ptx``): straight-line 32-bit PTX runs as the PTX ISA
+says a GPU runs it; anything else is a construct the interpreter cannot run, never a guess."""
+
+import numpy as np
+import pytest
+
+from tritonrl.verify.child.interpreter import InterpreterUnsupported
+from tritonrl.verify.child.ptx import run
+
+F32, I32, U32 = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32)
+SUB = np.float32(1e-40)  # a float32 subnormal
+
+
+def one(asm, *args, constraints=None, out=F32):
+    values = [np.asarray(a) for a in args]
+    constraints = constraints or ",".join(["=r"] + ["r"] * len(values))
+    return run(asm, constraints, values, [out], 1)[0]
+
+
+def f32(*xs):
+    return np.array(xs, dtype=np.float32)
+
+
+def test_the_red_teams_honest_instructions_compute_what_a_gpu_does():
+    x = f32(-2.0, -0.0, 0.5, 3.0)
+    assert one("max.f32 $0, $1, 0f00000000;", x).tolist() == [0.0, 0.0, 0.5, 3.0]
+    np.testing.assert_allclose(one("ex2.approx.f32 $0, $1;", x), np.exp2(x.astype(np.float64)), rtol=1e-7)
+    assert one("mov.b32 $0, $1;", x).tobytes() == x.tobytes()
+
+
+def test_float_arithmetic_with_modifiers():
+    a, b, c = f32(1.5, -2.0, 1e30), f32(2.0, 0.25, 2.0), f32(0.5, 1.0, -1e30)
+    assert one("add.f32 $0, $1, $2;", a, b).tolist() == (a + b).tolist()
+    assert one("sub.rn.f32 $0, $1, $2;", a, b).tolist() == (a - b).tolist()
+    assert one("mul.f32 $0, $1, $2;", a, b).tolist() == (a * b).tolist()
+    assert one("fma.rn.f32 $0, $1, $2, $3;", a, b, c)[0] == np.float32(3.5)
+    assert one("mul.sat.f32 $0, $1, $2;", a, b).tolist() == [1.0, 0.0, 1.0]  # clamped to [0, 1]
+    assert one("neg.f32 $0, $1;", a).tolist() == (-a).tolist()
+    np.testing.assert_allclose(one("rcp.approx.f32 $0, $1;", b), 1 / b)
+    np.testing.assert_allclose(one("rsqrt.approx.ftz.f32 $0, $1;", b), 1 / np.sqrt(b), rtol=1e-7)
+    np.testing.assert_allclose(one("div.full.f32 $0, $1, $2;", a, b), a / b)
+
+
+def test_ftz_flushes_subnormal_inputs_and_results_to_a_zero_of_their_sign():
+    x = f32(SUB, -SUB, 1.0)
+    assert one("add.f32 $0, $1, 0f00000000;", x)[0] == SUB  # kept without .ftz
+    flushed = one("mul.ftz.f32 $0, $1, 0f3F800000;", x)  # times 1: -0 stays -0 (-0 + 0 is +0)
+    assert flushed[0] == 0 and not np.signbit(flushed[0]) and np.signbit(flushed[1])
+    assert one("ex2.approx.ftz.f32 $0, $1;", f32(-130.0))[0] == 0  # 2^-130 is subnormal: flushed
+    assert one("ex2.approx.f32 $0, $1;", f32(-130.0))[0] > 0
+    assert one("sqrt.approx.ftz.f32 $0, $1;", f32(SUB))[0] == 0
+
+
+def test_min_and_max_return_the_number_beside_a_nan_unless_told_nan():
+    a, b = f32(np.nan, 1.0), f32(2.0, np.nan)
+    assert one("max.f32 $0, $1, $2;", a, b).tolist() == [2.0, 1.0]
+    assert np.isnan(one("max.NaN.f32 $0, $1, $2;", a, b)).all()
+
+
+def test_integer_bit_and_conversion_instructions():
+    i = np.array([-7, 5, 2**31 - 1], dtype=np.int32)
+    assert one("add.s32 $0, $1, 1;", i, out=I32).tolist() == [-6, 6, -(2**31)]  # wraps
+    assert one("mul.lo.s32 $0, $1, 3;", i, out=I32).tolist()[:2] == [-21, 15]
+    assert one("shr.s32 $0, $1, 1;", i, out=I32).tolist()[:2] == [-4, 2]  # arithmetic
+    assert one("shr.u32 $0, $1, 28;", i, out=U32).tolist()[0] == 0xF
+    assert one("shl.b32 $0, $1, 4;", np.array([1], dtype=np.uint32), out=U32).tolist() == [16]
+    assert one("and.b32 $0, $1, 0x7FFFFFFF;", f32(-2.5), out=F32).tolist() == [2.5]  # |x| by its bits
+    assert one("cvt.rn.f32.s32 $0, $1;", i).tolist()[:2] == [-7.0, 5.0]
+    x = f32(2.5, -2.5, 3e9, np.nan)
+    assert one("cvt.rni.s32.f32 $0, $1;", x, out=I32).tolist() == [2, -2, 2**31 - 1, 0]  # even, clamped, NaN 0
+    assert one("cvt.rzi.s32.f32 $0, $1;", x, out=I32).tolist()[:2] == [2, -2]
+
+
+def test_several_statements_several_outputs_and_comments():
+    a = f32(1.0, 2.0)
+    lo, hi = run("min.f32 $0, $2, $3; // the smaller\n max.f32 $1, $2, $3; /* the larger */",
+                 "=r,=r,r,r", [a, f32(1.5, 1.5)], [F32, F32], 1)
+    assert lo.tolist() == [1.0, 1.5] and hi.tolist() == [1.5, 2.0]
+    assert one("mov.f32 $0, 1.5; add.f32 $0, $0, $1;", a).tolist() == [2.5, 3.5]  # an output read after it is written
+
+
+@pytest.mark.parametrize("asm, constraints, why", [
+    ("mov.u32 $0, %smid;", "=r,r", "special register"),
+    ("{ .reg .f32 t; mov.f32 t, $1; mov.f32 $0, t; }", "=r,r", "braces and declarations"),
+    ("@p mov.b32 $0, $1;", "=r,r", "a predicate"),
+    ("add.rz.f32 $0, $1, $1;", "=r,r", "a rounding numpy does not do"),
+    ("ex2.f32 $0, $1;", "=r,r", "ex2 has only the approximate form"),
+    ("max.f23 $0, $1, $1;", "=r,r", "a type PTX has not"),
+    ("popc.b32 $0, $1;", "=r,r", "an opcode not run here"),
+    ("add.f32 $0, $1;", "=r,r", "an operand missing"),
+    ("mov.b32 $1, $1;", "=r,r", "writing an input"),
+    ("mov.b32 $0, $2;", "=r,r", "a register never given"),
+    ("add.f32 $1, $2, $2;", "=r,=r,r", "an output never written"),
+    ("mov.b64 $0, $1;", "=l,l", "64-bit registers"),
+])
+def test_anything_else_is_unsupported_not_guessed(asm, constraints, why):
+    outs = constraints.count("=")
+    values = [f32(1.0)] * (len(constraints.split(",")) - outs)
+    with pytest.raises(InterpreterUnsupported):
+        run(asm, constraints, values, [F32] * outs, 1)
+
+
+def test_packed_and_16_bit_operands_are_unsupported():
+    with pytest.raises(InterpreterUnsupported, match="pack=4"):
+        run("mov.b32 $0, $1;", "=r,r", [f32(1.0)], [F32], 4)
+    with pytest.raises(InterpreterUnsupported, match="32-bit"):
+        run("mov.b32 $0, $1;", "=r,r", [np.array([1.0], dtype=np.float16)], [F32], 1)
