@@ -87,6 +87,8 @@ def test_several_statements_several_outputs_and_comments():
     ("ex2.f32 $0, $1;", "=r,r", "ex2 has only the approximate form"),
     ("max.f23 $0, $1, $1;", "=r,r", "a type PTX has not"),
     ("popc.b32 $0, $1;", "=r,r", "an opcode not run here"),
+    ("tanh.approx.f32 $0, $1;", "=r,r", "2^-11 on a GPU: exact here would be right where a GPU is not"),
+    ("sin.approx.f32 $0, $1;", "=r,r", "the same, outside [-pi, pi]"),
     ("add.f32 $0, $1;", "=r,r", "an operand missing"),
     ("mov.b32 $1, $1;", "=r,r", "writing an input"),
     ("mov.b32 $0, $2;", "=r,r", "a register never given"),
