@@ -8,12 +8,12 @@ import socket
 from tritonrl.verify.zygote import run_fork
 
 
-def test_a_withdrawn_candidate_fork_exits_without_a_traceback(tmp_path):
-    job = {"kind": "candidate", "workdir": str(tmp_path / "gone"), "spec": {}, "limits": {}}
+def _fork_run(job: dict, sock: socket.socket) -> tuple[int, str]:
+    """``run_fork(job, sock, ...)`` in a fork, as the zygote makes it: its exit code and what it wrote to stderr."""
     read_end, write_end = os.pipe()
-    sock, control = socket.socketpair()
+    control, other = socket.socketpair()
     pid = os.fork()
-    if pid == 0:  # the fork, as the zygote makes it: its stderr into the pipe
+    if pid == 0:
         os.close(read_end)
         os.dup2(write_end, 2)
         run_fork(job, sock, control)  # never returns
@@ -21,31 +21,28 @@ def test_a_withdrawn_candidate_fork_exits_without_a_traceback(tmp_path):
     _, status = os.waitpid(pid, 0)
     err = os.read(read_end, 65536).decode()
     os.close(read_end)
-    sock.close()
     control.close()
-    assert os.WEXITSTATUS(status) == 3 and "Traceback" not in err, err
+    other.close()
+    return os.WEXITSTATUS(status), err
+
+
+def test_a_withdrawn_candidate_fork_exits_without_a_traceback(tmp_path):
+    job = {"kind": "candidate", "workdir": str(tmp_path / "gone"), "spec": {}, "limits": {}}
+    sock, peer = socket.socketpair()
+    code, err = _fork_run(job, sock)
+    sock.close()
+    peer.close()
+    assert code == 3 and "Traceback" not in err, err
 
 
 def test_a_judge_whose_verifier_left_before_the_salt_exits_without_a_traceback():
     """Ctrl-C on ``tritonrl verify`` can close a verifier while its judge's fork is starting: the judge then finds its
     socket closed where the salt should come. Nobody is left to report to (a clean CI run printed this traceback)."""
-    job = {"kind": "judge", "spec": {}, "env": {}}
-    read_end, write_end = os.pipe()
-    sock, control = socket.socketpair()
     parent_end, judge_end = socket.socketpair()
     parent_end.close()  # the verifier is gone before it sent the salt
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        os.dup2(write_end, 2)
-        run_fork(job, judge_end, control)  # never returns
-    os.close(write_end)
-    _, status = os.waitpid(pid, 0)
-    err = os.read(read_end, 65536).decode()
-    os.close(read_end)
-    for s in (sock, control, judge_end):
-        s.close()
-    assert os.WEXITSTATUS(status) == 0 and "Traceback" not in err, err
+    code, err = _fork_run({"kind": "judge", "spec": {}, "env": {}}, judge_end)
+    judge_end.close()
+    assert code == 0 and "Traceback" not in err, err
 
 
 def test_the_zygote_whose_verifier_left_mid_reply_exits_without_a_traceback(tmp_path):
