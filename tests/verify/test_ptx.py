@@ -71,6 +71,44 @@ def test_integer_bit_and_conversion_instructions():
     assert one("cvt.rzi.s32.f32 $0, $1;", x, out=I32).tolist()[:2] == [2, -2]
 
 
+def test_integer_literals_are_cs_octal_binary_and_hex_included():
+    """A leading 0 is octal in PTX as in C: ``01`` raised Python's ValueError here, a candidate's runtime_error that
+    left a GPU verdict standing in the CPU cross-check (the thirty-seventh red team's ``a05``)."""
+    i = np.array([5, 7], dtype=np.int32)
+    assert one("mul.lo.s32 $0, $1, 01;", i, out=I32).tolist() == [5, 7]
+    assert one("mul.lo.s32 $0, $1, 010;", i, out=I32).tolist() == [40, 56]
+    assert one("and.b32 $0, $1, 0b11;", i, out=I32).tolist() == [1, 3]
+    assert one("add.s32 $0, $1, 0x10U;", i, out=I32).tolist() == [21, 23]
+    assert one("add.s32 $0, $1, -0;", i, out=I32).tolist() == [5, 7]
+    with pytest.raises(InterpreterUnsupported):
+        one("add.s32 $0, $1, 09;", i, out=I32)  # not a literal in PTX either
+
+
+def test_a_nan_a_float_instruction_makes_is_the_gpus_canonical_nan():
+    """GPUs give 0x7FFFFFFF for every NaN a float instruction makes or passes on; numpy gives x86's 0xFFC00000
+    (the thirty-seventh red team's ``a01`` branched on those bits). ``neg``/``abs`` of a NaN are unspecified."""
+    made = one("sub.f32 $0, $1, 0f7F800000;", f32(np.inf, 1.0))  # inf - inf
+    assert made.view(np.uint32).tolist()[0] == 0x7FFFFFFF and made[1] == -np.inf
+    passed = one("mul.f32 $0, $1, 0f3F800000;", np.array([0xFFC00001], dtype=np.uint32).view(np.float32))
+    assert passed.view(np.uint32).tolist() == [0x7FFFFFFF]
+    assert one("add.sat.f32 $0, $1, 0f7F800000;", f32(-np.inf)).tolist() == [0.0]  # .sat: a NaN is +0
+    kept = np.array([0xFFC00001], dtype=np.uint32).view(np.float32)
+    assert one("mov.b32 $0, $1;", kept).view(np.uint32).tolist() == [0xFFC00001]  # a move keeps the bits
+    with pytest.raises(InterpreterUnsupported, match="NaN"):
+        one("neg.f32 $0, $1;", kept)
+
+
+def test_what_the_emulator_did_not_foresee_is_unsupported_not_the_candidates_error(monkeypatch):
+    from tritonrl.verify.child import ptx
+
+    def broken(a, b):
+        raise ValueError("not foreseen")
+
+    monkeypatch.setitem(ptx._BIT_OPS, "and", (2, broken))
+    with pytest.raises(InterpreterUnsupported, match="not foreseen"):
+        one("and.b32 $0, $1, 1;", np.array([1], dtype=np.uint32), out=U32)
+
+
 def test_several_statements_several_outputs_and_comments():
     a = f32(1.0, 2.0)
     lo, hi = run("min.f32 $0, $2, $3; // the smaller\n max.f32 $1, $2, $3; /* the larger */",

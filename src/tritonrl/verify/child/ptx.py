@@ -13,7 +13,9 @@ must be written. Approximate instructions within a few units in the last place (
 ``rcp.approx``, ``sqrt.approx``, ``rsqrt.approx``, ``div.approx``/``div.full``) are computed exactly and rounded
 once, as the libdevice shim does (those whose error is far larger, ``sin``/``cos``/``tanh.approx``, are not run); ``.ftz`` flushes subnormal inputs and results to a zero of
 their sign, ``.sat`` clamps to [0, 1], and ``min``/``max`` return the number beside a NaN (``.NaN``: the NaN), as
-the PTX ISA says. Anything else (braces, ``.reg`` declarations, predicates, special registers, vector or 16-bit
+the PTX ISA says; a NaN a float instruction makes or passes on is the canonical 0x7FFFFFFF, as a GPU's is (numpy's
+is x86's 0xFFC00000: a kernel reading a NaN's bits told the two apart, the thirty-seventh red team's ``a01``), and
+``neg``/``abs`` of a NaN, whose result the PTX ISA leaves unspecified, is not run. Anything else (braces, ``.reg`` declarations, predicates, special registers, vector or 16-bit
 operands, other opcodes or rounding modes) raises ``InterpreterUnsupported`` with the instruction: a strict
 parser, so nothing the GPU's assembler would refuse runs here.
 """
@@ -29,7 +31,9 @@ CONSTRUCT = "tl.inline_asm_elementwise"
 _F32_TINY = np.finfo(np.float32).tiny
 _REGISTER = re.compile(r"^\$(\d+)$")
 _HEX_F32 = re.compile(r"^0[fF]([0-9a-fA-F]{8})$")
-_INT = re.compile(r"^-?(0[xX][0-9a-fA-F]+|\d+)[uU]?$")
+# PTX's integer literals are C's: hexadecimal, octal (a leading 0), binary, decimal; U marks one unsigned
+_INT = re.compile(r"^(-?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9]\d*)[uU]?$")
+_CANONICAL_NAN = np.uint32(0x7FFFFFFF)  # what a GPU's float instructions give for any NaN they make or pass on
 _FLOAT = re.compile(r"^-?\d+\.\d*([eE][-+]?\d+)?$")
 _ROUND_TO_INT = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}
 
@@ -115,8 +119,12 @@ class _Registers:
             return value.view(np.float32) if kind == "f32" else value.view(_INT_TYPES.get(kind, np.uint32))
         if kind == "f32" and _FLOAT.match(text):
             return np.array(float(text), dtype=np.float32)
-        if _INT.match(text):
-            number = int(text.rstrip("uU"), 0) if not text.startswith("-") else -int(text[1:].rstrip("uU"), 0)
+        m = _INT.match(text)
+        if m:
+            digits = m.group(2)
+            base = 16 if digits[1:2] in "xX" and len(digits) > 1 else 2 if digits[1:2] in "bB" and len(digits) > 1 \
+                else 8 if digits.startswith("0") else 10
+            number = int(digits[2:] if base in (16, 2) else digits, base) * (-1 if m.group(1) else 1)
             if kind == "f32":
                 raise _unsupported(f"an integer immediate {text!r} for a float operand")
             return np.array(number & 0xFFFFFFFF, dtype=np.uint32).view(_INT_TYPES.get(kind, np.uint32))
@@ -190,10 +198,14 @@ def _execute(regs: _Registers, opcode: str, operands: list[str]) -> None:
         args = [regs.read(o, "f32") for o in operands[1:]]
         if "ftz" in given:
             args = [_flush(a) for a in args]
+        if base in ("neg", "abs") and np.isnan(args[0]).any():
+            raise _unsupported(f"{opcode} of a NaN (the PTX ISA leaves the NaN it gives unspecified)")
         with np.errstate(all="ignore"):
             value = _f32(fn(*args))
             if "NaN" in given:
                 value = np.where(np.isnan(args[0]) | np.isnan(args[1]), np.float32(np.nan), value).astype(np.float32)
+        if base not in ("neg", "abs"):
+            value = np.where(np.isnan(value), _CANONICAL_NAN.view(np.float32), value).astype(np.float32)
         if "sat" in given:
             value = np.where(np.isnan(value), np.float32(0), np.clip(value, 0, 1)).astype(np.float32)
         if "ftz" in given:
@@ -244,6 +256,8 @@ def _fail(opcode: str, operands: list[str]) -> None:
 
 def run(asm: str, constraints: str, values: list[np.ndarray], out_dtypes: list[np.dtype], pack: int) -> list[np.ndarray]:
     """The outputs of one ``inline_asm_elementwise`` over ``values`` (broadcast already), as ``out_dtypes``."""
+    from tritonrl.verify.child.interpreter import InterpreterUnsupported
+
     if pack != 1:
         raise _unsupported(f"pack={pack} (only pack=1 runs here)")
     codes = [c.strip() for c in constraints.split(",") if c.strip()]
@@ -259,7 +273,14 @@ def run(asm: str, constraints: str, values: list[np.ndarray], out_dtypes: list[n
     shape = np.broadcast_shapes(*[a.shape for a in arrays]) if arrays else ()
     regs = _Registers(len(outs), [np.broadcast_to(a, shape).copy().view(np.uint32) for a in arrays], shape)
     for opcode, operands in _statements(asm):
-        _execute(regs, opcode, operands)
+        try:
+            _execute(regs, opcode, operands)
+        except InterpreterUnsupported:
+            raise
+        except Exception as exc:
+            # whatever this module did not foresee is a construct it cannot run, never the candidate's error (a
+            # candidate's runtime_error would leave a GPU verdict standing in the CPU cross-check: r37 a05)
+            raise _unsupported(f"{opcode} {', '.join(operands)} ({type(exc).__name__}: {exc})"[:160]) from exc
     missing = [i for i in range(len(outs)) if i not in regs.bits]
     if missing:
         raise _unsupported(f"output ${missing[0]} is never written")
