@@ -68,6 +68,7 @@ def mean_dim():
     ("r35_mean_dim_race_on_a_cuda_scratch", "data_race"),  # device="cuda": cpu_unsupported before (now the CPU)
     ("r36_mean_dim_racy_split_only_at_moved_shapes", "data_race"),  # one full trial missed it (now every trial)
     ("r36_mean_dim_unsynced_finalizer_behind_inline_asm", "data_race"),  # cpu_unsupported before (PTX runs now)
+    ("r37_mean_dim_race_behind_plain_triton_nan_bits", "data_race"),  # the CPU took another path (x86's NaN bits)
 ])
 def test_a_race_the_gpu_did_not_expose_overturns_its_verdict(cross_check, mean_dim, fixture, flag):
     """The thirty-fifth red team's a12-a14, right on an H200 at every trial (2026-12-01): made GPU verdicts of

@@ -109,6 +109,26 @@ def test_what_the_emulator_did_not_foresee_is_unsupported_not_the_candidates_err
         one("and.b32 $0, $1, 1;", np.array([1], dtype=np.uint32), out=U32)
 
 
+def test_fma_rounds_once_and_div_approx_ends_where_the_ptx_isa_says():
+    """The thirty-seventh red team's ``a03``/``a07`` (an fma rounded twice: (1 + 2^-12)^2 + 2^-70 is 0x3F801001 on
+    a GPU) and ``a02``/``a08`` (``div.approx.f32`` by |b| in (2^126, 2^128) is 0 there, NaN for an infinite a)."""
+    a, c = f32(1 + 2.0 ** -12), f32(2.0 ** -70)
+    assert one("fma.rn.f32 $0, $1, $1, $2;", a, c).view(np.uint32).tolist() == [0x3F801001]
+    assert one("div.approx.f32 $0, $1, $2;", f32(2.0 ** 24, np.inf, 1.0), f32(2.0 ** 127, 2.0 ** 127, 2.0)).tolist()[0] == 0
+    assert np.isnan(one("div.approx.f32 $0, $1, $2;", f32(np.inf), f32(2.0 ** 127)))[0]
+    assert one("div.full.f32 $0, $1, $2;", f32(2.0 ** 24), f32(2.0 ** 127))[0] == np.float32(2.0 ** -103)  # full range
+
+
+def test_min_and_max_of_two_zeros_do_not_depend_on_the_operands_order():
+    z, nz = f32(0.0), f32(-0.0)
+    for x, y in ((z, nz), (nz, z)):
+        assert np.signbit(one("min.f32 $0, $1, $2;", x, y)[0]) and not np.signbit(one("max.f32 $0, $1, $2;", x, y)[0])
+
+
+def test_whitespace_other_than_a_space_separates_an_opcode_from_its_operands():
+    assert one("max.f32\t$0, $1, 0f00000000;", f32(-1.0, 2.0)).tolist() == [0.0, 2.0]
+
+
 def test_several_statements_several_outputs_and_comments():
     a = f32(1.0, 2.0)
     lo, hi = run("min.f32 $0, $2, $3; // the smaller\n max.f32 $1, $2, $3; /* the larger */",
@@ -132,6 +152,10 @@ def test_several_statements_several_outputs_and_comments():
     ("mov.b32 $0, $2;", "=r,r", "a register never given"),
     ("add.f32 $1, $2, $2;", "=r,=r,r", "an output never written"),
     ("mov.b64 $0, $1;", "=l,l", "64-bit registers"),
+    ("shl.u32 $0, $1, 1;", "=r,r", "shl is .b32 only (the thirty-seventh red team's a04)"),
+    ("abs.u32 $0, $1;", "=r,r", "integer abs is signed only"),
+    ("add.s32 $0, $1, 0f3F800000;", "=r,r", "a float literal for an integer operand"),
+    ("add.s32 $0, $1, 4294967296;", "=r,r", "an immediate wider than 32 bits"),
 ])
 def test_anything_else_is_unsupported_not_guessed(asm, constraints, why):
     outs = constraints.count("=")

@@ -461,9 +461,20 @@ def install(report: dict) -> None:
 
     original_binary, original_unary = builder.binary_op, builder.unary_op
 
+    def canonical(handle: Any) -> Any:
+        """``handle`` (an operation's result) with its NaNs the GPU's one (``canonical_nan``), where one may be."""
+        if not (_NAN["made"] or _NAN["carried"]):
+            return handle
+        _NAN["made"] = False
+        data = handle.data
+        if getattr(data, "dtype", None) is None or data.dtype.kind != "f":
+            return handle
+        fixed = canonical_nan(data, np)
+        return handle if fixed is data else interp.TensorHandle(fixed, handle.dtype.scalar)
+
     def binary_op(self, lhs, rhs, op):
         if lhs.dtype.scalar != bf16 and rhs.dtype.scalar != bf16:
-            return original_binary(self, lhs, rhs, op)
+            return canonical(original_binary(self, lhs, rhs, op))
         out = op(values(lhs), values(rhs))
         if out.dtype == np.bool_:  # a comparison: an int1 mask, as the GPU's
             return interp.TensorHandle(out, tl.int1)
@@ -471,8 +482,14 @@ def install(report: dict) -> None:
 
     def unary_op(self, arg, op):
         if arg.dtype.scalar != bf16:
-            return original_unary(self, arg, op)
+            return canonical(original_unary(self, arg, op))
         return interp.TensorHandle(to_bf16(op(values(arg))), bf16)
+
+    def create_fma(self, x, y, z):
+        """float32 ``tl.fma`` rounded once (``fma_f32``; Triton 3.6's interpreter rounded twice, 3.9's once)."""
+        if z.dtype.scalar != fp32:
+            return canonical(original_fma(self, x, y, z))
+        return interp.TensorHandle(fma_f32(*np.broadcast_arrays(x.data, y.data, z.data), np), fp32)
 
     def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
         a_data, b_data = values(a), values(b)
@@ -548,7 +565,7 @@ def install(report: dict) -> None:
     def flushed_input(arg, op):
         """``op`` of a float32 handle whose subnormal values are first flushed to a zero of their sign."""
         with np.errstate(divide="ignore"):
-            return interp.TensorHandle(op(_flush_subnormals(arg.data, np)).astype(np.float32), fp32)
+            return canonical(interp.TensorHandle(op(_flush_subnormals(arg.data, np)).astype(np.float32), fp32))
 
     def sqrt(self, arg):
         """float32 ``tl.sqrt`` flushes a subnormal input to a zero of its sign, as a GPU's ``sqrt.approx.ftz.f32``
@@ -609,9 +626,10 @@ def install(report: dict) -> None:
     original_reshape = builder.create_reshape
     builder.create_reshape = create_reshape
     original_cast, original_fp_to_fp = builder.cast_impl, builder.create_fp_to_fp
-    builder.cast_impl, builder.create_fp_to_fp, builder.create_exp2 = cast_impl, fp_to_fp, exp2
-    original_rsqrt = builder.create_rsqrt
-    builder.create_sqrt, builder.create_rsqrt = sqrt, rsqrt
+    builder.cast_impl, builder.create_exp2 = cast_impl, exp2
+    builder.create_fp_to_fp = lambda self, *args: canonical(fp_to_fp(self, *args))
+    original_rsqrt, original_fma = builder.create_rsqrt, builder.create_fma
+    builder.create_sqrt, builder.create_rsqrt, builder.create_fma = sqrt, rsqrt, create_fma
     FP8_SATURATED.update({tl.float8e5: 57344.0, tl.float8e4nv: 448.0})  # the largest finite value of each
     interp.TensorHandle.set_attr = set_attr
     original_dot, original_idiv = builder.create_dot, builder.create_idiv
@@ -623,7 +641,31 @@ def install(report: dict) -> None:
 
     builder.__init__ = init
     _gpu_dot_precisions(getattr(interp, "interpreter_builder", None))  # the one made at Triton's import
-    builder.binary_op, builder.unary_op, builder.create_dot = binary_op, unary_op, create_dot
+    builder.binary_op, builder.unary_op = binary_op, unary_op
+    builder.create_dot = lambda self, *args: canonical(create_dot(self, *args))
+    original_to_tensor = interp.ReduceScanOpInterface.to_tensor
+
+    def to_tensor(self, ret, dtype):
+        """A reduction's or scan's result, its NaNs the GPU's one (a sum of inf and -inf is made there too)."""
+        out = original_to_tensor(self, ret, dtype)
+        fixed = canonical(out.handle)
+        if fixed is not out.handle:
+            out.handle = fixed
+        return out
+
+    interp.ReduceScanOpInterface.to_tensor = to_tensor
+    original_bitcast = builder.create_bitcast
+
+    def create_bitcast(self, src, dst_type):
+        out = original_bitcast(self, src, dst_type)
+        data = out.data
+        if not _NAN["carried"] and getattr(data, "dtype", None) is not None and data.dtype.kind == "f" \
+                and src.data.dtype.kind != "f" and np.isnan(data).any():
+            _NAN["carried"] = True  # a NaN from integer bits: each later result is looked at
+        return out
+
+    builder.create_bitcast = create_bitcast
+    arm_nan_callback(np)
     builder.create_fp_to_si = builder.create_fp_to_ui = fp_to_int
     builder.create_idiv = int_div
     _install_programs(builder, executor, np)
@@ -632,7 +674,7 @@ def install(report: dict) -> None:
     builder._tritonrl_fidelity = True
     report["fidelity"] = ("ok: TF32 dot, bf16 values rounded to nearest even, saturating float-to-int casts, "
                           "integer division by zero, exp2's, sqrt's and rsqrt's flushed subnormals, saturating fp8 casts, atomic "
-                          "adds without subnormals, float arguments in float32, "
+                          "adds without subnormals, the GPU's canonical NaN, fma rounded once, float arguments in float32, "
                           "int32 loop variables, hints checked, reordering reshapes reordered, shuffled programs, "
                           "race check (atomics included)")
 
@@ -720,7 +762,63 @@ def _bf16_bits(data: Any, np: Any, toward_zero: bool = False) -> Any:
         rounded = bits >> 16
     else:
         rounded = (bits + (((bits >> 16) & 1) + 0x7FFF)) >> 16
-    return np.where(np.isnan(data), np.uint32(0x7FC0), rounded).astype(np.uint16)
+    return np.where(np.isnan(data), np.uint32(CANONICAL_NAN_BITS[2]), rounded).astype(np.uint16)
+
+
+# The one NaN a GPU's float instructions give, whatever NaN they make or pass on ("canonical NaN", PTX ISA): float32
+# 0x7FFFFFFF, float16 and bfloat16 0x7FFF. numpy gives x86's: a NaN made is 0xFFC00000 (negative), one passed on
+# keeps its bits. A kernel reading a NaN's bits (a bitcast, a store read back as integers) told the interpreter
+# from a GPU by them (the thirty-seventh red team's ``a01`` in inline PTX, ``a09`` in plain Triton).
+CANONICAL_NAN_BITS = {4: 0x7FFFFFFF, 2: 0x7FFF}
+# Whether an operation's result may hold a NaN to make canonical: ``made`` is set by numpy's floating-point error
+# callback when an operation makes a NaN (IEEE's "invalid": inf - inf, 0 * inf, 0 / 0, sqrt(-1); a NaN passed on
+# raises nothing, and one this module made canonical stays so), and cleared by the next result looked at; ``carried``
+# stays set once a bitcast has made a float NaN from integer bits (a payload a GPU's next operation would make
+# canonical). So the cost is one flag test an operation until a kernel makes a NaN (every result is checked after).
+_NAN = {"made": False, "carried": False}
+
+
+def _invalid(kind: str, flag: int) -> None:
+    """numpy's error callback (``seterr(invalid="call")``): an operation made a NaN."""
+    _NAN["made"] = True
+
+
+def arm_nan_callback(np: Any) -> None:
+    """numpy calls ``_invalid`` when an operation makes a NaN (in this thread's error state)."""
+    if np.geterrcall() is not _invalid:
+        np.seterrcall(_invalid)
+    if np.geterr()["invalid"] != "call":
+        np.seterr(invalid="call")
+
+
+def canonical_nan(data: Any, np: Any) -> Any:
+    """``data`` with every NaN of a float16 or float32 array the canonical one (other arrays as they are)."""
+    data = np.asarray(data)
+    if data.dtype.kind != "f" or data.dtype.itemsize not in CANONICAL_NAN_BITS:
+        return data
+    nan = np.isnan(data)
+    if not nan.any():
+        return data
+    bits = np.array(CANONICAL_NAN_BITS[data.dtype.itemsize], dtype=f"u{data.dtype.itemsize}").view(data.dtype)
+    return np.where(nan, bits, data).astype(data.dtype)
+
+
+def fma_f32(x: Any, y: Any, z: Any, np: Any) -> Any:
+    """float32 ``x * y + z`` rounded once, as a GPU's ``fma.rn.f32``: the product is exact in float64, the sum is
+    rounded to odd there (its rounding error, exact by Knuth's two-sum, sets the last bit when it is not zero), and
+    rounding that to float32 is then the single rounding (53 >= 24 + 2 bits). Adding in float64 and rounding to
+    float32 rounded twice, and a kernel could tell (the thirty-seventh red team's ``a03``, ``a07``: 1 + 2^-12 times
+    itself plus 2^-70)."""
+    x, y, z = (np.asarray(v, dtype=np.float64) for v in (x, y, z))
+    with np.errstate(all="ignore"):
+        product = x * y
+        total = product + z
+        virtual = total - product
+        error = (product - (total - virtual)) + (z - virtual)
+        even = (total.view(np.uint64) & np.uint64(1)) == 0
+        odd = np.nextafter(total, np.where(error > 0, np.inf, -np.inf))
+        total = np.where(np.isfinite(total) & (error != 0) & even, odd, total)
+        return canonical_nan(total.astype(np.float32), np)
 
 
 def _fp16_toward_zero(data: Any, np: Any) -> Any:
@@ -1021,6 +1119,7 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
 
     def set_grid_dim(self, nx, ny, nz):
         _ACCESSES.start((nx, ny, nz), seed=secrets.randbits(64))  # an order the kernel's author cannot predict
+        arm_nan_callback(np)  # at each launch: a candidate's np.seterr or np.errstate around it undoes nothing
         return original_dim(self, nx, ny, nz)
 
     def set_grid_idx(self, x, y, z):

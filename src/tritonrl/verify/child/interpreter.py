@@ -88,6 +88,12 @@ class InterpreterUnsupported(NotImplementedError):
 
 
 # ----------------------------------------------------------------------------------------------- libdevice
+def _ptx():
+    from tritonrl.verify.child import ptx
+
+    return ptx
+
+
 def _vec(fn: Callable[..., float]) -> Callable:
     import numpy as np
 
@@ -129,7 +135,7 @@ def _libdevice_table() -> dict[str, Callable]:
         "remainder": np.vectorize(math.remainder, otypes=[np.float64]), "atan2": np.arctan2, "hypot": np.hypot,
         "fdim": fdim, "copysign": np.copysign, "nextafter": np.nextafter,
         "div_rn": np.divide, "rhypot": lambda x, y: 1.0 / np.hypot(x, y), "add_rn": np.add, "sub_rn": np.subtract, "mul_rn": np.multiply,
-        "fast_dividef": np.divide, "fast_powf": np.power, "ldexp": lambda x, e: np.ldexp(x, e.astype(np.int32)),
+        "fast_dividef": lambda x, y: _ptx().approximate_div(x, y), "fast_powf": np.power, "ldexp": lambda x, e: np.ldexp(x, e.astype(np.int32)),
         "scalbn": lambda x, e: np.ldexp(x, e.astype(np.int32)),
     }
     ternary = {"fma": lambda x, y, z: x * y + z, "fma_rn": lambda x, y, z: x * y + z}
@@ -161,9 +167,14 @@ def _extern_elementwise(self, libName, libPath, symbol, argList, retType, isPure
     for handle in argList:
         data = np.asarray(handle.data)
         args.append(data.astype(np.float64) if data.dtype.kind == "f" and data.dtype.itemsize < 8 else data)
+    from tritonrl.verify.child.fidelity import canonical_nan, fma_f32
+
     with np.errstate(all="ignore"):
-        result = np.asarray(fn(*args))
-    return TensorHandle(result.astype(out_dtype), ret_scalar)
+        if name in ("fma", "fma_rn") and np.dtype(out_dtype) == np.float32:
+            result = fma_f32(*np.broadcast_arrays(*args), np)  # rounded once, as fma.rn.f32
+        else:
+            result = np.asarray(fn(*args))
+    return TensorHandle(canonical_nan(result.astype(out_dtype), np), ret_scalar)
 
 
 def _wrap_libdevice(name: str, fn: Callable, semantic: Any) -> Callable:

@@ -7,17 +7,24 @@ cases) was ``cpu_unsupported``, and so was a racy kernel that added one identity
 race showed (the thirty-sixth red team's ``a02``, which the CPU cross-check of a GPU verdict let stand).
 
 What runs: ``pack=1``; outputs and inputs in 32-bit registers (constraints ``r`` or ``f``; float32, int32,
-uint32 values); instructions separated by ``;`` over the operands ``$N`` and immediates (``0fXXXXXXXX``, decimal or
-hex integers, decimal floats); the opcodes of ``_OPS`` with the modifiers PTX gives them. Each output register
-must be written. Approximate instructions within a few units in the last place (``ex2.approx``, ``lg2.approx``,
-``rcp.approx``, ``sqrt.approx``, ``rsqrt.approx``, ``div.approx``/``div.full``) are computed exactly and rounded
-once, as the libdevice shim does (those whose error is far larger, ``sin``/``cos``/``tanh.approx``, are not run); ``.ftz`` flushes subnormal inputs and results to a zero of
-their sign, ``.sat`` clamps to [0, 1], and ``min``/``max`` return the number beside a NaN (``.NaN``: the NaN), as
-the PTX ISA says; a NaN a float instruction makes or passes on is the canonical 0x7FFFFFFF, as a GPU's is (numpy's
-is x86's 0xFFC00000: a kernel reading a NaN's bits told the two apart, the thirty-seventh red team's ``a01``), and
-``neg``/``abs`` of a NaN, whose result the PTX ISA leaves unspecified, is not run. Anything else (braces, ``.reg`` declarations, predicates, special registers, vector or 16-bit
-operands, other opcodes or rounding modes) raises ``InterpreterUnsupported`` with the instruction: a strict
-parser, so nothing the GPU's assembler would refuse runs here.
+uint32 values); instructions separated by ``;`` over the operands ``$N`` and immediates (``0fXXXXXXXX``, C's
+integer literals: decimal, hexadecimal, octal, binary; decimal floats); the opcodes below with the types and
+modifiers PTX gives them. Each output register must be written. As the PTX ISA defines them:
+
+* approximate instructions within a few units in the last place (``ex2``, ``lg2``, ``rcp``, ``sqrt``, ``rsqrt``,
+  ``div`` ``.approx``, ``div.full``) are computed exactly and rounded once, as the libdevice shim does; those far
+  less exact on a GPU (``sin``/``cos``/``tanh.approx``) are not run; ``div.approx`` by |b| in (2^126, 2^128) is 0;
+* ``fma`` is rounded once (``fidelity.fma_f32``); ``.ftz`` flushes subnormal inputs and results to a zero of
+  their sign, ``.sat`` clamps to [0, 1];
+* ``min``/``max`` return the number beside a NaN (``.NaN``: the NaN) and order -0 below +0 in either order;
+* a NaN a float instruction makes or passes on is the canonical 0x7FFFFFFF, as a GPU's is (numpy's is x86's
+  0xFFC00000: a kernel reading a NaN's bits told the two apart, the thirty-seventh red team's ``a01``);
+  ``neg``/``abs`` of a NaN, which the ISA leaves unspecified, are not run.
+
+Anything else (braces, ``.reg`` declarations, predicates, special registers, vector or 16-bit operands, other
+opcodes, types or rounding modes, an immediate of the wrong kind or wider than 32 bits) raises
+``InterpreterUnsupported`` with the instruction, and so does anything the emulator did not foresee: a strict
+parser, so that nothing the GPU's assembler would refuse runs here, and never the candidate's error.
 """
 
 from __future__ import annotations
@@ -53,6 +60,34 @@ def _f32(x: Any) -> np.ndarray:
         return np.asarray(x, dtype=np.float64).astype(np.float32)
 
 
+def _fidelity():
+    from tritonrl.verify.child import fidelity
+
+    return fidelity
+
+
+def approximate_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``div.approx.f32`` (and libdevice's ``fast_dividef``): a * (1 / b), whose range ends before float32's: "for
+    2^126 < |b| < 2^128, div.approx.f32 returns 0, or NaN if a is infinite" (the PTX ISA). Computed exactly, the
+    quotient was right here and 0 on a GPU (the thirty-seventh red team's ``a02``, ``a08``)."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    with np.errstate(all="ignore"):
+        out = a64 / b64
+        beyond = (np.abs(b64) > 2.0 ** 126) & np.isfinite(b64)
+        return np.where(beyond, np.where(np.isinf(a64), np.nan, 0.0), out)
+
+
+def _signed_zeros(out: np.ndarray, a: np.ndarray, b: np.ndarray, negative: Any) -> np.ndarray:
+    """min/max of two zeros as IEEE 754-2019 orders them, -0 below +0, whatever the operands' order (numpy's
+    ``fmin``/``fmax`` give the second of two zeros: an order a kernel could tell from a GPU's): min is -0 when
+    either is (``negative``: ``logical_or``), max only when both are (``logical_and``)."""
+    zeros = (a == 0) & (b == 0)
+    if not zeros.any():
+        return out
+    sign = negative(np.signbit(a), np.signbit(b))
+    return np.where(zeros, np.where(sign, np.float32(-0.0), np.float32(0.0)), out)
+
+
 def _unary_float(fn):
     return lambda a: fn(a.astype(np.float64))
 
@@ -66,11 +101,10 @@ _FLOAT_OPS: dict[str, tuple[int, Any, set[str]]] = {
     "add": (2, _binary_float(np.add), {"rn", "ftz", "sat"}),
     "sub": (2, _binary_float(np.subtract), {"rn", "ftz", "sat"}),
     "mul": (2, _binary_float(np.multiply), {"rn", "ftz", "sat"}),
-    "fma": (3, lambda a, b, c: a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64),
-            {"rn", "ftz", "sat"}),
-    "div": (2, _binary_float(np.divide), {"rn", "approx", "full", "ftz"}),
-    "min": (2, lambda a, b: np.fmin(a, b), {"ftz", "NaN"}),
-    "max": (2, lambda a, b: np.fmax(a, b), {"ftz", "NaN"}),
+    "fma": (3, lambda a, b, c: _fidelity().fma_f32(a, b, c, np), {"rn", "ftz", "sat"}),  # rounded once
+    "div": (2, _binary_float(np.divide), {"rn", "approx", "full", "ftz"}),  # .approx's range: _approximate_div
+    "min": (2, lambda a, b: _signed_zeros(np.fmin(a, b), a, b, np.logical_or), {"ftz", "NaN"}),
+    "max": (2, lambda a, b: _signed_zeros(np.fmax(a, b), a, b, np.logical_and), {"ftz", "NaN"}),
     "neg": (1, np.negative, {"ftz"}),
     "abs": (1, np.abs, {"ftz"}),
     "rcp": (1, _unary_float(lambda a: 1.0 / a), {"rn", "approx", "ftz"}),
@@ -115,6 +149,8 @@ class _Registers:
     def immediate(text: str, kind: str) -> np.ndarray:
         m = _HEX_F32.match(text)
         if m:
+            if kind in _INT_TYPES:
+                raise _unsupported(f"a float literal {text!r} for a {kind} operand")
             value = np.array(int(m.group(1), 16), dtype=np.uint32)
             return value.view(np.float32) if kind == "f32" else value.view(_INT_TYPES.get(kind, np.uint32))
         if kind == "f32" and _FLOAT.match(text):
@@ -127,6 +163,8 @@ class _Registers:
             number = int(digits[2:] if base in (16, 2) else digits, base) * (-1 if m.group(1) else 1)
             if kind == "f32":
                 raise _unsupported(f"an integer immediate {text!r} for a float operand")
+            if not -2**31 <= number < 2**32:
+                raise _unsupported(f"an integer immediate {text!r} wider than 32 bits")
             return np.array(number & 0xFFFFFFFF, dtype=np.uint32).view(_INT_TYPES.get(kind, np.uint32))
         raise _unsupported(f"operand {text!r}")
 
@@ -150,7 +188,8 @@ def _statements(asm: str) -> list[tuple[str, list[str]]]:
         if re.search(r"[{}@:%]|^\.", statement):
             raise _unsupported(f"{statement[:60]!r} (braces, declarations, predicates, labels and special "
                                "registers are not run here)")
-        opcode, _, rest = statement.partition(" ")
+        opcode, *rest = re.split(r"\s+", statement, maxsplit=1)  # a tab or a newline as good as a space
+        rest = rest[0] if rest else ""
         operands = [o.strip() for o in rest.split(",")] if rest.strip() else []
         out.append((opcode, operands))
     return out
@@ -170,7 +209,7 @@ def _execute(regs: _Registers, opcode: str, operands: list[str]) -> None:
     if base == "cvt":
         _convert(regs, opcode, mods, operands)
         return
-    if base in ("shl", "shr") and len(mods) == 1 and mods[0] in ("b32", "u32", "s32"):
+    if (base == "shl" and mods == ["b32"]) or (base == "shr" and len(mods) == 1 and mods[0] in ("b32", "u32", "s32")):
         need(2)
         a = regs.read(operands[1], "s32" if mods[0] == "s32" else "u32")
         shift = np.minimum(regs.read(operands[2], "u32"), 32).astype(np.int64)
@@ -201,7 +240,7 @@ def _execute(regs: _Registers, opcode: str, operands: list[str]) -> None:
         if base in ("neg", "abs") and np.isnan(args[0]).any():
             raise _unsupported(f"{opcode} of a NaN (the PTX ISA leaves the NaN it gives unspecified)")
         with np.errstate(all="ignore"):
-            value = _f32(fn(*args))
+            value = _f32(approximate_div(*args) if base == "div" and "approx" in given else fn(*args))
             if "NaN" in given:
                 value = np.where(np.isnan(args[0]) | np.isnan(args[1]), np.float32(np.nan), value).astype(np.float32)
         if base not in ("neg", "abs"):
@@ -212,7 +251,7 @@ def _execute(regs: _Registers, opcode: str, operands: list[str]) -> None:
             value = _flush(value)
         regs.write(operands[0], value)
         return
-    if kind in _INT_TYPES and base in _INT_OPS and len(mods) == 1:
+    if kind in _INT_TYPES and base in _INT_OPS and len(mods) == 1 and not (base in ("abs", "neg") and kind == "u32"):
         count, fn = _INT_OPS[base]
         need(count)
         with np.errstate(all="ignore"):
