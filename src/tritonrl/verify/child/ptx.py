@@ -102,7 +102,7 @@ _FLOAT_OPS: dict[str, tuple[int, Any, set[str]]] = {
     "sub": (2, _binary_float(np.subtract), {"rn", "ftz", "sat"}),
     "mul": (2, _binary_float(np.multiply), {"rn", "ftz", "sat"}),
     "fma": (3, lambda a, b, c: _fidelity().fma_f32(a, b, c, np), {"rn", "ftz", "sat"}),  # rounded once
-    "div": (2, _binary_float(np.divide), {"rn", "approx", "full", "ftz"}),  # .approx's range: _approximate_div
+    "div": (2, _binary_float(np.divide), {"rn", "approx", "full", "ftz"}),  # .approx: approximate_div
     "min": (2, lambda a, b: _signed_zeros(np.fmin(a, b), a, b, np.logical_or), {"ftz", "NaN"}),
     "max": (2, lambda a, b: _signed_zeros(np.fmax(a, b), a, b, np.logical_and), {"ftz", "NaN"}),
     "neg": (1, np.negative, {"ftz"}),
@@ -116,8 +116,8 @@ _FLOAT_OPS: dict[str, tuple[int, Any, set[str]]] = {
 # Not run: sin.approx, cos.approx (their error grows outside [-pi, pi]) and tanh.approx (2^-11 relative): computed
 # exactly they would be right here where a GPU's are not. PTX has no exact ex2/lg2/rsqrt; rcp/sqrt/div name a
 # rounding or their approximate form.
-_NEEDS_ONE_OF = {"ex2": {"approx"}, "lg2": {"approx"}, "rsqrt": {"approx"}, "rcp": {"rn", "approx"}, "sqrt": {"rn", "approx"},
-                 "div": {"rn", "approx", "full"}, "fma": {"rn"}}
+_NEEDS_ONE_OF = {"ex2": {"approx"}, "lg2": {"approx"}, "rsqrt": {"approx"}, "rcp": {"rn", "approx"},
+                 "sqrt": {"rn", "approx"}, "div": {"rn", "approx", "full"}, "fma": {"rn"}}
 _INT_OPS: dict[str, tuple[int, Any]] = {
     "add": (2, lambda a, b: a + b), "sub": (2, lambda a, b: a - b), "min": (2, np.minimum),
     "max": (2, np.maximum), "neg": (1, np.negative), "abs": (1, np.abs),
