@@ -129,6 +129,22 @@ def test_whitespace_other_than_a_space_separates_an_opcode_from_its_operands():
     assert one("max.f32\t$0, $1, 0f00000000;", f32(-1.0, 2.0)).tolist() == [0.0, 2.0]
 
 
+def test_braces_declarations_comparisons_selections_and_guards():
+    """The thirty-seventh red team's honest ``h05`` (a ReLU as ``setp``/``selp`` in braces) was ``cpu_unsupported``,
+    so rejected by the CPU cross-check on a GPU too; declared registers, predicates and ``@p`` guards run now."""
+    x = f32(-2.0, 0.5, np.nan, 3.0)
+    relu = one("{ .reg .pred p; setp.gt.f32 p, $1, 0f00000000; selp.f32 $0, $1, 0f00000000, p; }", x)
+    assert relu.tolist()[:2] == [0.0, 0.5] and relu[2] == 0 and relu[3] == 3.0  # a NaN is not > 0: ordered
+    unordered = one("{ .reg .pred p; setp.gtu.f32 p, $1, 0f00000000; selp.f32 $0, $1, 0f00000000, p; }", x)
+    assert np.isnan(unordered[2])
+    guarded = one("{ .reg .pred p; .reg .f32 t<2>; setp.lt.f32 p, $1, 0f00000000; mov.f32 t0, $1;"
+                  " @p mov.f32 t0, 0f00000000; @!p add.f32 t1, t0, t0; @p mov.f32 t1, t0; mov.f32 $0, t1; }", x)
+    assert guarded.tolist()[:2] == [0.0, 1.0] and guarded[3] == 6.0
+    i = np.array([-1, 1], dtype=np.int32)
+    assert one("{ .reg .pred p; setp.lo.u32 p, $1, 2; selp.s32 $0, 1, 0, p; }", i.view(np.uint32),
+               out=I32).tolist() == [0, 1]  # unsigned: -1 is the largest
+
+
 def test_several_statements_several_outputs_and_comments():
     a = f32(1.0, 2.0)
     lo, hi = run("min.f32 $0, $2, $3; // the smaller\n max.f32 $1, $2, $3; /* the larger */",
@@ -139,7 +155,13 @@ def test_several_statements_several_outputs_and_comments():
 
 @pytest.mark.parametrize("asm, constraints, why", [
     ("mov.u32 $0, %smid;", "=r,r", "special register"),
-    ("{ .reg .f32 t; mov.f32 t, $1; mov.f32 $0, t; }", "=r,r", "braces and declarations"),
+    ("mov.f32 $0, t;", "=r,r", "a register never declared"),
+    ("{ .reg .f32 t; mov.f32 $0, t; }", "=r,r", "a declared register read before it is written"),
+    ("{ .reg .pred p; setp.lt.f32 p, $1, 0f00000000; @p mov.f32 $0, $1; }", "=r,r", "an output left unwritten in "
+     "the lanes a guard skipped"),
+    ("{ .reg .b64 t; mov.b64 t, 0; mov.b32 $0, $1; }", "=r,r", "a 64-bit declaration"),
+    ("$L: mov.b32 $0, $1;", "=r,r", "a label"),
+    ("setp.lt.and.f32 p, $1, $1, q;", "=r,r", "a combined comparison"),
     ("@p mov.b32 $0, $1;", "=r,r", "a predicate"),
     ("add.rz.f32 $0, $1, $1;", "=r,r", "a rounding numpy does not do"),
     ("ex2.f32 $0, $1;", "=r,r", "ex2 has only the approximate form"),

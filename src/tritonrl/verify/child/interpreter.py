@@ -29,8 +29,8 @@ Shims (each feature-detected; a missing hook on another triton version is skippe
 * **inline PTX**: ``tl.inline_asm_elementwise`` with ``pack=1``, 32-bit registers and straight-line PTX over
   ``$N`` operands runs element by element (``tritonrl.verify.child.ptx``: moves, float arithmetic and the
   approximate functions with ``.ftz``/``.sat``, integer and bit operations, ``cvt`` between float32 and 32-bit
-  integers); any other assembly (special registers such as ``%smid``, predicates, braces) raises
-  ``InterpreterUnsupported``.
+  integers, declared registers, ``setp``/``selp`` and ``@p`` guards); any other assembly (special registers such
+  as ``%smid``, labels and branches) raises ``InterpreterUnsupported``.
 * **torch.cuda** (only while CUDA is unavailable): ``synchronize`` is a no-op (CPU work is synchronous),
   ``torch.cuda.device(<cpu device or None>)`` is a no-op context, ``current_device()`` is 0,
   ``get_device_properties``/``get_device_capability``/``get_device_name`` describe the judging GPU.
