@@ -774,7 +774,8 @@ CANONICAL_NAN_BITS = {4: 0x7FFFFFFF, 2: 0x7FFF}
 # callback when an operation makes a NaN (IEEE's "invalid": inf - inf, 0 * inf, 0 / 0, sqrt(-1); a NaN passed on
 # raises nothing, and one this module made canonical stays so), and cleared by the next result looked at; ``carried``
 # stays set once a bitcast has made a float NaN from integer bits (a payload a GPU's next operation would make
-# canonical). So the cost is one flag test an operation until a kernel makes a NaN (every result is checked after).
+# canonical). So an operation costs one flag test, unless it made a NaN (its result is looked at) or a bitcast has
+# made one from integer bits (every result after is looked at).
 _NAN = {"made": False, "carried": False}
 
 
