@@ -149,34 +149,40 @@ def serve(control: socket.socket) -> None:
     children: dict[int, int] = {}  # pid -> job id
     # Ready before the candidates' warm-ups: a judge (forked first) starts CUDA while they run.
     wire.send(control, {"ready": True, "startup_s": startup.seconds(3)})
-    warmed = False
     try:
-        while True:
-            readable, _, _ = select.select([control], [], [], 0.01)
-            if readable:
-                try:
-                    job, fds = wire.recv(control)
-                except wire.Closed:
-                    break
-                sock = socket.socket(fileno=fds[0]) if fds else None
-                if job["kind"] == "candidate" and not warmed:
-                    warm_candidates(startup, control)
-                    warmed = True
-                pid = os.fork()
-                if pid == 0:
-                    run_fork(job, sock, control)
-                if sock is not None:
-                    sock.close()  # the fork has it; the zygote keeps no end of a judge's or child's socket
-                children[pid] = job["id"]
-                wire.send(control, {"id": job["id"], "pid": pid})
-                if job["kind"] == "judge" and not warmed:  # the judge starts CUDA meanwhile
-                    warm_candidates(startup, control)
-                    warmed = True
-            _reap(children, control)
+        _serve_jobs(control, children, startup)
     except (BrokenPipeError, ConnectionResetError):
         pass  # the parent closed its end while a reply was on its way (a Ctrl-C): the same end as its closing
     for pid in children:
         _kill_group(pid)
+
+
+def _serve_jobs(control: socket.socket, children: dict[int, int], startup: Stopwatch) -> None:
+    """Fork a judge or a candidate's child for each job the parent sends, answering with its pid, and report each
+    fork's exit, until the parent closes its end."""
+    warmed = False
+    while True:
+        readable, _, _ = select.select([control], [], [], 0.01)
+        if readable:
+            try:
+                job, fds = wire.recv(control)
+            except wire.Closed:
+                break
+            sock = socket.socket(fileno=fds[0]) if fds else None
+            if job["kind"] == "candidate" and not warmed:
+                warm_candidates(startup, control)
+                warmed = True
+            pid = os.fork()
+            if pid == 0:
+                run_fork(job, sock, control)
+            if sock is not None:
+                sock.close()  # the fork has it; the zygote keeps no end of a judge's or child's socket
+            children[pid] = job["id"]
+            wire.send(control, {"id": job["id"], "pid": pid})
+            if job["kind"] == "judge" and not warmed:  # the judge starts CUDA meanwhile
+                warm_candidates(startup, control)
+                warmed = True
+        _reap(children, control)
 
 
 def warm_candidates(startup: Stopwatch, control: socket.socket) -> None:

@@ -8,7 +8,7 @@ race showed (the thirty-sixth red team's ``a02``, which the CPU cross-check of a
 
 What runs: ``pack=1``; outputs and inputs in 32-bit registers (constraints ``r`` or ``f``; float32, int32,
 uint32 values); instructions separated by ``;`` over the operands ``$N``, registers the statement declares
-(``.reg .f32 t;``, ``.reg .b32 r<4>;``, ``.reg .pred p;``; braces only group) and immediates (``0fXXXXXXXX``, C's
+(``.reg .f32 t;``, ``.reg .b32 r<4>;``, ``.reg .pred p;``; braces only group) and immediates (a float's bits as ``0f3F800000``, C's
 integer literals: decimal, hexadecimal, octal, binary; decimal floats); ``setp`` and ``selp``, and any
 instruction under an ``@p``/``@!p`` guard (the other lanes keep their values); the opcodes below with the types
 and modifiers PTX gives them. Each output must be written in every lane, and no register is read in a lane
@@ -43,7 +43,6 @@ _REGISTER = re.compile(r"^\$(\d+)$")
 _HEX_F32 = re.compile(r"^0[fF]([0-9a-fA-F]{8})$")
 # PTX's integer literals are C's: hexadecimal, octal (a leading 0), binary, decimal; U marks one unsigned
 _INT = re.compile(r"^(-?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9]\d*)[uU]?$")
-_CANONICAL_NAN = np.uint32(0x7FFFFFFF)  # what a GPU's float instructions give for any NaN they make or pass on
 _FLOAT = re.compile(r"^-?\d+\.\d*([eE][-+]?\d+)?$")
 _ROUND_TO_INT = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}
 
@@ -150,11 +149,11 @@ class _Registers:
 
     def declare(self, kind: str, names: list[str]) -> None:
         for name in names:
-            m = re.fullmatch(r"(.+)<(\d+)>", name)
-            for each in ([f"{m.group(1)}{i}" for i in range(int(m.group(2)))] if m else [name]):
-                if not _NAME.match(each) or each in self.kinds or int(m.group(2) if m else 1) > 64:
-                    raise _unsupported(f"the declaration of {name!r}")
-                self.kinds[each] = kind
+            m = re.fullmatch(r"(.+)<(\d+)>", name)  # r<4>: r0 to r3
+            each = [f"{m.group(1)}{i}" for i in range(int(m.group(2)))] if m and int(m.group(2)) <= 64 else [name]
+            if any(not _NAME.match(one) or one in self.kinds for one in each):
+                raise _unsupported(f"the declaration of {name!r}")
+            self.kinds.update(dict.fromkeys(each, kind))
 
     def _key(self, operand: str, kind: str) -> int | str | None:
         m = _REGISTER.match(operand)
@@ -348,7 +347,7 @@ def _execute(regs: _Registers, opcode: str, operands: list[str]) -> None:
             if "NaN" in given:
                 value = np.where(np.isnan(args[0]) | np.isnan(args[1]), np.float32(np.nan), value).astype(np.float32)
         if base not in ("neg", "abs"):
-            value = np.where(np.isnan(value), _CANONICAL_NAN.view(np.float32), value).astype(np.float32)
+            value = _fidelity().canonical_nan(value, np)  # the one NaN a GPU's float instructions give
         if "sat" in given:
             value = np.where(np.isnan(value), np.float32(0), np.clip(value, 0, 1)).astype(np.float32)
         if "ftz" in given:
