@@ -191,3 +191,34 @@ def test_packed_and_16_bit_operands_are_unsupported():
         run("mov.b32 $0, $1;", "=r,r", [f32(1.0)], [F32], 4)
     with pytest.raises(InterpreterUnsupported, match="32-bit"):
         run("mov.b32 $0, $1;", "=r,r", [np.array([1.0], dtype=np.float16)], [F32], 1)
+
+
+def test_approximate_instructions_round_faithfully_by_the_operands_bits_and_a_salt(monkeypatch):
+    """r37 a06: ``rcp.approx - rcp.rn`` was 0 for every input on the CPU alone (a GPU's is not correctly
+    rounded). Now an inexact result takes either neighbour, the same for the same input within a process, another
+    pattern in another process; exact results, and the ``.rn`` forms, as before."""
+    import os
+
+    from tritonrl.verify.child import ptx
+
+    t = (np.arange(1, 4097, dtype=np.float32) * np.float32(1.37)).astype(np.float32)
+    exact = (1.0 / t.astype(np.float64)).astype(np.float32)
+    approx, rn = one("rcp.approx.f32 $0, $1;", t), one("rcp.rn.f32 $0, $1;", t)
+    assert rn.tobytes() == exact.tobytes()
+    ulps = np.abs(approx.view(np.int32).astype(np.int64) - exact.view(np.int32).astype(np.int64))
+    assert ulps.max() == 1 and 0.3 < (ulps == 1).mean() < 0.7  # either neighbour, about half of each
+    assert one("rcp.approx.f32 $0, $1;", t).tobytes() == approx.tobytes()  # a function of the input
+    powers = f32(0.25, 1.0, 2.0, 1024.0)
+    assert one("rcp.approx.f32 $0, $1;", powers).tolist() == [4.0, 1.0, 0.5, 1.0 / 1024]  # exact stays exact
+    specials = f32(0.0, -0.0, np.inf, np.nan)
+    assert np.array_equal(one("rcp.approx.f32 $0, $1;", specials)[:3], f32(np.inf, -np.inf, 0.0))
+    for asm in ("sqrt.approx.f32 $0, $1;", "ex2.approx.f32 $0, $1;", "lg2.approx.f32 $0, $1;",
+                "rsqrt.approx.f32 $0, $1;", "div.full.f32 $0, $1, $2;", "div.approx.f32 $0, $1, $2;"):
+        args = (t, t[::-1].copy()) if asm.startswith("div") else (t / 512,)
+        got = one(asm, *args).astype(np.float64)
+        want = {"sqrt": np.sqrt, "ex2": np.exp2, "lg2": np.log2, "rsqrt": lambda a: 1 / np.sqrt(a),
+                "div": np.divide}[asm.split(".")[0]](*[a.astype(np.float64) for a in args])
+        assert np.all(np.abs(got - want) <= np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)), asm
+        assert np.any(got != want.astype(np.float32)), asm  # not rounded to nearest everywhere
+    monkeypatch.setitem(ptx._salts, os.getpid(), np.uint64(12345))
+    assert one("rcp.approx.f32 $0, $1;", t).tobytes() != approx.tobytes()  # another process, another pattern
