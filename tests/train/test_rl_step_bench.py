@@ -47,6 +47,14 @@ def test_each_path_is_the_grpo_stage_with_its_generation(bench, tmp_path, path, 
     assert sorted(config.data.tasks) == sorted(args.tasks.split(","))
 
 
+def test_warm_children_and_the_correctness_only_reward_reach_the_verifier_on_a_gpu(bench, tmp_path):
+    args = bench.parse_args(["--warm-children", "--no-timing", "--verify-workers", "16"])
+    verify = bench.path_config(args, tmp_path / "model", tmp_path / "run", "fast").verify
+    assert verify.warm_children and not verify.timing and verify.workers_per_gpu == 16
+    plain = bench.path_config(bench.parse_args([]), tmp_path / "model", tmp_path / "run", "fast").verify
+    assert not plain.warm_children and plain.timing
+
+
 def test_a_generation_serving_several_steps_is_the_fast_paths_alone(bench, tmp_path):
     """--steps-per-generation: one generation (in chunks) for several optimizer steps, on the fast path; the eager
     path stays TRL's own (one generation a step); the run covers two generations by default."""
