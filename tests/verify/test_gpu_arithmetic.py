@@ -53,3 +53,77 @@ def test_nans_are_canonical_and_fma_rounds_once_under_the_interpreter(tmp_path):
     assert (made, root, reduced) == ("0x7fffffff",) * 3  # x86 gave 0xffc00000
     assert kept == "0x7fc00001" and passed == "0x7fffffff"
     assert fma == "0x3f801001"  # rounded twice: 0x3f801000
+
+
+APPROX_SCRIPT = r"""
+import json
+import numpy, torch, triton, triton.language as tl
+from tritonrl.verify.child.interpreter import install_interpreter_compat
+install_interpreter_compat()
+
+
+@triton.jit
+def approx_kernel(x_ptr, y_ptr, o_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(o_ptr + offs, tl.exp(x))
+    tl.store(o_ptr + BLOCK + offs, x / y)
+    tl.store(o_ptr + 2 * BLOCK + offs, tl.div_rn(x, y))
+    tl.store(o_ptr + 3 * BLOCK + offs, tl.sqrt(y))
+    tl.store(o_ptr + 4 * BLOCK + offs, tl.sqrt_rn(y))
+    tl.store(o_ptr + 5 * BLOCK + offs, tl.exp2(x))
+
+
+n = 1024
+x = torch.linspace(-87.0, 88.0, n)
+y = torch.linspace(0.37, 1000.0, n)
+outs = []
+for _ in range(2):
+    o = torch.zeros(6 * n)
+    approx_kernel[(1,)](x, y, o, BLOCK=n)
+    outs.append(o.view(torch.int32).tolist())
+print("APPROX", json.dumps({"x": x.tolist(), "y": y.tolist(), "first": outs[0], "again": outs[1]}))
+"""
+
+
+def _ulps(a, b):
+    import numpy as np
+
+    return np.abs(np.asarray(a, dtype=np.int64) - np.asarray(b, dtype=np.int64))
+
+
+def test_triton_approximate_operations_are_the_gpus_instructions_rounded_faithfully(tmp_path):
+    """``tl.exp`` is ``ex2.approx.f32`` of ``x * log2(e)`` rounded to float32 (the product's rounding moves
+    exp(80) by many units in the last place from the exact value numpy gave); ``/``, ``tl.sqrt`` and ``tl.exp2``
+    (``div.full``, ``sqrt.approx``, ``ex2.approx``) are rounded faithfully, so they are not ``div_rn``/``sqrt_rn``
+    in every lane (a CPU-only tell, like r37's ``a06`` in PTX); the same input gives the same bits twice."""
+    import json
+
+    import numpy as np
+
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": SRC, "CUDA_VISIBLE_DEVICES": ""}
+    script = tmp_path / "approx.py"
+    script.write_text(APPROX_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300,
+                          cwd=tmp_path)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("APPROX ")), None)
+    assert line is not None, proc.stderr[-3000:]
+    data = json.loads(line.split(" ", 1)[1])
+    assert data["first"] == data["again"]  # a function of the input within a process, as a GPU's
+    n = len(data["x"])
+    x, y = np.array(data["x"], dtype=np.float32), np.array(data["y"], dtype=np.float32)
+    out = np.array(data["first"], dtype=np.int32).reshape(6, n)
+    exp, div, div_rn, sqrt, sqrt_rn, exp2 = (row.view(np.float32) for row in out)
+    scaled = (x.astype(np.float64) * float(np.array(0x3FB8AA3B, dtype=np.uint32).view(np.float32))).astype(np.float32)
+    gpu_exp = np.exp2(scaled.astype(np.float64)).astype(np.float32)
+    assert _ulps(exp.view(np.int32), gpu_exp.view(np.int32)).max() <= 1  # ex2 of the rounded product
+    numpy_exp = np.exp(x.astype(np.float64)).astype(np.float32)
+    assert _ulps(exp.view(np.int32), numpy_exp.view(np.int32)).max() > 8  # far from exp's exact rounding
+    assert div_rn.tobytes() == (x.astype(np.float64) / y).astype(np.float32).tobytes()
+    assert sqrt_rn.tobytes() == np.sqrt(y.astype(np.float64)).astype(np.float32).tobytes()
+    for approx, exact in ((div, div_rn), (sqrt, sqrt_rn)):
+        ulps = _ulps(approx.view(np.int32), exact.view(np.int32))
+        assert ulps.max() == 1 and 0.2 < (ulps == 1).mean() < 0.8
+    ulps = _ulps(exp2.view(np.int32), np.exp2(x.astype(np.float64)).astype(np.float32).view(np.int32))
+    assert ulps.max() <= 1 and (ulps == 1).any()

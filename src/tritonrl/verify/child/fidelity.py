@@ -71,6 +71,7 @@ class InterpreterOnly(RuntimeError):
 # in the CPU cross-check of a GPU verdict (a GPU judged the values; the question there is memory, not hints)
 HOLD_HINTS = True
 POINTER_ALIGNMENT = 64  # bytes: the CPU allocator's (c10's), the arena's slots 256; a GPU's allocations 256 or more
+LOG2E_BITS = 0x3FB8AA3B  # log2(e) in float32: Triton's tl.exp is ex2.approx.f32 of x times it (ptx_lowering.py)
 FP8_SATURATED: dict[Any, float] = {}  # fp8 type -> its largest finite value (``install``: float32 casts saturate there)
 GPU_DOT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")  # the CUDA backend's, Triton 3.6 and 3.9
 
@@ -449,6 +450,7 @@ def install(report: dict) -> None:
         return
     convert = interp._convert_float
     bf16, fp32 = tl.bfloat16, tl.float32
+    log2e = float(np.array(LOG2E_BITS, dtype=np.uint32).view(np.float32))  # tl.exp's factor, as a GPU's
 
     def values(handle: Any) -> Any:
         """A bf16 handle's values as float32 (other handles unchanged)."""
@@ -562,32 +564,64 @@ def install(report: dict) -> None:
             return interp.TensorHandle(_fp16_toward_zero(np.asarray(src.data, dtype=np.float32), np), tl.float16)
         return original_fp_to_fp(self, src, dst_type, rounding_mode)
 
-    def flushed_input(arg, op):
-        """``op`` of a float32 handle whose subnormal values are first flushed to a zero of their sign."""
-        with np.errstate(divide="ignore"):
-            return canonical(interp.TensorHandle(op(_flush_subnormals(arg.data, np)).astype(np.float32), fp32))
+    def approximate(op, exact, *operands):
+        """A float32 handle of an approximate instruction's result: ``exact`` (float64) rounded faithfully, by the
+        operands' bits (``ptx.faithful``, as the same instruction in inline PTX), its NaNs the GPU's one."""
+        return interp.TensorHandle(canonical_nan(_ptx().faithful(exact, *operands, op=op), np), fp32)
+
+    def flushed_input(arg, op, name):
+        """``op`` of a float32 handle whose subnormal values are first flushed to a zero of their sign, rounded
+        as the approximate instruction ``name`` (``approximate``)."""
+        flushed = _flush_subnormals(np.asarray(arg.data, dtype=np.float32), np)
+        with np.errstate(all="ignore"):
+            return approximate(name, op(flushed.astype(np.float64)), flushed)
 
     def sqrt(self, arg):
-        """float32 ``tl.sqrt`` flushes a subnormal input to a zero of its sign, as a GPU's ``sqrt.approx.ftz.f32``
-        does (what Triton 3.9 emits for sm_90; "subnormal inputs and results are flushed to sign-preserving zero"):
-        sqrt(1e-40) is 0 there, 1e-20 under numpy (the thirty-fifth red team's ``a03``). ``tl.sqrt_rn`` is
-        ``sqrt.rn.f32``, which keeps them: the interpreter's."""
-        return flushed_input(arg, np.sqrt) if arg.dtype.scalar == fp32 else self.unary_op(arg, np.sqrt)
+        """float32 ``tl.sqrt`` is ``sqrt.approx.ftz.f32`` on sm_90 (what Triton emits, ``benchmarks/probes/
+        ptx_lowering.py``): a subnormal input flushed to a zero of its sign ("subnormal inputs and results are
+        flushed to sign-preserving zero": sqrt(1e-40) is 0 there, 1e-20 under numpy, the thirty-fifth red team's
+        ``a03``), the result rounded faithfully (``approximate``: ``tl.sqrt(x) == tl.sqrt_rn(x)`` for every x was
+        the CPU's alone). ``tl.sqrt_rn`` is ``sqrt.rn.f32``, which keeps subnormals and rounds to nearest: the
+        interpreter's."""
+        return flushed_input(arg, np.sqrt, "sqrt") if arg.dtype.scalar == fp32 else self.unary_op(arg, np.sqrt)
 
     def rsqrt(self, arg):
         """float32 ``tl.math.rsqrt`` likewise (``rsqrt.approx.ftz.f32`` on sm_90): rsqrt(1e-40) is inf there, 1e20
         under numpy."""
         if arg.dtype.scalar != fp32:
             return original_rsqrt(self, arg)
-        return flushed_input(arg, lambda data: np.float32(1) / np.sqrt(data))
+        return flushed_input(arg, lambda data: 1.0 / np.sqrt(data), "rsqrt")
 
     def exp2(self, arg):
-        """float32 ``exp2`` flushes a subnormal result to zero, as a GPU's approximate ``ex2`` does (measured on an
-        H200: exp2(-130) is 0 there, 7.3e-40 under numpy; ``benchmarks/redteam/r33/tools/gpu_tells.py``)."""
-        out = self.unary_op(arg, np.exp2)
-        if out.dtype.scalar != fp32:
-            return out
+        """float32 ``exp2`` is ``ex2.approx.ftz.f32``: a subnormal result flushed to zero (measured on an H200:
+        exp2(-130) is 0 there, 7.3e-40 under numpy; ``benchmarks/redteam/r33/tools/gpu_tells.py``), the result
+        rounded faithfully (``approximate``)."""
+        if arg.dtype.scalar != fp32:
+            return self.unary_op(arg, np.exp2)
+        out = flushed_input(arg, np.exp2, "ex2")
         return interp.TensorHandle(_flush_subnormals(out.data, np), fp32)
+
+    def exp(self, arg):
+        """float32 ``tl.exp`` as a GPU computes it: ``mul.f32`` by log2(e) (``0f3FB8AA3B``), then
+        ``ex2.approx.f32`` (no ``.ftz``; ``ptx_lowering.py``). numpy's ``exp`` was exact to the last bit, where
+        the product's rounding alone moves a GPU's exp(80) by about a hundred units in the last place: a tell.
+        The product is rounded to float32 here as there, the ``ex2`` rounded faithfully (``approximate``)."""
+        if arg.dtype.scalar != fp32:
+            return original_exp(self, arg)
+        with np.errstate(all="ignore"):
+            scaled = (np.asarray(arg.data, dtype=np.float64) * log2e).astype(np.float32)
+            return approximate("ex2", np.exp2(scaled.astype(np.float64)), scaled)
+
+    def fdiv(self, lhs, rhs):
+        """float32 ``/`` is ``div.full.f32`` on sm_90 (``ptx_lowering.py``; the PTX ISA: at most 2 units in the last
+        place, not IEEE's rounding), so its quotient is rounded faithfully (``approximate``): ``x / y ==
+        tl.div_rn(x, y)`` for every pair was the CPU's alone. ``tl.div_rn`` (``div.rn.f32``) rounds to nearest:
+        the interpreter's."""
+        if lhs.dtype.scalar != fp32 or rhs.dtype.scalar != fp32:
+            return original_fdiv(self, lhs, rhs)
+        a, b = np.asarray(lhs.data, dtype=np.float32), np.asarray(rhs.data, dtype=np.float32)
+        with np.errstate(all="ignore"):
+            return approximate("div.full", a.astype(np.float64) / b.astype(np.float64), a, b)
 
     def create_reshape(self, arg, shape, allow_reorder):
         """``tl.reshape(..., can_reorder=True)`` (``tl.view``, a reduction over every axis) may hand the elements
@@ -627,6 +661,8 @@ def install(report: dict) -> None:
     builder.create_reshape = create_reshape
     original_cast, original_fp_to_fp = builder.cast_impl, builder.create_fp_to_fp
     builder.cast_impl, builder.create_exp2 = cast_impl, exp2
+    original_exp, original_fdiv = builder.create_exp, builder.create_fdiv
+    builder.create_exp, builder.create_fdiv = exp, fdiv
     builder.create_fp_to_fp = lambda self, *args: canonical(fp_to_fp(self, *args))
     original_rsqrt, original_fma = builder.create_rsqrt, builder.create_fma
     builder.create_sqrt, builder.create_rsqrt, builder.create_fma = sqrt, rsqrt, create_fma
@@ -673,7 +709,8 @@ def install(report: dict) -> None:
     _install_gpu_frontend(interp)
     builder._tritonrl_fidelity = True
     report["fidelity"] = ("ok: TF32 dot, bf16 values rounded to nearest even, saturating float-to-int casts, "
-                          "integer division by zero, exp2's, sqrt's and rsqrt's flushed subnormals, saturating fp8 casts, atomic "
+                          "integer division by zero, exp2's, sqrt's and rsqrt's flushed subnormals, exp through ex2, approximate "
+                          "operations rounded faithfully, saturating fp8 casts, atomic "
                           "adds without subnormals, the GPU's canonical NaN, fma rounded once, float arguments in float32, "
                           "int32 loop variables, hints checked, reordering reshapes reordered, shuffled programs, "
                           "race check (atomics included)")
@@ -1067,6 +1104,12 @@ def _lanes_in_any_order(rmw: Any, builder: Any, rmw_op: Any, op: str, ptr: Any, 
     back[order] = np.asarray(result.data).reshape(-1)
     back = back.reshape(value.shape)
     return handle(back.view(np.asarray(val.data).dtype) if as_int else back, val.dtype.scalar)
+
+
+def _ptx() -> Any:
+    from tritonrl.verify.child import ptx
+
+    return ptx
 
 
 def _flush_subnormals(data: Any, np: Any) -> Any:

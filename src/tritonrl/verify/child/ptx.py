@@ -391,7 +391,8 @@ def _execute(regs: _Registers, opcode: str, operands: list[str]) -> None:
             raise _unsupported(f"{opcode} of a NaN (the PTX ISA leaves the NaN it gives unspecified)")
         with np.errstate(all="ignore"):
             raw = approximate_div(*args) if base == "div" and "approx" in given else fn(*args)
-            value = faithful(raw, *args, op=base) if _approximate(base, given) else _f32(raw)
+            op = f"{base}.full" if "full" in given else base  # one instruction, one rounding, wherever it is written
+            value = faithful(raw, *args, op=op) if _approximate(base, given) else _f32(raw)
             if "NaN" in given:
                 value = np.where(np.isnan(args[0]) | np.isnan(args[1]), np.float32(np.nan), value).astype(np.float32)
         if base not in ("neg", "abs"):
