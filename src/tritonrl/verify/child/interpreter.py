@@ -24,7 +24,8 @@ Shims (each feature-detected; a missing hook on another triton version is skippe
   compiler maps to the backend's libdevice) and ``from triton.language.extra import libdevice``: the
   backend's own functions are called with the interpreter's semantic, so argument types are checked and
   promoted exactly as when compiling (an fp16 argument libdevice has no entry for still fails); the extern
-  call is then computed with numpy (``LIBDEVICE_NUMPY``), in float64 for float32 arguments, rounded once.
+  call is then computed with numpy (``LIBDEVICE_NUMPY``), in float64 for float32 arguments, rounded once (the
+  float32 ``fast_*`` functions faithfully, as a GPU's approximate instructions: ``ptx.faithful``).
   A function without a numpy mapping raises ``InterpreterUnsupported`` (-> ``cpu_unsupported``).
 * **inline PTX**: ``tl.inline_asm_elementwise`` with ``pack=1``, 32-bit registers and straight-line PTX over
   ``$N`` operands runs element by element (``tritonrl.verify.child.ptx``: moves, float arithmetic and the
