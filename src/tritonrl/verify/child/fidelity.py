@@ -451,6 +451,7 @@ def install(report: dict) -> None:
     convert = interp._convert_float
     bf16, fp32 = tl.bfloat16, tl.float32
     log2e = float(np.array(LOG2E_BITS, dtype=np.uint32).view(np.float32))  # tl.exp's factor, as a GPU's
+    from tritonrl.verify.child.ptx import faithful  # here: ptx reaches this module lazily too
 
     def values(handle: Any) -> Any:
         """A bf16 handle's values as float32 (other handles unchanged)."""
@@ -567,7 +568,7 @@ def install(report: dict) -> None:
     def approximate(op, exact, *operands):
         """A float32 handle of an approximate instruction's result: ``exact`` (float64) rounded faithfully, by the
         operands' bits (``ptx.faithful``, as the same instruction in inline PTX), its NaNs the GPU's one."""
-        return interp.TensorHandle(canonical_nan(_ptx().faithful(exact, *operands, op=op), np), fp32)
+        return interp.TensorHandle(canonical_nan(faithful(exact, *operands, op=op), np), fp32)
 
     def flushed_input(arg, op, name):
         """``op`` of a float32 handle whose subnormal values are first flushed to a zero of their sign, rounded
@@ -1104,12 +1105,6 @@ def _lanes_in_any_order(rmw: Any, builder: Any, rmw_op: Any, op: str, ptr: Any, 
     back[order] = np.asarray(result.data).reshape(-1)
     back = back.reshape(value.shape)
     return handle(back.view(np.asarray(val.data).dtype) if as_int else back, val.dtype.scalar)
-
-
-def _ptx() -> Any:
-    from tritonrl.verify.child import ptx
-
-    return ptx
 
 
 def _flush_subnormals(data: Any, np: Any) -> Any:
