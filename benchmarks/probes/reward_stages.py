@@ -4,6 +4,7 @@ judges them (correctness only, ``--workers`` in flight, one warm verifier), with
     python benchmarks/probes/reward_stages.py --out reward_stages.json        # on a GPU machine
     python benchmarks/probes/reward_stages.py --cross-check on --batches 1   # one setting (for a profiler)
     python benchmarks/probes/reward_stages.py --warm-children --gap 8        # children started between batches
+    python benchmarks/probes/reward_stages.py --no-judge-launchers           # every child compiles its launchers
 
 Per setting: a first batch (the verifier's start inside it), then ``--batches`` warm ones, each of distinct files.
 Per warm batch: its wall time, the candidates' seconds by kind, and the sums of ``timing["stage_s"]`` (what the
@@ -61,6 +62,7 @@ def summary(kinds: list[str], results: list, wall_s: float) -> dict:
     return {"wall_s": round(wall_s, 2), "n": len(results), "correct": sum(bool(r.correct) for r in results),
             "elapsed_sum_s": round(sum(r.elapsed_s or 0.0 for r in results), 2),
             "started_ahead": sum(bool(r.timing.get("warm_child")) for r in results),
+            "launchers_built_by_children": sum(int(r.timing.get("launchers_built") or 0) for r in results),
             "elapsed_median_s_by_kind": {k: round(statistics.median(v), 2) for k, v in by_kind.items()},
             "stage_sum_s": {k: round(v, 2) for k, v in sorted(stages.items())},
             "cross_check": {"n": len(cross), "sum_s": round(sum(cross), 2),
@@ -70,13 +72,14 @@ def summary(kinds: list[str], results: list, wall_s: float) -> dict:
 
 def run_setting(tasks: list, args, cross_check: bool) -> dict:
     config = VerifyConfig(device=args.device, timing=False, workers_per_gpu=args.workers, cpu_cross_check=cross_check,
-                          warm_children=args.warm_children, cache_dir=tempfile.mkdtemp(prefix="reward-stages-"))
+                          warm_children=args.warm_children, judge_launchers=args.judge_launchers,
+                          cache_dir=tempfile.mkdtemp(prefix="reward-stages-"))
     out = {"cross_check": cross_check, "batches": []}
     with Verifier(config) as verifier:
         for b in range(args.batches + 1):
             items = batch(tasks, args.size, f"{cross_check}-{b}")
-            start = time.monotonic()
             time.sleep(args.gap)  # the rest of an RL step (generation, the backward pass): children start ahead then
+            start = time.monotonic()  # the batch's wall, the gap not in it (the run at 41d7313 counted it)
             results = verifier.verify_many([item for _, item in items])
             row = summary([k for k, _ in items], results, time.monotonic() - start)
             row["first"] = b == 0
@@ -96,6 +99,8 @@ def main() -> None:
                    "ahead (CUDA up) whenever a batch ends, as between an RL step's rewards")
     p.add_argument("--gap", type=float, default=0.0, help="seconds between batches (an RL step's other work: "
                    "about 8 on an H200), not counted in a batch's wall")
+    p.add_argument("--no-judge-launchers", dest="judge_launchers", action="store_false",
+                   help="verify.judge_launchers off: every child compiles its kernels' launchers itself")
     p.add_argument("--device", default="cuda", help="cuda; cpu checks the probe itself (no cross-check there)")
     p.add_argument("--tasks", default=GPU_TASKS, help="bundled task names, comma-separated")
     p.add_argument("--out", help="write the figures here (JSON)")
@@ -106,7 +111,8 @@ def main() -> None:
 
     out = {"probe": "reward_stages", "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "commit": os.environ.get("TRITONRL_COMMIT"), "device": torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu",
-           "cpus": os.cpu_count(), "workers_per_gpu": args.workers, "warm_children": args.warm_children, "gap_s": args.gap, "size": args.size,
+           "cpus": os.cpu_count(), "workers_per_gpu": args.workers, "warm_children": args.warm_children,
+           "judge_launchers": args.judge_launchers, "gap_s": args.gap, "size": args.size,
            "settings": [run_setting(tasks, args, c) for c in settings]}
     if args.out:
         Path(args.out).write_text(json.dumps(out, indent=2))

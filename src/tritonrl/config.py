@@ -120,6 +120,10 @@ class VerifyConfig(Section):
         "help": "start a candidate child per place ahead of its candidates (forked, isolated, CUDA started) "
                 "whenever the places are free: for GPUs that are the verifier's own (each idle child keeps a CUDA "
                 "context on the GPU, memory a training run colocated there would miss)"})
+    judge_launchers: bool = field(default=True, metadata={
+        "help": "GPU, Triton with a launcher a signature (3.6): the judge compiles each kernel signature's C launcher "
+                "once, from the signature a child reports, for every later child of its GPU, instead of each "
+                "child's compiler run (about a second of its compile stage); off: every child builds its own"})
     known_good: bool = field(default=True, metadata={
         "help": "before RL rewards or an evaluation scores anything: judge nine bundled reference kernels (one of "
                 "each construct) and stop in one line if any is rejected, a verifier broken on this machine's "

@@ -111,7 +111,8 @@ def run_candidate_job(job: dict, sock: socket.socket) -> None:
         from tritonrl.verify.child.toolchain import Toolchain
 
         with startup("toolchain"):
-            helper = Toolchain.start()  # before any thread or CUDA context: ptxas and launchers, on request
+            # before any thread or CUDA context: ptxas and launchers, on request; the judge's launchers from its seed
+            helper = Toolchain.start(job["spec"].get("launcher_seed"))
     import torch
 
     torch.set_num_threads(max(1, int(limits.get("threads", 1))))

@@ -56,7 +56,7 @@ from tritonrl.verify.child.provenance import INPUT
 from tritonrl.verify.child.rules import conduct_problem, judge_record, output_values
 from tritonrl.verify.child.shortage import Shortage
 from tritonrl.verify.child.streams import graph_problem
-from tritonrl.verify.child.toolchain import Toolchain, load_triton_native
+from tritonrl.verify.child.toolchain import Toolchain, load_triton_native, take_missed
 from tritonrl.verify.shared import timing_protocol, wire
 from tritonrl.verify.shared.arena import Arena, fingerprint
 from tritonrl.verify.shared.protections import missing_protections
@@ -311,7 +311,8 @@ class Child:
                 self.say(reply)
 
     def say(self, message: dict) -> None:
-        wire.send(self.sock, message, seal=self.seal)
+        built = take_missed()  # launchers this child's helper had to build: the judge builds them for the next
+        wire.send(self.sock, {**message, "launchers": built} if built else message, seal=self.seal)
 
     def files_problem(self) -> str | None:
         """The files the process was refused since the candidate started (whoever asked: library code may have

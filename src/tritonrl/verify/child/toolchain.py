@@ -14,7 +14,11 @@ same unprivileged user, holding only a socket to the child. It is never handed c
   output. PTX is GPU code: what the candidate could hand the CUDA driver itself;
 - ``launcher``: Triton's own ``make_launcher`` run *in the helper* on a kernel signature (type names checked against
   a strict pattern), compiled with Triton's build, returned as a sealed ``memfd`` (no write, grow or shrink: the
-  candidate cannot change a byte of it), which the child loads through ``/proc/self/fd`` and closes;
+  candidate cannot change a byte of it), which the child loads through ``/proc/self/fd`` and closes. A launcher the
+  judge already built (``seeded_launcher``: in the seed's ``launchers/``, named by the hash of the source the helper
+  generated itself) is handed over the same way instead of compiled again: ``cc`` took about a second of each GPU
+  candidate's compile stage. The child tells its judge the signatures it had built here (``take_missed``); the judge
+  builds those itself (``tritonrl.verify.judge.launchers``). Nothing a child or its helper builds is shared;
 - ``utils``: Triton's driver module built from Triton's own source, the same way, where the judge's build (its
   template, read-only in the view) could not be used.
 
@@ -42,6 +46,8 @@ from tritonrl.verify.shared import wire
 # character that could end a C expression or start another
 TYPE_NAME = re.compile(r"\*?k?[a-z][a-z0-9_]*|constexpr|nvTmaDesc|tensordesc<[\w\[\], ]+>")
 SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+LAUNCHERS = "launchers"  # the seed's folder of launchers the judge built (``tritonrl.verify.judge.launchers``)
+_seed: str | None = None  # in the helper: the seed, fixed when it was forked (never from a request)
 
 
 class ToolchainError(RuntimeError):
@@ -104,26 +110,55 @@ def _sealed(path: str) -> int:
     return fd
 
 
-def _build(name: str, src: str) -> tuple[dict, list[int]]:
+def compile_module(name: str, src: str, where: str) -> str:
+    """``src`` (C that Triton generated) compiled by Triton's build into a module in ``where``: its path."""
     from triton.backends.nvidia import driver
     from triton.runtime.build import _build as triton_build
 
+    path = os.path.join(where, name + ".c")
+    with open(path, "w") as fh:
+        fh.write(src)
+    return triton_build(name, path, where, driver.library_dirs(), driver.include_dirs, driver.libraries, [])
+
+
+def _build(name: str, src: str) -> tuple[dict, list[int]]:
     with tempfile.TemporaryDirectory(dir=".") as tmp:
-        path = os.path.join(tmp, name + ".c")
-        with open(path, "w") as fh:
-            fh.write(src)
-        so = triton_build(name, path, tmp, driver.library_dirs(), driver.include_dirs, driver.libraries, [])
-        fd = _sealed(so)
-    return {"sha256": hashlib.sha256(src.encode()).hexdigest()}, [fd]
+        fd = _sealed(compile_module(name, src, tmp))
+    return {"sha256": launcher_key(src)}, [fd]
+
+
+def launcher_source(signature: Any, tensordesc: Any) -> str:
+    """Triton's own C launcher for a kernel signature (its JSON form: type names, checked) and which of its
+    arguments are tensor descriptors: what the helper builds and what the judge builds into the seed alike."""
+    from triton.backends.nvidia import driver
+
+    if not isinstance(signature, (list, tuple)) or not (tensordesc is None or isinstance(tensordesc, (list, tuple))):
+        raise ToolchainError("a launcher's signature is a list of type names")
+    checked = {i: _signature(t) for i, t in enumerate(signature)}
+    meta = None if tensordesc is None else [({} if bool(m) else None) for m in tensordesc]
+    return driver.make_launcher({}, checked, meta)
+
+
+def launcher_key(src: str) -> str:
+    return hashlib.sha256(src.encode()).hexdigest()
+
+
+def seeded_launcher(seed: str | None, key: str) -> str | None:
+    """The judge's build of the launcher whose source hashes to ``key``, in ``seed`` (the judge's Triton build,
+    read-only in the child's view), or None."""
+    if not seed or not re.fullmatch(r"[0-9a-f]{64}", key):
+        return None
+    path = os.path.join(seed, LAUNCHERS, key + ".so")
+    return path if os.path.isfile(path) and not os.path.islink(path) else None
 
 
 def _launcher(message: dict) -> tuple[dict, list[int]]:
-    from triton.backends.nvidia import driver
-
-    signature = {i: _signature(t) for i, t in enumerate(message.get("signature") or [])}
-    meta = message.get("tensordesc")
-    meta = None if meta is None else [({} if bool(m) else None) for m in meta]
-    return _build("__triton_launcher", driver.make_launcher({}, signature, meta))
+    src = launcher_source(message.get("signature") or [], message.get("tensordesc"))
+    seeded = seeded_launcher(_seed, launcher_key(src))
+    if seeded is not None:  # the judge built it for an earlier child: no compiler runs here
+        return {"sha256": launcher_key(src), "seeded": True}, [_sealed(seeded)]
+    reply, fds = _build("__triton_launcher", src)
+    return {**reply, "seeded": False}, fds
 
 
 def _utils(message: dict) -> tuple[dict, list[int]]:
@@ -163,10 +198,14 @@ class Toolchain:
         self.sock, self.pid = sock, pid
 
     @classmethod
-    def start(cls) -> Toolchain:
+    def start(cls, seed: str | None = None) -> Toolchain:
+        """The helper forked; ``seed``: the judge's Triton build (read-only in the view), where it looks for the
+        launchers the judge built before it builds one."""
         mine, theirs = socket.socketpair()
         pid = os.fork()
         if pid == 0:
+            global _seed
+            _seed = seed if seed and os.path.isdir(seed) else None
             keep = theirs.fileno()  # and stdio: not the child's socket to its judge, nor anything else it holds
             os.closerange(3, keep)
             os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") > 0 else 1024)
@@ -236,12 +275,26 @@ def route_triton(helper: Toolchain) -> None:
         message = {"op": "launcher", "signature": [_encode(t) for t in signature.values()],  # in argument order
                    "tensordesc": None if meta is None else [m is not None for m in meta]}
         reply, fds = helper.ask(message)
-        if reply.get("sha256") != hashlib.sha256(src.encode()).hexdigest() or len(fds) != 1:
+        if reply.get("sha256") != launcher_key(src) or len(fds) != 1:
             raise ToolchainError("the helper built another launcher than Triton asked for")
+        if not reply.get("seeded"):
+            _MISSED.append({"signature": message["signature"], "tensordesc": message["tensordesc"]})
         return load_sealed(name, fds[0])
 
     driver.make_launcher = recording_make_launcher
     driver.compile_module_from_src = compile_module_from_src
+
+
+# Launchers this child's helper had to build (not in the seed): the child tells its judge (``take_missed``), which
+# builds them into the seed for the children after it
+_MISSED: list[dict] = []
+
+
+def take_missed() -> list[dict]:
+    """The signatures of the launchers built here since the last call (their JSON form), for the judge."""
+    missed = _MISSED[:]
+    del _MISSED[:]
+    return missed
 
 
 def _subprocess_via(helper: Toolchain) -> types.SimpleNamespace:

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from tritonrl.verify.judge.gpu_lock import CrossProcessGpuLease, GpuFileLock, GpuLease, RWLock
+from tritonrl.verify.judge.launchers import LauncherSeed
 from tritonrl.verify.judge.reference_timings import TimingStore
 from tritonrl.verify.judge.references import ReferenceStore
 from tritonrl.verify.judge.session import Session
@@ -50,9 +51,12 @@ class Judge:
                 torch.empty(1, device="cuda")  # CUDA initialised once, before any session
             self.device = "cuda:0"
         self.gpu_name = torch.cuda.get_device_name() if self.device.startswith("cuda") else "cpu"
+        self.launchers = None  # Triton's launchers, built here for the children (``judge/launchers.py``)
         if self.device.startswith("cuda") and spec.get("triton_template"):
             with self.startup("driver_utils"):
                 build_driver_utils(spec["triton_template"])
+            if spec.get("launchers", True):
+                self.launchers = launcher_seed(spec["triton_template"])
         self.store = ReferenceStore(self.device, bool(spec.get("randomize", True)),
                                     int(spec.get("reference_bytes", 8 << 30)), str(spec["salt"]))
         self.timings = TimingStore(spec.get("cache_dir"), self.gpu_name)
@@ -95,6 +99,17 @@ def build_driver_utils(template: str) -> None:
         log.warning("Triton driver utilities not prebuilt: %s", exc)
     finally:
         os.environ.pop("TRITON_CACHE_DIR") if saved is None else os.environ.update(TRITON_CACHE_DIR=saved)
+
+
+def launcher_seed(template: str) -> LauncherSeed | None:
+    """The launchers' seed in ``template``, where this Triton builds a launcher per signature (3.6: not 3.9)."""
+    try:
+        from triton.backends.nvidia import driver
+
+        return LauncherSeed(template) if hasattr(driver, "make_launcher") else None
+    except Exception as exc:  # noqa: BLE001 - an optimisation: children build their own
+        log.warning("Triton's launchers not built by the judge: %s", exc)
+        return None
 
 
 def serve(sock: socket.socket, spec: dict[str, Any]) -> None:

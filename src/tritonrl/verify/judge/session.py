@@ -24,6 +24,7 @@ from typing import Any
 from tritonrl.errors import TaskError
 from tritonrl.verify.judge.compare import Mismatch, compare_outputs, inputs_changed
 from tritonrl.verify.judge.failures import ChildGone, ChildSilent, Failed, Unplanned, number, text
+from tritonrl.verify.judge.launchers import PER_SESSION
 from tritonrl.verify.judge.layout import Described, Layout, compare_described
 from tritonrl.verify.judge.references import Reference
 from tritonrl.verify.judge.timing_run import run_timing
@@ -52,6 +53,7 @@ class Session:
         self.trial_name = ""  # the trial under way (the timeout's message)
         self.arena: Arena | None = None
         self.lease = judge.lease()
+        self.launcher_room = PER_SESSION  # of the launchers this child reports, how many more the judge builds
 
     # ------------------------------------------------------------ the whole session
     def run(self) -> dict[str, Any]:
@@ -177,7 +179,19 @@ class Session:
             spent = time.monotonic() - start
             self.budget_s -= spent
             self.charged[stage] = self.charged.get(stage, 0.0) + spent
+        built = message.pop("launchers", None)  # launchers the child's helper built: the judge builds them too
+        if built is not None:
+            self.learn_launchers(built)
         return message
+
+    def learn_launchers(self, built: Any) -> None:
+        """A child's report of the launchers its helper had to build (a claim: ``LauncherSeed`` checks each and
+        takes ``PER_SESSION`` a session at most) handed to the judge's seed; their count is diagnosis."""
+        count = len(built) if isinstance(built, list) else 0
+        self.facts["launchers_built"] = self.facts.get("launchers_built", 0) + count
+        seed = getattr(self.judge, "launchers", None)
+        if seed is not None:
+            self.launcher_room -= seed.learn(built, self.launcher_room)
 
     def call(self, message: dict, stage: str) -> dict[str, Any]:
         self.send(message)

@@ -420,7 +420,8 @@ class Verifier:
             env = {"CUDA_VISIBLE_DEVICES": gpu} if self.device == "cuda" else {}
             spec = {"device": self.device, "randomize": self.config.randomize_params,
                     "reference_bytes": int(self.config.reference_memory_gb * (1 << 30)),
-                    "cache_dir": self.cache_dir, "gpu": gpu, "triton_template": self._triton_template}
+                    "cache_dir": self.cache_dir, "gpu": gpu, "triton_template": self._triton_template,
+                    "launchers": self.config.judge_launchers}
             judge = JudgeClient(self._zygote, gpu, spec, env, salt=self._salt)
             with self._judges_lock:
                 self._judges[gpu] = judge
@@ -493,7 +494,9 @@ class Verifier:
                 "hold_hints": self.config.hold_hints,
                 "allowed_imports": sorted(ALLOWED_IMPORTS), "sandbox": self.config.sandbox,
                 "sandbox_required": self._required_protections(),
-                "triton_seed": self._triton_template if self.device == "cuda" else None}
+                "triton_seed": self._triton_template if self.device == "cuda" else None,
+                "launcher_seed": self._triton_template if self.device == "cuda" and self.config.judge_launchers
+                else None}
 
     def _required_protections(self) -> list[str]:
         """Every protection of the sandbox, less the ones a switch turned off (files, network)."""
@@ -526,6 +529,8 @@ class Verifier:
             result.timing["fork_span"] = facts["fork_span"]  # [fork asked, forked, the child's start] (monotonic s)
         if "warm_child" in facts:
             result.timing["warm_child"] = facts["warm_child"]  # its child was started ahead of it
+        if facts.get("launchers_built"):
+            result.timing["launchers_built"] = facts["launchers_built"]  # its child compiled them (the judge had none)
         self._apply_sandbox(result, facts.get("isolation") or {})
         if result.correct and self.config.timing and not self._timed():
             result.flags.append(Flag.TIMING_UNAVAILABLE.value)
