@@ -207,3 +207,25 @@ def test_a_phase_keeps_a_devices_unwritten_bytes_per_byte_and_a_timed_call_does_
     host.fresh(x)
     host.mark(x[:4], KERNEL)
     assert not host.holds_unset(x[:4]) and host.holds_unset(x[4:])
+
+
+def test_classes_kept_for_an_unchanged_region_are_never_stale():
+    """``Provenance.classes`` is kept while the region's mask is unchanged (a forward of 100 launches sorted the
+    whole mask of its unchanged input at each one: r16_i8 on an H200); any in-place write to the mask, through any
+    view or an index, is seen, and so is a new mask for the storage."""
+    x = torch.zeros(8, 8)
+    prov = Provenance()
+    prov.mark(x, INPUT)
+    assert prov.classes(x) == {INPUT} and prov.classes(x) == {INPUT}
+    prov.region(x[2:4]).fill_(KERNEL)  # through a view of the mask
+    assert prov.classes(x) == {INPUT, KERNEL} and prov.classes(x[2:4]) == {KERNEL}
+    assert prov.classes(x[4:]) == {INPUT}
+    prov.mask(x)[0:4] = ECHO  # an index into the mask itself
+    assert prov.classes(x[0:1]) == {ECHO, INPUT}
+    prov.region(x).copy_(torch.full_like(prov.region(x), COPIED))
+    assert prov.classes(x) == {COPIED} and prov.classes(x[4:]) == {COPIED}
+    prov.forget(storage_key(x))  # the storage moved: a new mask, STALE
+    assert prov.classes(x) == {STALE}
+    found = prov.classes(x)
+    found.add(KERNEL)  # a caller's set is its own
+    assert prov.classes(x) == {STALE}

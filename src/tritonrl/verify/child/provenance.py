@@ -97,6 +97,9 @@ def relayout_class(classes: set[int], dst: torch.Tensor, src: torch.Tensor, stri
     return cls
 
 
+CLASSES_KEPT = 256  # regions whose classes a forward's provenance keeps (``Provenance.classes``)
+
+
 class Provenance:
     """The class of every byte of every storage a forward touched (``uint8`` masks, one per storage), and per
     storage the classes it may hold (``kinds``). ``origins`` (``origins.Origins``, or None: unknown memory is
@@ -115,6 +118,10 @@ class Provenance:
         # classes as made, for the outputs' last copy search (``settle_outputs``)
         self.made: list[tuple[torch.Tensor, torch.Tensor]] = []
         self.originals: list[torch.Tensor] = []  # the forward's inputs and parameters, as marked (``moved_input``)
+        # ``classes`` of a region, kept while its mask is unchanged: the mask itself and its version counter (torch
+        # bumps it on every in-place write, through any view) in the key; a forward of many launches asked it of
+        # the same unchanged input at each launch, a sort of the whole mask each time (docs/benchmarks.md, r16_i8)
+        self._classes: dict[tuple, tuple[torch.Tensor, frozenset[int]]] = {}
 
     def mask(self, t: torch.Tensor) -> torch.Tensor:
         key, nbytes = storage_key(t), _storage_nbytes(_untyped_storage(t))
@@ -219,7 +226,18 @@ class Provenance:
             self.kinds[key] |= classes
 
     def classes(self, t: torch.Tensor) -> set[int]:
-        return set(torch.unique(self.region(t)).tolist()) if t.numel() else set()
+        if not t.numel():
+            return set()
+        mask = self.mask(t)
+        key = (id(mask), mask._version, t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.element_size())
+        kept = self._classes.get(key)
+        if kept is not None and kept[0] is mask:
+            return set(kept[1])
+        found = frozenset(torch.unique(byte_region(mask, t)).tolist())
+        if len(self._classes) >= CLASSES_KEPT:
+            self._classes.clear()
+        self._classes[key] = (mask, found)
+        return set(found)
 
     def storage_kinds(self, t: torch.Tensor) -> set[int]:
         """The classes ``t``'s whole storage may hold (a kernel may read past the view it was handed)."""
