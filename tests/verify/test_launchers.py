@@ -135,3 +135,45 @@ def test_the_child_reports_the_launchers_its_helper_built(triton_stand_ins, monk
     src = driver.make_launcher({}, {0: "*fp16"}, None)
     driver.compile_module_from_src(src, "__triton_launcher")
     assert toolchain.take_missed() == []
+
+
+def test_a_launcher_of_the_judge_that_does_not_load_is_built_by_the_helper(triton_stand_ins, monkeypatch):
+    """A seeded launcher that fails to load (a file of another build) costs the candidate nothing: the helper builds
+    its own, asked not to look in the seed."""
+    from triton.backends.nvidia import compiler, driver
+
+    monkeypatch.setattr(compiler, "subprocess", compiler.subprocess)
+    monkeypatch.setattr(driver, "compile_module_from_src", None, raising=False)
+    monkeypatch.setattr(toolchain, "_MISSED", [])
+    loads = []
+
+    def load_sealed(name, fd):
+        loads.append(fd)
+        if fd == 1:
+            raise ImportError("undefined symbol: PyFoo")
+        return ("module", fd)
+
+    monkeypatch.setattr(toolchain, "load_sealed", load_sealed)
+    asked = []
+
+    class Helper:
+        def ask(self, message):
+            asked.append(message.get("seed", True))
+            src = toolchain.launcher_source(message["signature"], message["tensordesc"])
+            seeded = message.get("seed", True)
+            return {"sha256": toolchain.launcher_key(src), "seeded": seeded}, [1 if seeded else 2]
+
+    toolchain.route_triton(Helper())
+    src = driver.make_launcher({}, {0: "*fp32"}, None)
+    assert driver.compile_module_from_src(src, "__triton_launcher") == ("module", 2)
+    assert asked == [True, False] and loads == [1, 2]
+
+
+def test_a_launchers_name_holds_the_python_and_triton_it_was_built_for(monkeypatch):
+    """The seed outlives a verifier: a launcher built for another Python (its ABI) or Triton has another name."""
+    src = "/* a launcher */"
+    key = toolchain.launcher_key(src)
+    monkeypatch.setattr(toolchain, "build_tag", lambda: "3.12.1|.cpython-312-x86_64-linux-gnu.so|3.6.0|x86_64")
+    assert toolchain.launcher_key(src) != key
+    assert toolchain.launcher_key(src) == toolchain.launcher_key(src) and toolchain.launcher_key(src + " ") != \
+        toolchain.launcher_key(src)
