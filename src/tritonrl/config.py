@@ -123,7 +123,8 @@ class VerifyConfig(Section):
     judge_launchers: bool = field(default=True, metadata={
         "help": "GPU, Triton with a launcher a signature (3.6): the judge compiles each kernel signature's C launcher "
                 "once, from the signature a child reports, for every later child of its GPU, instead of each "
-                "child's compiler run (about a second of its compile stage); off: every child builds its own"})
+                "child's compiler run (about a second of its compile stage); only with the strict sandbox and files "
+                "isolated; off: every child builds its own"})
     known_good: bool = field(default=True, metadata={
         "help": "before RL rewards or an evaluation scores anything: judge nine bundled reference kernels (one of "
                 "each construct) and stop in one line if any is rejected, a verifier broken on this machine's "

@@ -87,13 +87,6 @@ def test_the_judge_takes_a_childs_report_as_a_claim(tmp_path, triton_stand_ins):
     assert len(triton_stand_ins) == 1 + launchers.PER_SESSION
 
 
-def test_the_seed_is_full_at_its_limit(tmp_path, triton_stand_ins, monkeypatch):
-    monkeypatch.setattr(launchers, "MAX_LAUNCHERS", 2)
-    seed = LauncherSeed(str(tmp_path))
-    assert seed.build(["i32"], None) and seed.build(["i64"], None)
-    assert seed.build(["fp32"], None) is None and len(os.listdir(tmp_path / "launchers")) == 2
-
-
 def test_only_a_launcher_file_of_the_seed_is_handed_over(tmp_path):
     key = "ab" * 32
     (tmp_path / "launchers").mkdir()
@@ -177,3 +170,50 @@ def test_a_launchers_name_holds_the_python_and_triton_it_was_built_for(monkeypat
     assert toolchain.launcher_key(src) != key
     assert toolchain.launcher_key(src) == toolchain.launcher_key(src) and toolchain.launcher_key(src + " ") != \
         toolchain.launcher_key(src)
+
+
+def test_signatures_past_the_limits_are_refused_before_anything_is_built(tmp_path, triton_stand_ins):
+    """A crafted report's size is not the judge's work: a tensor descriptor of thousands of dimensions (gcc took 46 s
+    and 1.1 GB for 4,000) or thousands of arguments is refused by the helper and by the judge alike, unqueued."""
+    wide = "tensordesc<fp16[" + ", ".join(["64"] * 6) + "]>"
+    many = ["i32"] * (toolchain.MAX_ARGUMENTS + 1)
+    for signature in ([wide], many, [["i32"] * 200, ["i32"] * 100], ["i" + "3" * 80]):
+        with pytest.raises(toolchain.ToolchainError):
+            toolchain.launcher_source(signature, None)
+    assert toolchain.launcher_source(["tensordesc<fp16[64, 64, 64, 64, 64]>", "i32"], [True, False])
+    with pytest.raises(toolchain.ToolchainError):
+        toolchain.launcher_source(["i32"], [True, True])
+    seed = LauncherSeed(str(tmp_path))
+    assert seed.learn([{"signature": many, "tensordesc": None}, {"signature": [wide], "tensordesc": None}]) == 0
+    assert not seed._seen and seed._pending.empty()
+
+
+def test_a_full_seed_lets_its_oldest_launchers_go_and_old_build_folders_are_swept(tmp_path, triton_stand_ins,
+                                                                                monkeypatch):
+    monkeypatch.setattr(launchers, "MAX_LAUNCHERS", 4)
+    seed = LauncherSeed(str(tmp_path))
+    paths = [seed.build(["*fp32"] * k, None) for k in range(1, 5)]
+    for age, path in enumerate(paths):
+        os.utime(path, (1000 + age, 1000 + age))
+    newest = seed.build(["*fp32"] * 5, None)
+    left = sorted(os.listdir(tmp_path / "launchers"))
+    assert os.path.exists(newest) and not os.path.exists(paths[0]) and len(left) == 4
+    stale, fresh = tmp_path / "launchers" / ".build-old", tmp_path / "launchers" / ".build-now"
+    stale.mkdir()
+    fresh.mkdir()
+    os.utime(stale, (1000, 1000))
+    LauncherSeed(str(tmp_path))  # a judge starting
+    assert not stale.exists() and fresh.exists()
+
+
+def test_no_launcher_seed_where_a_child_could_write_it():
+    from tritonrl.config import VerifyConfig
+    from tritonrl.verify.parent.verifier import Verifier
+
+    def seeded(**overrides):
+        verifier = Verifier.__new__(Verifier)
+        verifier.device, verifier.config = "cuda", VerifyConfig(**overrides)
+        return verifier._launcher_seed()
+
+    assert seeded() and not seeded(judge_launchers=False)
+    assert not seeded(fs_isolation=False) and not seeded(sandbox="best_effort")

@@ -49,6 +49,9 @@ from tritonrl.verify.shared import wire
 TYPE_NAME = re.compile(r"\*?k?[a-z][a-z0-9_]*|constexpr|nvTmaDesc|tensordesc<[\w\[\], ]+>")
 SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 LAUNCHERS = "launchers"  # the seed's folder of launchers the judge built (``tritonrl.verify.judge.launchers``)
+MAX_ARGUMENTS = 256  # type names in a launcher's signature, tuples flattened (an honest fused kernel: a few dozen)
+MAX_NAME = 64  # characters of one type name
+MAX_DESC_DIMS = 5  # dimensions of a tensor descriptor (a GPU's TMA takes 5 at most)
 _seed: str | None = None  # in the helper: the seed, fixed when it was forked (never from a request)
 
 
@@ -129,15 +132,32 @@ def _build(name: str, src: str) -> tuple[dict, list[int]]:
     return {"sha256": launcher_key(src)}, [fd]
 
 
-def launcher_source(signature: Any, tensordesc: Any) -> str:
-    """Triton's own C launcher for a kernel signature (its JSON form: type names, checked) and which of its
-    arguments are tensor descriptors: what the helper builds and what the judge builds into the seed alike."""
-    from triton.backends.nvidia import driver
-
+def checked_signature(signature: Any, tensordesc: Any) -> tuple[dict[int, Any], list | None]:
+    """A launcher's signature from its JSON form, checked: Triton's type names only, at most ``MAX_ARGUMENTS`` of
+    them (tuples flattened) of ``MAX_NAME`` characters, a tensor descriptor of ``MAX_DESC_DIMS`` dimensions at most
+    (a GPU's TMA has 5): a launcher's source and compile grow with them (a crafted descriptor of 4,000 dimensions
+    took gcc 46 s and 1.1 GB). Raises ``ToolchainError``."""
     if not isinstance(signature, (list, tuple)) or not (tensordesc is None or isinstance(tensordesc, (list, tuple))):
         raise ToolchainError("a launcher's signature is a list of type names")
     checked = {i: _signature(t) for i, t in enumerate(signature)}
-    meta = None if tensordesc is None else [({} if bool(m) else None) for m in tensordesc]
+    names = _flat(list(checked.values()))
+    if len(names) > MAX_ARGUMENTS or any(len(n) > MAX_NAME or n.count(",") >= MAX_DESC_DIMS for n in names):
+        raise ToolchainError(f"a launcher's signature past the limits ({len(names)} type names)")
+    if tensordesc is not None and len(tensordesc) > len(checked):
+        raise ToolchainError("more tensor descriptors than arguments")
+    return checked, None if tensordesc is None else [({} if bool(m) else None) for m in tensordesc]
+
+
+def _flat(value: Any) -> list[str]:
+    return [n for v in value for n in _flat(v)] if isinstance(value, (list, tuple)) else [value]
+
+
+def launcher_source(signature: Any, tensordesc: Any) -> str:
+    """Triton's own C launcher for a kernel signature (its JSON form, ``checked_signature``) and which of its
+    arguments are tensor descriptors: what the helper builds and what the judge builds into the seed alike."""
+    from triton.backends.nvidia import driver
+
+    checked, meta = checked_signature(signature, tensordesc)
     return driver.make_launcher({}, checked, meta)
 
 
@@ -173,7 +193,10 @@ def _launcher(message: dict) -> tuple[dict, list[int]]:
     src = launcher_source(message.get("signature") or [], message.get("tensordesc"))
     seeded = seeded_launcher(_seed, launcher_key(src)) if message.get("seed", True) else None
     if seeded is not None:  # the judge built it for an earlier child: no compiler runs here
-        return {"sha256": launcher_key(src), "seeded": True}, [_sealed(seeded)]
+        try:
+            return {"sha256": launcher_key(src), "seeded": True}, [_sealed(seeded)]
+        except OSError:  # not readable here: built as if it were not there
+            pass
     reply, fds = _build("__triton_launcher", src)
     return {**reply, "seeded": False}, fds
 

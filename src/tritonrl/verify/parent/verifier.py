@@ -421,7 +421,7 @@ class Verifier:
             spec = {"device": self.device, "randomize": self.config.randomize_params,
                     "reference_bytes": int(self.config.reference_memory_gb * (1 << 30)),
                     "cache_dir": self.cache_dir, "gpu": gpu, "triton_template": self._triton_template,
-                    "launchers": self.config.judge_launchers}
+                    "launchers": self._launcher_seed()}
             judge = JudgeClient(self._zygote, gpu, spec, env, salt=self._salt)
             with self._judges_lock:
                 self._judges[gpu] = judge
@@ -495,8 +495,14 @@ class Verifier:
                 "allowed_imports": sorted(ALLOWED_IMPORTS), "sandbox": self.config.sandbox,
                 "sandbox_required": self._required_protections(),
                 "triton_seed": self._triton_template if self.device == "cuda" else None,
-                "launcher_seed": self._triton_template if self.device == "cuda" and self.config.judge_launchers
-                else None}
+                "launcher_seed": self._triton_template if self._launcher_seed() else None}
+
+    def _launcher_seed(self) -> bool:
+        """Whether the judge builds Triton's launchers for its children (``judge/launchers.py``): on a GPU, asked
+        for, and only where every child's files are surely isolated (strict sandbox, files isolated): a child that
+        could write the seed could plant a launcher the next child loads."""
+        return (self.device == "cuda" and self.config.judge_launchers and self.config.fs_isolation
+                and self.config.sandbox == "strict")
 
     def _required_protections(self) -> list[str]:
         """Every protection of the sandbox, less the ones a switch turned off (files, network)."""
