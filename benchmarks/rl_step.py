@@ -94,6 +94,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "flight beside training; timing stays exclusive)")
     p.add_argument("--warm-children", action="store_true", help="GPU: verify.warm_children (a candidate child a "
                    "place started ahead, CUDA up, between the reward's batches; a CUDA context each on the GPU)")
+    p.add_argument("--warm-spares", action="store_true", help="GPU, with --warm-children: verify.warm_spares (each "
+                   "child a candidate takes replaced at once, while the batch runs)")
     p.add_argument("--no-timing", action="store_true", help="GPU: verify.timing=false (the correctness-only reward "
                    "most training runs; timing runs hold the GPU exclusively, so they are never beside generation)")
     p.add_argument("--merge-lora", action=argparse.BooleanOptionalAction, default=True,
@@ -272,6 +274,8 @@ def path_config(args, model_dir: Path, run_dir: Path, path: str):
             overrides.append("verify.timing=false")
         if args.warm_children:
             overrides.append("verify.warm_children=true")
+        if args.warm_spares:
+            overrides.append("verify.warm_spares=true")
     if cpu:
         overrides += ["verify.workers=2", "verify.multi_input=false", "verify.timing=false", "run.torch_threads=1"]
     return load_config(None, overrides)
@@ -466,6 +470,7 @@ def main(argv: list[str] | None = None) -> dict:
                  "verify_workers_per_gpu": None if args.cpu_rehearsal else args.verify_workers,
                  "verify_timing": not (args.cpu_rehearsal or args.no_timing),
                  "verify_warm_children": bool(args.warm_children and not args.cpu_rehearsal),
+                 "verify_warm_spares": bool(args.warm_spares and not args.cpu_rehearsal),
                  "compile": {"backend": args.compile_backend, "mode": args.compile_mode}}
     if args.cpu_rehearsal:
         out["note"] = ("CPU rehearsal: wall-clock seconds of the tiny model on a shared CPU, the verifier on "

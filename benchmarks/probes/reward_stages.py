@@ -5,6 +5,7 @@ judges them (correctness only, ``--workers`` in flight, one warm verifier), with
     python benchmarks/probes/reward_stages.py --cross-check on --batches 1   # one setting (for a profiler)
     python benchmarks/probes/reward_stages.py --warm-children --gap 8        # children started between batches
     python benchmarks/probes/reward_stages.py --no-judge-launchers           # every child compiles its launchers
+    python benchmarks/probes/reward_stages.py --warm-children --warm-spares  # a started child for every candidate
 
 Per setting: a first batch (the verifier's start inside it), then ``--batches`` warm ones, each of distinct files.
 Per warm batch: its wall time, the candidates' seconds by kind, and the sums of ``timing["stage_s"]`` (what the
@@ -72,7 +73,8 @@ def summary(kinds: list[str], results: list, wall_s: float) -> dict:
 
 def run_setting(tasks: list, args, cross_check: bool) -> dict:
     config = VerifyConfig(device=args.device, timing=False, workers_per_gpu=args.workers, cpu_cross_check=cross_check,
-                          warm_children=args.warm_children, judge_launchers=args.judge_launchers,
+                          warm_children=args.warm_children, warm_spares=args.warm_spares,
+                          judge_launchers=args.judge_launchers,
                           cache_dir=tempfile.mkdtemp(prefix="reward-stages-"))
     out = {"cross_check": cross_check, "batches": []}
     with Verifier(config) as verifier:
@@ -99,6 +101,8 @@ def main() -> None:
                    "ahead (CUDA up) whenever a batch ends, as between an RL step's rewards")
     p.add_argument("--gap", type=float, default=0.0, help="seconds between batches (an RL step's other work: "
                    "about 8 on an H200), not counted in a batch's wall")
+    p.add_argument("--warm-spares", action="store_true", help="verify.warm_spares (with --warm-children): each "
+                   "child a candidate takes replaced at once, while the batch runs")
     p.add_argument("--no-judge-launchers", dest="judge_launchers", action="store_false",
                    help="verify.judge_launchers off: every child compiles its kernels' launchers itself")
     p.add_argument("--device", default="cuda", help="cuda; cpu checks the probe itself (no cross-check there)")
@@ -112,7 +116,7 @@ def main() -> None:
     out = {"probe": "reward_stages", "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "commit": os.environ.get("TRITONRL_COMMIT"), "device": torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu",
            "cpus": os.cpu_count(), "workers_per_gpu": args.workers, "warm_children": args.warm_children,
-           "judge_launchers": args.judge_launchers, "gap_s": args.gap, "size": args.size,
+           "warm_spares": args.warm_spares, "judge_launchers": args.judge_launchers, "gap_s": args.gap, "size": args.size,
            "settings": [run_setting(tasks, args, c) for c in settings]}
     if args.out:
         Path(args.out).write_text(json.dumps(out, indent=2))

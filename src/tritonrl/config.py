@@ -120,6 +120,10 @@ class VerifyConfig(Section):
         "help": "start a candidate child per place ahead of its candidates (forked, isolated, CUDA started) "
                 "whenever the places are free: for GPUs that are the verifier's own (each idle child keeps a CUDA "
                 "context on the GPU, memory a training run colocated there would miss)"})
+    warm_spares: bool = field(default=False, metadata={
+        "help": "with warm_children: also while a batch runs, each child a candidate takes is replaced at once (a "
+                "spare a place: up to twice the candidates' CUDA contexts on the GPU), so every candidate finds "
+                "one started, not only a batch's first"})
     judge_launchers: bool = field(default=True, metadata={
         "help": "GPU, Triton with a launcher a signature (3.6): the judge compiles each kernel signature's C launcher "
                 "once, from the signature a child reports, for every later child of its GPU, instead of each "

@@ -48,11 +48,11 @@ def test_each_path_is_the_grpo_stage_with_its_generation(bench, tmp_path, path, 
 
 
 def test_warm_children_and_the_correctness_only_reward_reach_the_verifier_on_a_gpu(bench, tmp_path):
-    args = bench.parse_args(["--warm-children", "--no-timing", "--verify-workers", "16"])
+    args = bench.parse_args(["--warm-children", "--warm-spares", "--no-timing", "--verify-workers", "16"])
     verify = bench.path_config(args, tmp_path / "model", tmp_path / "run", "fast").verify
-    assert verify.warm_children and not verify.timing and verify.workers_per_gpu == 16
+    assert verify.warm_children and verify.warm_spares and not verify.timing and verify.workers_per_gpu == 16
     plain = bench.path_config(bench.parse_args([]), tmp_path / "model", tmp_path / "run", "fast").verify
-    assert not plain.warm_children and plain.timing
+    assert not plain.warm_children and not plain.warm_spares and plain.timing
 
 
 def test_a_generation_serving_several_steps_is_the_fast_paths_alone(bench, tmp_path):

@@ -125,3 +125,17 @@ def test_a_late_report_of_a_dead_judge_leaves_the_judge_started_after_it(ref_cac
         assert verifier._judges["cpu"] is successor and successor.alive
         result = verifier.verify(TASKS["relu"], code=(RUNTIME / "good_relu.py").read_text())
         assert result.correct, result.error
+
+
+def test_spares_started_while_a_batch_runs_give_every_candidate_a_started_child(ref_cache_dir):
+    """``warm_spares``: each child a candidate takes is replaced at once, so the later candidates of a batch find one
+    too (without it, a place's next candidate starts its own while the batch runs); at most one waits a place."""
+    good = (RUNTIME / "good_relu.py").read_text()
+    config = VerifyConfig(static_checks=False, cache_dir=ref_cache_dir, device="cpu", workers=2, timeout_s=12.0,
+                          warm_children=True, warm_spares=True)
+    with Verifier(config) as verifier:
+        verifier.start(wait=True)
+        results = verifier.verify_many([VerifyItem(TASKS["relu"], code=good) for _ in range(4)])
+        assert all(r.correct for r in results), [r.error for r in results]
+        assert [r.timing["warm_child"] for r in results] == [True] * 4
+        assert verifier._warm.count("cpu") <= 2

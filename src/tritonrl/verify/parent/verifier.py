@@ -311,7 +311,11 @@ class Verifier:
             current = self._judges.get(gpu)
         self._use(gpu, +1)
         try:
-            return self._judged(self._warm.take(gpu, current) or self._start_child(gpu), code, plan, retries)
+            started = self._warm.take(gpu, current)
+            if started is not None and self.config.warm_spares and not self._closed:  # its place's next, now
+                threading.Thread(target=self._fill_warm, args=(gpu, True), daemon=True,
+                                 name=f"tritonrl-spare-{gpu}").start()
+            return self._judged(started or self._start_child(gpu), code, plan, retries)
         finally:
             self._use(gpu, -1)  # the last of a batch: the GPU's places get children started ahead again
 
@@ -387,14 +391,15 @@ class Verifier:
         if change < 0 and idle and self.config.warm_children and not self._closed:
             threading.Thread(target=self._fill_warm, args=(gpu,), daemon=True, name=f"tritonrl-warm-{gpu}").start()
 
-    def _fill_warm(self, gpu: str) -> None:
+    def _fill_warm(self, gpu: str, spare: bool = False) -> None:
         """A child started ahead for each of ``gpu``'s places (``warm_children``), while none of them judges a
-        candidate: at ``start`` and whenever a batch ends, never while one runs (its children would contend with
-        the batch's for the host and the GPU's CUDA starts). A failure is logged: candidates start their own."""
+        candidate: at ``start`` and whenever a batch ends, not while one runs (its children contend with the
+        batch's for the host and the GPU's CUDA starts) unless ``spare`` (``warm_spares``: a candidate just took
+        one). A failure is logged: candidates start their own."""
         while True:
             with self._places_lock:
-                if not self.config.warm_children or self._closed or self._in_use[gpu] or self._filling[gpu] \
-                        or self._warm.count(gpu) >= self._per_judge:
+                if not self.config.warm_children or self._closed or (self._in_use[gpu] and not spare) \
+                        or self._filling[gpu] or self._warm.count(gpu) >= self._per_judge:
                     return
                 self._filling[gpu] = True
             try:

@@ -11,7 +11,8 @@ so the verifier can start them ahead (``VerifyConfig.warm_children``, off by def
 context on its GPU): one per place of each GPU whenever none of
 the GPU's places judges a candidate (at ``Verifier.start``, and when a batch ends: an RL step's batch finds its
 children ready), never while a batch runs (they would contend with its children for the host and for the GPU's CUDA
-starts). A started child runs only the harness's trusted code until the parent has written the candidate's file
+starts), unless ``VerifyConfig.warm_spares``: then each child a candidate takes is replaced at once, while the
+batch runs. A started child runs only the harness's trusted code until the parent has written the candidate's file
 into its job directory and sent its judge the plan; one child still judges one candidate.
 """
 
