@@ -127,3 +127,51 @@ def test_triton_approximate_operations_are_the_gpus_instructions_rounded_faithfu
         assert ulps.max() == 1 and 0.2 < (ulps == 1).mean() < 0.8
     ulps = _ulps(exp2.view(np.int32), np.exp2(x.astype(np.float64)).astype(np.float32).view(np.int32))
     assert ulps.max() <= 1 and (ulps == 1).any()
+
+
+MEMORY_NAN_SCRIPT = r"""
+import torch, triton, triton.language as tl
+from tritonrl.verify.child.interpreter import install_interpreter_compat
+install_interpreter_compat()
+
+
+@triton.jit
+def atomic_nan_kernel(acc_ptr, v_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_add(acc_ptr + offs, tl.load(v_ptr + offs))
+
+
+@triton.jit
+def payload_kernel(s_ptr, x_ptr, o_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(s_ptr + offs, tl.full([BLOCK], 0x7FC00001, tl.int32))
+    tl.debug_barrier()
+    f = tl.load(s_ptr.to(tl.pointer_type(tl.float32)) + offs)
+    tl.store(o_ptr + offs, f)
+    tl.store(o_ptr + BLOCK + offs, f + tl.load(x_ptr + offs))
+
+
+acc = torch.tensor([float("inf"), 1.0, float("nan"), 2.0])
+acc.view(torch.int32)[2] = 0x7FC00005  # a NaN of other bits in memory, added to
+atomic_nan_kernel[(1,)](acc, torch.tensor([float("-inf"), 1.0, 1.0, 0.5]), BLOCK=4)
+o = torch.zeros(8)
+payload_kernel[(1,)](torch.zeros(4, dtype=torch.int32), torch.ones(4), o, BLOCK=4)
+print("BITS", " ".join(hex(v & 0xFFFFFFFF) for v in acc.view(torch.int32).tolist() + o.view(torch.int32).tolist()[::4]))
+"""
+
+
+def test_nans_memory_holds_become_canonical_where_a_gpu_operates_on_them(tmp_path):
+    """A float32 atomic add that makes a NaN (inf + -inf) or adds to one leaves the canonical NaN in memory, as a
+    GPU's does (the interpreter's C++ add left x86's 0xFFC00000, or the payload); a NaN payload stored as an integer
+    and loaded as a float keeps its bits until an operation, whose result is then canonical (numpy passed it on)."""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": SRC, "CUDA_VISIBLE_DEVICES": ""}
+    script = tmp_path / "memory_nan.py"
+    script.write_text(MEMORY_NAN_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300,
+                          cwd=tmp_path)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("BITS ")), None)
+    assert line is not None, proc.stderr[-3000:]
+    made, two, added_to, sum_, loaded, passed = line.split()[1:]
+    assert (made, added_to) == ("0x7fffffff", "0x7fffffff")  # were 0xffc00000 and 0x7fc00005
+    assert (two, sum_) == ("0x40000000", "0x40200000")  # 1 + 1, 2 + 0.5: numbers as they were
+    assert loaded == "0x7fc00001" and passed == "0x7fffffff"  # a load keeps the bits; the add does not

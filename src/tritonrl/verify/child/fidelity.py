@@ -1132,7 +1132,23 @@ def _flushed_add(add: Callable[[Any], Any], ptr: Any, val: Any, where: Any, np: 
     if wrong.any():
         gpu = _flush_subnormals(_flush_subnormals(old, np) + np.broadcast_to(addend, where.shape), np)
         interp._interpreter.store(np.broadcast_to(np.asarray(ptr.data), where.shape), gpu, wrong)
+    made = where & np.isnan(summed)  # inf + -inf, or a NaN memory held: the GPU's add leaves its one NaN there
+    if made.any():
+        interp._interpreter.store(np.broadcast_to(np.asarray(ptr.data), where.shape),
+                                  canonical_nan(np.broadcast_to(summed, where.shape), np), made)
     return result
+
+
+def _foreign_nan(data: Any, np: Any) -> bool:
+    """Whether a float16 or float32 block holds a NaN that is not the canonical one (a payload memory held: what a
+    GPU's next operation on it would make canonical)."""
+    data = np.asarray(data)
+    if data.dtype.kind != "f" or data.dtype.itemsize not in CANONICAL_NAN_BITS:
+        return False
+    nan = np.isnan(data)
+    if not nan.any():
+        return False
+    return bool((data[nan].view(f"u{data.dtype.itemsize}") != CANONICAL_NAN_BITS[data.dtype.itemsize]).any())
 
 
 def _width(value: Any) -> int:
@@ -1180,6 +1196,8 @@ def _install_programs(builder: Any, executor: Any, np: Any) -> None:
         if _LOAD_WATCH is not None:
             _LOAD_WATCH.append(loaded)
         result = original_load(self, ptrs, mask, *rest, **kwargs)
+        if not _NAN["carried"] and _foreign_nan(result.data, np):
+            _NAN["carried"] = True  # a NaN of other bits from memory (stored as integers): each later result looked at
         if where.size > 1:  # what each lane read, for a later store by another lane over it (``foreign_write``)
             _ACCESSES.lanes.load(where.size, loaded, where, result.data)
         return result
