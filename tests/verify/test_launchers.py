@@ -217,3 +217,29 @@ def test_no_launcher_seed_where_a_child_could_write_it():
 
     assert seeded() and not seeded(judge_launchers=False)
     assert not seeded(fs_isolation=False) and not seeded(sandbox="best_effort")
+
+
+def test_a_childs_report_reaches_the_judges_seed_and_is_counted(tmp_path, triton_stand_ins):
+    """``Session.recv`` takes ``launchers`` out of any reply of the child's (the reply is judged without it) and hands
+    them to the judge's seed, ``PER_SESSION`` a session at most; their count is diagnosis (``launchers_built``)."""
+    from types import SimpleNamespace
+
+    from tritonrl.verify.judge.session import Session
+
+    session = Session.__new__(Session)
+    session.judge = SimpleNamespace(launchers=LauncherSeed(str(tmp_path)))
+    session.facts, session.launcher_room = {}, launchers.PER_SESSION
+    reports = [{"signature": ["*fp32"] * k, "tensordesc": None} for k in range(1, 7)]
+    session.learn_launchers(reports)
+    assert session.launcher_room == launchers.PER_SESSION - 6
+    session.learn_launchers(reports)  # a message looks at no more entries than the room left: these two were seen
+    assert session.launcher_room == launchers.PER_SESSION - 6
+    session.learn_launchers([{"signature": ["i64"] * k, "tensordesc": None} for k in range(1, 7)])
+    assert session.facts["launchers_built"] == 18 and session.launcher_room == 0  # 6, 6 seen, then 2 of 6 new
+    deadline = time.monotonic() + 10
+    while len(triton_stand_ins) < launchers.PER_SESSION and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(triton_stand_ins) == launchers.PER_SESSION
+    session.judge = SimpleNamespace(launchers=None)  # a judge without a seed (Triton 3.9, or the sandbox not strict)
+    session.learn_launchers(reports)
+    assert session.facts["launchers_built"] == 24
