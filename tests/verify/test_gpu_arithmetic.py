@@ -163,7 +163,8 @@ print("BITS", " ".join(hex(v & 0xFFFFFFFF) for v in acc.view(torch.int32).tolist
 def test_nans_memory_holds_become_canonical_where_a_gpu_operates_on_them(tmp_path):
     """A float32 atomic add that makes a NaN (inf + -inf) or adds to one leaves the canonical NaN in memory, as a
     GPU's does (the interpreter's C++ add left x86's 0xFFC00000, or the payload); a NaN payload stored as an integer
-    and loaded as a float keeps its bits until an operation, whose result is then canonical (numpy passed it on)."""
+    and loaded as a float through another pointer type keeps its bits until an operation, whose result is then
+    canonical (numpy passed it on)."""
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": SRC, "CUDA_VISIBLE_DEVICES": ""}
     script = tmp_path / "memory_nan.py"
     script.write_text(MEMORY_NAN_SCRIPT)
