@@ -172,7 +172,6 @@ def build_tag() -> str:
     version), Triton's version, the machine. The seed's folder outlives a verifier (``<jobs root>``), and one of
     another Python or Triton on the same machine must not find this one's launchers."""
     import platform
-    import sys
     import sysconfig
 
     import triton

@@ -32,7 +32,6 @@ from typing import Any
 
 from tritonrl.verify.child.toolchain import (
     LAUNCHERS,
-    ToolchainError,
     checked_signature,
     compile_module,
     launcher_key,
