@@ -13,6 +13,7 @@ import pytest
 from tritonrl.verify.child import toolchain
 from tritonrl.verify.judge import launchers
 from tritonrl.verify.judge.launchers import LauncherSeed
+from tritonrl.verify.shared import launcher_source as shared
 
 SIGNATURE = ["*fp32", "*fp32", "i32", "constexpr"]
 
@@ -166,7 +167,7 @@ def test_a_launchers_name_holds_the_python_and_triton_it_was_built_for(monkeypat
     """The seed outlives a verifier: a launcher built for another Python (its ABI) or Triton has another name."""
     src = "/* a launcher */"
     key = toolchain.launcher_key(src)
-    monkeypatch.setattr(toolchain, "build_tag", lambda: "3.12.1|.cpython-312-x86_64-linux-gnu.so|3.6.0|x86_64")
+    monkeypatch.setattr(shared, "build_tag", lambda: "3.12.1|.cpython-312-x86_64-linux-gnu.so|3.6.0|x86_64")
     assert toolchain.launcher_key(src) != key
     assert toolchain.launcher_key(src) == toolchain.launcher_key(src) and toolchain.launcher_key(src + " ") != \
         toolchain.launcher_key(src)
@@ -176,7 +177,7 @@ def test_signatures_past_the_limits_are_refused_before_anything_is_built(tmp_pat
     """A crafted report's size is not the judge's work: a tensor descriptor of thousands of dimensions (gcc took 46 s
     and 1.1 GB for 4,000) or thousands of arguments is refused by the helper and by the judge alike, unqueued."""
     wide = "tensordesc<fp16[" + ", ".join(["64"] * 6) + "]>"
-    many = ["i32"] * (toolchain.MAX_ARGUMENTS + 1)
+    many = ["i32"] * (shared.MAX_ARGUMENTS + 1)
     for signature in ([wide], many, [["i32"] * 200, ["i32"] * 100], ["i" + "3" * 80]):
         with pytest.raises(toolchain.ToolchainError):
             toolchain.launcher_source(signature, None)

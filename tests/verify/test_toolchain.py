@@ -106,13 +106,13 @@ def test_toolchain_helper_compiles_for_the_gpu_under_the_filter(tmp_path):
 
 
 def test_signatures_take_triton_type_names_only():
-    from tritonrl.verify.child.toolchain import ToolchainError, _signature
+    from tritonrl.verify.shared.launcher_source import ToolchainError, signature_names
 
-    assert _signature(["*fp32", ["i32", "fp8e4nv"], "*kbf16", "constexpr", "tensordesc<fp16[64, 64]>"]) == \
+    assert signature_names(["*fp32", ["i32", "fp8e4nv"], "*kbf16", "constexpr", "tensordesc<fp16[64, 64]>"]) == \
         ("*fp32", ("i32", "fp8e4nv"), "*kbf16", "constexpr", "tensordesc<fp16[64, 64]>")
     for bad in ('*fp32); system("id"', "i32;", "fp32\n", "tensordesc<fp16[64](x)>", 3):
         with pytest.raises(ToolchainError):
-            _signature([bad])
+            signature_names([bad])
 
 
 TWO_LAUNCHERS = textwrap.dedent(r'''

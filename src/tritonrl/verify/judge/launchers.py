@@ -30,7 +30,7 @@ import threading
 import time
 from typing import Any
 
-from tritonrl.verify.child.toolchain import (
+from tritonrl.verify.shared.launcher_source import (
     LAUNCHERS,
     checked_signature,
     compile_module,
