@@ -41,15 +41,21 @@ print("BITS", " ".join(hex(v & 0xFFFFFFFF) for v in o.tolist()[::4]), hex(f.view
 """
 
 
-def test_nans_are_canonical_and_fma_rounds_once_under_the_interpreter(tmp_path):
+def _printed(tmp_path, name: str, script: str, tag: str) -> str:
+    """What ``script`` (run under the interpreter in a fresh process, from a file: the GPU front end reads a
+    kernel's source) printed after ``tag``."""
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": SRC, "CUDA_VISIBLE_DEVICES": ""}
-    script = tmp_path / "bits.py"  # a file: the GPU front end reads a kernel's source
-    script.write_text(SCRIPT)
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300,
+    path = tmp_path / name
+    path.write_text(script)
+    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=300,
                           cwd=tmp_path)
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("BITS ")), None)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith(tag + " ")), None)
     assert line is not None, proc.stderr[-3000:]
-    made, root, reduced, kept, passed, fma = line.split()[1:]
+    return line.split(" ", 1)[1]
+
+
+def test_nans_are_canonical_and_fma_rounds_once_under_the_interpreter(tmp_path):
+    made, root, reduced, kept, passed, fma = _printed(tmp_path, "bits.py", SCRIPT, "BITS").split()
     assert (made, root, reduced) == ("0x7fffffff",) * 3  # x86 gave 0xffc00000
     assert kept == "0x7fc00001" and passed == "0x7fffffff"
     assert fma == "0x3f801001"  # rounded twice: 0x3f801000
@@ -102,14 +108,7 @@ def test_triton_approximate_operations_are_the_gpus_instructions_rounded_faithfu
 
     import numpy as np
 
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": SRC, "CUDA_VISIBLE_DEVICES": ""}
-    script = tmp_path / "approx.py"
-    script.write_text(APPROX_SCRIPT)
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300,
-                          cwd=tmp_path)
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("APPROX ")), None)
-    assert line is not None, proc.stderr[-3000:]
-    data = json.loads(line.split(" ", 1)[1])
+    data = json.loads(_printed(tmp_path, "approx.py", APPROX_SCRIPT, "APPROX"))
     assert data["first"] == data["again"]  # a function of the input within a process, as a GPU's
     n = len(data["x"])
     x, y = np.array(data["x"], dtype=np.float32), np.array(data["y"], dtype=np.float32)
@@ -165,14 +164,7 @@ def test_nans_memory_holds_become_canonical_where_a_gpu_operates_on_them(tmp_pat
     GPU's does (the interpreter's C++ add left x86's 0xFFC00000, or the payload); a NaN payload stored as an integer
     and loaded as a float through another pointer type keeps its bits until an operation, whose result is then
     canonical (numpy passed it on)."""
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": SRC, "CUDA_VISIBLE_DEVICES": ""}
-    script = tmp_path / "memory_nan.py"
-    script.write_text(MEMORY_NAN_SCRIPT)
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300,
-                          cwd=tmp_path)
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("BITS ")), None)
-    assert line is not None, proc.stderr[-3000:]
-    made, two, added_to, sum_, loaded, passed = line.split()[1:]
+    made, two, added_to, sum_, loaded, passed = _printed(tmp_path, "memory_nan.py", MEMORY_NAN_SCRIPT, "BITS").split()
     assert (made, added_to) == ("0x7fffffff", "0x7fffffff")  # were 0xffc00000 and 0x7fc00005
     assert (two, sum_) == ("0x40000000", "0x40200000")  # 1 + 1, 2 + 0.5: numbers as they were
     assert loaded == "0x7fc00001" and passed == "0x7fffffff"  # a load keeps the bits; the add does not
