@@ -18,8 +18,10 @@ early, so every step generates the same tokens):
 S / A steps' completions, in ``--chunks`` chunks, serves S / A optimizer steps (verl's rollout batch split into
 mini-batches; TRL's ``steps_per_generation``, whose later steps are off-policy by up to S / A - 1 updates, with
 TRL's importance weights): with S = 4A and 4 chunks each chunk is one step's batch, and three chunks' verification
-runs beside the next chunk's generation, the last one's beside TRL's old log-prob pass. The figures then count
-from the second generation on, per optimizer step.
+runs beside the next chunk's generation, the last one's beside TRL's old log-prob pass. With
+``--reward-beside-training`` (``rl.reward_beside_training``) each chunk is also scored as its own step's batch, so
+step k waits only for chunk k's verdicts, and the later chunks' verification runs beside the steps before theirs too.
+The figures then count from the second generation on, per optimizer step.
 Completions of a random-weight model all fail at extraction in microseconds, so the reward judges real
 candidates in their place (``CandidateReward``): per task, in turn, its bundled solution, a slower right one, a
 wrong constant, a PyTorch fallback and a syntax error (``verify_scaling.answers``), each a distinct file, so the
@@ -83,6 +85,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="fast path: rl.trl.steps_per_generation, a multiple of the gradient accumulation steps: one "
                         "generation (in --chunks chunks) serves that many micro-batches, several optimizer steps "
                         "(verl's rollout batch over mini-batches). Default TRL's: one generation a step")
+    p.add_argument("--reward-beside-training", action="store_true",
+                   help="fast path, with --steps-per-generation = --chunks x the accumulation steps: "
+                        "rl.reward_beside_training (each chunk scored as its own optimizer step's batch, so a step "
+                        "waits only for its chunk's verdicts and the later ones are verified beside the steps before)")
+    p.add_argument("--switch-interval-ms", default="0.5", help="fast path, chunks > 1: "
+                   "rl.generation_switch_interval_ms (Python's thread switch interval while a chunk is generated "
+                   "beside the verification; 'none': Python's own 5 ms, the control)")
     p.add_argument("--eager-steps", type=int, default=2, help="steps of the eager path")
     p.add_argument("--profile-generation", action="store_true",
                    help="fast path: one more generation, its first generate call under torch.profiler (the ops by "
@@ -116,6 +125,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         raise SystemExit(f"rl_step: --steps-per-generation {args.steps_per_generation} must be a multiple of the "
                          f"gradient accumulation steps ({accumulation} = --completions / --micro-batch)")
     args.cycle = (args.steps_per_generation or accumulation) // accumulation  # optimizer steps a generation serves
+    if args.reward_beside_training and args.cycle != args.chunks:
+        raise SystemExit(f"rl_step: --reward-beside-training needs a chunk a step: --steps-per-generation "
+                         f"{args.steps_per_generation} / {accumulation} accumulation steps = {args.cycle}, not "
+                         f"--chunks {args.chunks}")
     args.fast_steps = args.fast_steps or max(3, 2 * args.cycle)
     args.profile_from = args.fast_steps + 1 if args.profile_generation else None  # the extra generation's steps
     return args
@@ -267,6 +280,8 @@ def path_config(args, model_dir: Path, run_dir: Path, path: str):
                                    if path == "fast" and args.steps_per_generation else {})}),
         f"verify.device={'cpu' if cpu else 'cuda'}",
         f"rl.generation_merge_lora={str(args.merge_lora and path == 'fast').lower()}",
+        f"rl.reward_beside_training={str(args.reward_beside_training and path == 'fast').lower()}",
+        f"rl.generation_switch_interval_ms={'null' if args.switch_interval_ms == 'none' else args.switch_interval_ms}",
     ]
     if not cpu:
         overrides.append(f"verify.workers_per_gpu={args.verify_workers}")
@@ -471,6 +486,9 @@ def main(argv: list[str] | None = None) -> dict:
                  "verify_timing": not (args.cpu_rehearsal or args.no_timing),
                  "verify_warm_children": bool(args.warm_children and not args.cpu_rehearsal),
                  "verify_warm_spares": bool(args.warm_spares and not args.cpu_rehearsal),
+                 "reward_beside_training": args.reward_beside_training,
+                 "generation_switch_interval_ms": None if args.switch_interval_ms == "none" else float(
+                     args.switch_interval_ms),
                  "compile": {"backend": args.compile_backend, "mode": args.compile_mode}}
     if args.cpu_rehearsal:
         out["note"] = ("CPU rehearsal: wall-clock seconds of the tiny model on a shared CPU, the verifier on "

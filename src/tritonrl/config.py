@@ -530,6 +530,15 @@ class RLRunConfig(Section):
     generation_chunks: int = field(default=1, metadata={
         "help": "generate a rank's batch in this many equal chunks, each verified in the background as soon as "
                 "it is generated (1: one generate call, verification after it)", "ge": 1})
+    generation_switch_interval_ms: Float | None = field(default=0.5, metadata={
+        "help": "generation_chunks > 1: Python's thread switch interval while a chunk is generated beside the "
+                "verification (the judge's threads share this process's GIL, and the decode loop gives it up at every "
+                "token; null: Python's 5 ms)", "gt": 0})
+    reward_beside_training: bool = field(default=False, metadata={
+        "help": "with generation_chunks = trl.steps_per_generation / gradient_accumulation_steps (each chunk one "
+                "optimizer step's batch): score each chunk as its own step's batch, so a step waits only for its "
+                "chunk's verdicts and the rest are verified beside the steps before (grpo, one process; "
+                "tritonrl.train.step_rewards)"})
     curriculum: bool = field(default=True, metadata={
         "help": "sample prompts by the adaptive curriculum (off: uniform, TRL's sampler)"})
     async_reward: bool = field(default=False, metadata={"help": "verify in a thread via TRL's async rewards"})
@@ -585,6 +594,8 @@ class RLRunConfig(Section):
             self.fail("generation_compile", f"has key(s) {', '.join(unknown)}; transformers' CompileConfig takes "
                       f"{', '.join(sorted(COMPILE_CONFIG_KEYS))}")
         if self.generation_chunks == 1:
+            if self.reward_beside_training:
+                self.fail("reward_beside_training", "needs rl.generation_chunks > 1 (a chunk a step's batch)")
             return
         steps = self.trl.get("steps_per_generation") or self.gradient_accumulation_steps  # TRL's default
         batch = self.per_device_batch_size * steps
@@ -602,6 +613,22 @@ class RLRunConfig(Section):
         if self.turns > 1:
             self.fail("generation_chunks", "> 1 does not apply with rl.turns > 1 (each turn is verified inside "
                       "the rollout); set rl.generation_chunks=1")
+        if self.reward_beside_training:
+            self._check_reward_beside_training(steps)
+
+    def _check_reward_beside_training(self, steps: int) -> None:
+        if self.algo != "grpo":
+            self.fail("reward_beside_training", f"is implemented for grpo, not {self.algo}; set it false")
+        if "generation_batch_size" in self.trl or steps != self.generation_chunks * self.gradient_accumulation_steps:
+            self.fail("reward_beside_training", f"needs each of the {self.generation_chunks} chunks to be one optimizer "
+                      f"step's batch: rl.trl.steps_per_generation = rl.generation_chunks x "
+                      f"rl.gradient_accumulation_steps = {self.generation_chunks * self.gradient_accumulation_steps} "
+                      f"(it is {steps}{', and rl.trl.generation_batch_size is set' if 'generation_batch_size' in self.trl else ''})")
+        batch = self.per_device_batch_size * self.gradient_accumulation_steps
+        if batch % self.num_generations:
+            self.fail("reward_beside_training", f"needs whole groups in a step's batch: rl.per_device_batch_size x "
+                      f"rl.gradient_accumulation_steps = {batch} is not a multiple of rl.num_generations = "
+                      f"{self.num_generations}")
 
     def _check_turns(self) -> None:
         if self.turns == 1:

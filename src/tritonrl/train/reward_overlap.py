@@ -27,12 +27,26 @@ with a response parser) is verified when the reward is called, and that is said 
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
+
+
+_chunk_thread = threading.local()  # .chunk: the ChunkScoring a thread scores (tritonrl.train.step_rewards)
+
+
+def current_chunk():
+    """The chunk this thread scores with the reward beside training (``tritonrl.train.step_rewards``), or None."""
+    return getattr(_chunk_thread, "chunk", None)
+
+
+def current_chunk_index() -> int | None:
+    chunk = current_chunk()
+    return None if chunk is None else chunk.index
 
 
 def _text_key(task_key: str, completion) -> tuple[str, str]:
@@ -61,18 +75,36 @@ def _difference(key: tuple[str, str], chunk_keys: list[tuple[str, str]]) -> str:
 class BackgroundVerification:
     """Chunks verified in background threads as they come; the reward ``collect``s a batch's verdicts."""
 
-    def __init__(self, lease=None, concurrent_chunks: int = 1) -> None:
+    def __init__(self, lease=None, concurrent_chunks: int = 1, switch_interval_s: float | None = None) -> None:
         # Several chunks' calls may run at once: a chunk's slowest candidate does not hold the next chunk back (the
         # local Verifier's slots bound the candidates in flight, whoever submits them).
         self._pool = ThreadPoolExecutor(max_workers=max(1, concurrent_chunks), thread_name_prefix="tritonrl-verify")
-        self._pending: dict[tuple[str, str], deque[tuple[Future, int]]] = {}
+        # (chunk, text key) -> the verdicts in flight; chunk None but with the reward beside training, where each
+        # chunk is scored in its own thread (tritonrl.train.step_rewards) and collects only its own
+        self._pending: dict[tuple[int | None, tuple[str, str]], deque[tuple[Future, int]]] = {}
         self._lock = threading.Lock()
-        self._intervals: list[tuple[float, float]] = []  # (start, end) of each verify_many call of the batch
+        self._intervals: list[tuple[float, float]] = []  # (start, end) of each verify_many call of the generation
+        self._reported = 0.0  # of their union, the seconds already reported by a collect
         self._said: set[str] = set()
         self.lease = lease  # a GpuFileLock, taken shared around this process's GPU work (None on a CPU)
         self._held = ExitStack()
         self._holding = False
-        self.task_keys: list[str] | None = None  # the batch's task keys, row by row (set by the trainer)
+        self._local = threading.local()  # the task keys of the batch this thread generates (set by the trainer)
+        self.switch_interval_s = switch_interval_s  # Python's thread switch interval while a chunk is generated
+
+    @property
+    def task_keys(self) -> list[str] | None:
+        """The batch's task keys, row by row (set by the trainer; a chunk thread's own)."""
+        return getattr(self._local, "task_keys", None)
+
+    @task_keys.setter
+    def task_keys(self, keys: list[str] | None) -> None:
+        self._local.task_keys = keys
+
+    def begin(self) -> None:
+        """A new generation: its verification seconds count from here."""
+        with self._lock:
+            self._intervals, self._reported = [], 0.0
 
     # ------------------------------------------------------------ the trainer's side
     def hold_gpu(self) -> None:
@@ -85,13 +117,30 @@ class BackgroundVerification:
         self._holding = False
         self._held.close()
 
+    @contextmanager
+    def generating(self):
+        """Around one chunk's generate call: the GPU held shared and, with ``switch_interval_s``, Python's thread
+        switch interval shortened. The decode loop waits on the GPU at every token, releasing the GIL, and the
+        verification's threads in this process (the judge's) take it; at Python's default of 5 ms a thread that
+        holds the GIL keeps it that long before the decode loop gets it back."""
+        self.hold_gpu()
+        interval = sys.getswitchinterval()
+        if self.switch_interval_s is not None:
+            sys.setswitchinterval(self.switch_interval_s)
+        try:
+            yield
+        finally:
+            sys.setswitchinterval(interval)
+            self.release_gpu()
+
     def submit(self, reward, completions: list, task_key: list[str]) -> None:
         """Start verifying one chunk's ``completions`` (texts) in the background."""
         items = [reward.item(key, c) for key, c in zip(task_key, completions, strict=True)]
         future = self._pool.submit(self._verify, reward.verifier, items)
+        chunk = current_chunk_index()
         with self._lock:
             for index, (key, c) in enumerate(zip(task_key, completions, strict=True)):
-                self._pending.setdefault(_text_key(key, c), deque()).append((future, index))
+                self._pending.setdefault((chunk, _text_key(key, c)), deque()).append((future, index))
 
     def _verify(self, verifier, items: list) -> list:
         started = time.perf_counter()
@@ -106,10 +155,11 @@ class BackgroundVerification:
         """The verdicts of the batch, in its order: the background's, and the rest verified now."""
         self.release_gpu()
         started = time.perf_counter()
+        chunk = current_chunk_index()
         with self._lock:
-            slots = [self._take(_text_key(key, c)) for key, c in zip(task_key, completions, strict=True)]
-            stale_keys = [key for key, queue in self._pending.items() for _ in queue]
-            self._pending.clear()
+            slots = [self._take((chunk, _text_key(key, c))) for key, c in zip(task_key, completions, strict=True)]
+            mine = [pending for pending in self._pending if pending[0] == chunk]
+            stale_keys = [pending[1] for pending in mine for _ in self._pending.pop(pending)]
         stale = len(stale_keys)
         missing = [i for i, slot in enumerate(slots) if slot is None]
         if missing:
@@ -125,9 +175,10 @@ class BackgroundVerification:
         wait_s = time.perf_counter() - started
         if stale:
             self._say(f"{stale} completions verified beside generation were not in the reward's batch")
-        with self._lock:
-            intervals, self._intervals = self._intervals, []
-        reward._verify_s, reward._wait_s, reward._hits = union_s(intervals), wait_s, 0
+        with self._lock:  # the verification seconds not reported yet (calls overlapping counted once)
+            covered = union_s(self._intervals)
+            verify_s, self._reported = covered - self._reported, covered
+        reward._verify_s, reward._wait_s, reward._hits = verify_s, wait_s, 0
         return results
 
     def _take(self, key):
@@ -175,17 +226,16 @@ def generate_in_chunks(trainer, generate, chunks: int, background: BackgroundVer
     if keys is None or len(keys) != n:
         raise ValueError("rl.generation_chunks > 1: the batch's task keys are unknown (generation outside the "
                          "trainer's step)")
+    if current_chunk_index() is None:
+        background.begin()
     size = n // chunks
     all_ids: list = []
     all_logprobs: list | None = []
     for start in range(0, n, size):
         stop = start + size
-        background.hold_gpu()
-        try:
+        with background.generating():
             out = generate(prompt_ids[start:stop], images[start:stop] if images else images, multimodal_fields,
                            *args, **kwargs)
-        finally:
-            background.release_gpu()
         pair = isinstance(out, tuple)
         ids, logprobs = out if pair else (out, None)
         background.submit(reward, trainer.processing_class.batch_decode(ids, skip_special_tokens=True),
@@ -212,15 +262,20 @@ def with_reward_overlap(trainer_cls):
             if self.reward_overlap is None or self.use_vllm:
                 return super()._generate_single_turn(prompt_ids, images, multimodal_fields, *args, **kwargs)
             chunks, background, reward = self.reward_overlap
-            return generate_in_chunks(self, super()._generate_single_turn, chunks, background, reward,
+            generate, chunk = super()._generate_single_turn, current_chunk()
+            if chunk is not None:  # the reward beside training: this thread's batch is one chunk, generated on
+                generate, chunks = functools.partial(chunk.on_trainer_thread, generate), 1  # the trainer's thread
+            return generate_in_chunks(self, generate, chunks, background, reward,
                                       prompt_ids, images, multimodal_fields, *args, **kwargs)
 
     RewardOverlapTrainer.__name__ = f"RewardOverlap{trainer_cls.__name__}"
     return RewardOverlapTrainer
 
 
-def install_overlap(trainer, reward, chunks: int, device_type: str) -> BackgroundVerification | None:
-    """Turn the overlap on for ``trainer`` (built from ``with_reward_overlap``) when ``chunks`` > 1."""
+def install_overlap(trainer, reward, chunks: int, device_type: str,
+                    switch_interval_ms: float | None = None) -> BackgroundVerification | None:
+    """Turn the overlap on for ``trainer`` (built from ``with_reward_overlap``) when ``chunks`` > 1; while a chunk is
+    generated, Python's thread switch interval is ``switch_interval_ms`` (None: Python's own)."""
     if chunks <= 1 or not hasattr(reward, "item"):
         return None
     lease = None
@@ -229,7 +284,8 @@ def install_overlap(trainer, reward, chunks: int, device_type: str) -> Backgroun
         from tritonrl.verify.judge.gpu_lock import GpuFileLock
 
         lease = GpuFileLock(rank_gpu())
-    background = BackgroundVerification(lease, concurrent_chunks=chunks)
+    background = BackgroundVerification(lease, concurrent_chunks=chunks, switch_interval_s=(
+        None if switch_interval_ms is None else switch_interval_ms / 1000))
     reward.background = background
     trainer.reward_overlap = (chunks, background, reward)
     return background

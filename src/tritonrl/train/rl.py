@@ -30,6 +30,7 @@ from tritonrl.train.fast_generation import install_generation
 from tritonrl.train.reward_adapters import AsyncVerifierReward, VerifierReward
 from tritonrl.train.reward_overlap import install_overlap, with_reward_overlap
 from tritonrl.train.stage_session import StageSession, gradient_checkpointing, peft_config, trl_args
+from tritonrl.train.step_rewards import install_step_rewards, with_step_rewards
 
 
 def check_rl_config(rl: RLRunConfig) -> None:
@@ -98,6 +99,8 @@ def trainer_class(config: TrainingConfig, trainer_cls):
         cls = with_turn_baselines(cls)
     if config.rl.generation_chunks > 1:
         cls = with_reward_overlap(cls)
+    if config.rl.reward_beside_training:
+        cls = with_step_rewards(cls)
     return cls
 
 
@@ -111,7 +114,10 @@ def build_trainer(config: TrainingConfig, trainer_cls, args, model, tokenizer, d
         args=args, peft_config=peft_config(config), callbacks=callbacks, **rollout,
     )
     install_generation(trainer, config, [row["prompt"] for row in rows], compile_anywhere=compile_anywhere)
-    install_overlap(trainer, reward, config.rl.generation_chunks, trainer.accelerator.device.type)
+    background = install_overlap(trainer, reward, config.rl.generation_chunks, trainer.accelerator.device.type,
+                                 config.rl.generation_switch_interval_ms)
+    if background is not None and config.rl.reward_beside_training:
+        install_step_rewards(trainer, config.rl.generation_chunks)
     return trainer
 
 
