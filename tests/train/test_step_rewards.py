@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import pytest
@@ -27,6 +28,7 @@ def test_each_chunk_is_scored_when_its_step_asks_and_every_model_call_stays_on_t
 
     def build(*args, **kwargs):
         box["trainer"] = build_trainer(*args, **kwargs)
+        box["trainer"].reward_overlap[1].lease = box["lease"] = RecordingLease()  # a GPU's file lock, on a CPU
         return box["trainer"]
 
     def recorded(name):
@@ -46,6 +48,7 @@ def test_each_chunk_is_scored_when_its_step_asks_and_every_model_call_stays_on_t
         return real_score(reward, completions, task_key)
 
     def compute_loss(self, model, inputs, *args, **kwargs):
+        box.setdefault("held", []).append(box["lease"].held)
         losses.append((self.state.global_step, float(inputs["num_items_in_batch"]),
                        float(inputs["completion_mask"].sum()), len(inputs["completion_ids"])))
         return real_loss(self, model, inputs, *args, **kwargs)
@@ -72,6 +75,25 @@ def test_each_chunk_is_scored_when_its_step_asks_and_every_model_call_stays_on_t
     assert all(items / 2 == tokens > 0 for _, items, tokens, _ in losses)
     health = [h for h in box["trainer"].state.log_history if "verify/hidden_fraction" in h]
     assert len(health) == 2 and all(0 <= h["verify/hidden_fraction"] <= 1 for h in health)
+    # the GPU held shared while chunk 1 was still verified (step 1's training), not after its collect
+    assert box["held"] == [1, 0] and box["lease"].held == 0 and box["lease"].holds >= 3
+
+
+class RecordingLease:
+    """A GpuFileLock's ``hold(shared=True)``, counted."""
+
+    def __init__(self):
+        self.held = self.holds = 0
+
+    @contextlib.contextmanager
+    def hold(self, shared=False):
+        assert shared
+        self.held += 1
+        self.holds += 1
+        try:
+            yield 0.0
+        finally:
+            self.held -= 1
 
 
 def test_without_it_the_first_step_scores_the_whole_generation(make_config, monkeypatch):

@@ -21,6 +21,12 @@ until the reward is collected, and the judge's timing runs hold it exclusive; so
 under way and the next chunk waits for the timing run. Correctness trials run beside generation (they do not
 need the GPU alone). Smaller chunks leave more gaps for timing runs but a smaller batch per decode step.
 
+While a chunk is generated, Python's thread switch interval is ``rl.generation_switch_interval_ms`` (0.5 ms): the
+decode loop gives the GIL up at every token, and the judge's threads in this process would otherwise keep it up to
+Python's 5 ms each time. When one generation serves several optimizer steps, ``rl.reward_beside_training``
+(``tritonrl.train.step_rewards``) scores each chunk as its own step's batch, so the steps wait only for their own
+chunk's verdicts.
+
 A completion the background did not verify (TRL decoded it differently from the chunk's text, e.g. a tokenizer
 with a response parser) is verified when the reward is called, and that is said once.
 """
@@ -34,7 +40,6 @@ import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
-
 
 _chunk_thread = threading.local()  # .chunk: the ChunkScoring a thread scores (tritonrl.train.step_rewards)
 

@@ -21,6 +21,10 @@ once. What changes: advantages are normalised over one step's batch (as TRL does
 is the step's), a step's batch is one chunk's whole groups, shuffled among themselves, and the loss normaliser of the
 token-level losses (``dapo``, ``cispo``, ``vespo``) counts that step's tokens. One process (a chunk's gathers would
 meet other ranks' steps), GRPO, single-turn.
+
+The GPU's lease (``reward_overlap``): the trainer holds it shared from the generation's first chunk until the last
+chunk's verdicts are collected, giving it back only while a step waits for its verdicts, so the judge's timing runs
+(exclusive) never share the GPU with training; with timing on they run in those waits.
 """
 
 from __future__ import annotations
@@ -137,9 +141,9 @@ class StepScoredGeneration:
                 self.parts[-1].serve("reward")
         except BaseException:
             self.cancel()
+            background.release_gpu()
             raise
-        finally:
-            background.release_gpu()  # the generation's GPU passes are over: training follows
+        self._background = background  # holding the GPU shared: training's steps are GPU work too (below)
 
     def batch(self, index: int) -> dict:
         """Micro-batch ``index`` (0 .. steps_per_generation - 1) of this generation."""
@@ -147,7 +151,12 @@ class StepScoredGeneration:
 
         chunk, within = divmod(index, self.micro_batches)
         if chunk not in self._batches:
+            # The GPU's lease: held shared from the generation on, given back while a step waits for its verdicts
+            # (the reward's collect; a timing run takes it exclusive then), taken again for the steps whose chunks
+            # are still verified, so the judge's timing runs never share the GPU with this process's work.
             scored = self.parts[chunk].finish()
+            if chunk < self.chunks - 1:
+                self._background.hold_gpu()
             # TRL counts a generation's loss tokens and scales them to one step's; a chunk is one step's batch
             if "num_items_in_batch" in scored:
                 scored["num_items_in_batch"] = scored["num_items_in_batch"] * self.chunks
@@ -157,6 +166,8 @@ class StepScoredGeneration:
     def cancel(self) -> None:
         for part in self.parts:
             part.cancel()
+        if hasattr(self, "_background"):
+            self._background.release_gpu()
 
 
 def with_step_rewards(trainer_cls):

@@ -1133,13 +1133,15 @@ def _flushed_add(add: Callable[[Any], Any], ptr: Any, val: Any, where: Any, np: 
     summed = old + np.broadcast_to(addend, where.shape)
     tiny = np.finfo(np.float32).tiny
     wrong = where & (((old != 0) & (np.abs(old) < tiny)) | ((summed != 0) & (np.abs(summed) < tiny)))
+    def store(values: Any, lanes: Any) -> None:  # Triton 3.6's store takes writeable arrays only (no broadcast views)
+        interp._interpreter.store(np.array(np.broadcast_to(np.asarray(ptr.data), where.shape)),
+                                  np.array(values, dtype=np.float32), np.array(lanes))
+
     if wrong.any():
-        gpu = _flush_subnormals(_flush_subnormals(old, np) + np.broadcast_to(addend, where.shape), np)
-        interp._interpreter.store(np.broadcast_to(np.asarray(ptr.data), where.shape), gpu, wrong)
+        store(_flush_subnormals(_flush_subnormals(old, np) + np.broadcast_to(addend, where.shape), np), wrong)
     made = where & np.isnan(summed)  # inf + -inf, or a NaN memory held: the GPU's add leaves its one NaN there
     if made.any():
-        interp._interpreter.store(np.broadcast_to(np.asarray(ptr.data), where.shape),
-                                  canonical_nan(np.broadcast_to(summed, where.shape), np), made)
+        store(canonical_nan(np.broadcast_to(summed, where.shape), np), made)
     return result
 
 
