@@ -815,10 +815,23 @@ CANONICAL_NAN_BITS = {4: 0x7FFFFFFF, 2: 0x7FFF}
 # Whether an operation's result may hold a NaN to make canonical: ``made`` is set by numpy's floating-point error
 # callback when an operation makes a NaN (IEEE's "invalid": inf - inf, 0 * inf, 0 / 0, sqrt(-1); a NaN passed on
 # raises nothing, and one this module made canonical stays so), and cleared by the next result looked at; ``carried``
-# stays set once a bitcast has made a float NaN from integer bits (a payload a GPU's next operation would make
-# canonical). So an operation costs one flag test, unless it made a NaN (its result is looked at) or a bitcast has
+# stays set once a bitcast has made a float NaN from integer bits, a pointer to integers was read as floats, or a
+# launch was handed a float tensor holding a NaN (a payload a GPU's next operation would make canonical). So an operation costs one flag test, unless it made a NaN (its result is looked at) or a bitcast has
 # made one from integer bits (every result after is looked at).
 _NAN = {"made": False, "carried": False}
+
+
+def note_nan_arguments(given: list) -> None:
+    """A launch handed a float tensor holding a NaN (one the host made: an integer tensor viewed as floats keeps its
+    payload, which a GPU's next operation makes canonical): each later result is looked at, as after a bitcast's
+    NaN. One scan of each float tensor a launch is handed (``monitor.Monitor.launch``, the interpreter's launches),
+    until the first NaN; reads past a tensor are the bounds check's."""
+    if _NAN["carried"]:
+        return
+    import torch
+
+    if any(t.is_floating_point() and bool(torch.isnan(t).any()) for t in given):
+        _NAN["carried"] = True
 
 
 def _invalid(kind: str, flag: int) -> None:

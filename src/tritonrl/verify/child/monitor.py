@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from tritonrl.verify.child import audit, guards, hooks, probe, scramble, witness
+from tritonrl.verify.child import audit, fidelity, guards, hooks, probe, scramble, witness
 from tritonrl.verify.child.aten_ops import (
     ALLOC_OPS,
     CARRIES_DATA,
@@ -624,6 +624,8 @@ class Monitor:
                     self._befores.append(before)
                 if self._memory is not None:
                     unset = self._unset_bytes(given)
+                if given and given[0].device.type == "cpu":  # the interpreter's: a NaN the host made, looked at
+                    fidelity.note_nan_arguments(given)
                 guarded = guards.place(given) if not record.coarse else []  # a GPU's bounds (``guards.py``)
             finally:
                 self.internal -= 1
