@@ -30,7 +30,7 @@ FULL_SUITE_ONLY = {
     "tests/test_multiturn_eval.py", "tests/test_multiturn_grpo.py", "tests/test_golden.py",
     "tests/test_kernelbench_bench.py", "tests/test_serve_load_bench.py",
     "tests/train/test_training.py", "tests/train/test_ranks.py", "tests/train/test_weights_move.py",
-    "tests/train/test_fast_generation.py", "tests/train/test_reward_overlap.py",
+    "tests/train/test_fast_generation.py", "tests/train/test_reward_overlap.py", "tests/train/test_step_rewards.py",
     "tests/tasks/test_bundled_solutions.py", "tests/tasks/test_bundled_shapes.py",
     "tests/tasks/test_bundled_gemm_conv_shapes.py", "tests/taskgen/test_taskgen.py",
     "tests/common/test_generation.py", "tests/verify/test_cli_stream.py", "tests/verify/test_ray_backend.py",

@@ -84,8 +84,8 @@ class BackgroundVerification:
         # Several chunks' calls may run at once: a chunk's slowest candidate does not hold the next chunk back (the
         # local Verifier's slots bound the candidates in flight, whoever submits them).
         self._pool = ThreadPoolExecutor(max_workers=max(1, concurrent_chunks), thread_name_prefix="tritonrl-verify")
-        # (chunk, text key) -> the verdicts in flight; chunk None but with the reward beside training, where each
-        # chunk is scored in its own thread (tritonrl.train.step_rewards) and collects only its own
+        # (chunk, text key) -> the verdicts in flight. The chunk is None, except with the reward beside training,
+        # where each chunk is scored in a thread of its own (tritonrl.train.step_rewards) and collects only its own
         self._pending: dict[tuple[int | None, tuple[str, str]], deque[tuple[Future, int]]] = {}
         self._lock = threading.Lock()
         self._intervals: list[tuple[float, float]] = []  # (start, end) of each verify_many call of the generation
