@@ -137,6 +137,12 @@ def test_a_chunk_error_reaches_the_trainer_thread_before_or_after_its_reward():
         part.finish()
 
 
+def test_a_chunk_scored_without_a_reward_call_is_finished_all_the_same():
+    part = ChunkScoring(FakeTrainer(lambda rows: {"rows": rows}), [7], 0)
+    part.serve("reward")  # it ended instead of parking
+    assert part.finish() == {"rows": [7]}
+
+
 def test_a_parked_chunk_that_is_not_needed_ends():
     from tritonrl.train.reward_overlap import current_chunk
 

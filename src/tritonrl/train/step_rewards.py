@@ -51,6 +51,7 @@ class ChunkScoring:
         self._messages: queue.Queue = queue.Queue()  # to the trainer's thread: ("call", ...), ("reward",), ("done",)
         self._go = threading.Event()
         self._cancelled = False
+        self._ended = False  # its thread said "done"
         self.result = None
         self.error: BaseException | None = None
         device = torch.cuda.current_device() if torch.cuda.is_initialized() else None
@@ -92,7 +93,7 @@ class ChunkScoring:
         """Run the chunk's model calls until it says ``until`` ("reward") or ends; raise what it raised."""
         import torch
 
-        while True:
+        while not self._ended:  # a chunk TRL scored without a reward call ends without parking
             message = self._messages.get()
             if message[0] == "call":
                 _, fn, args, kwargs, grad, reply = message
@@ -103,12 +104,13 @@ class ChunkScoring:
                     reply.set_exception(exc)
                 continue
             if message[0] == "done":
+                self._ended = True
                 self._thread.join()
-                if self.error is not None:
-                    raise self.error
-                return
+                break
             if message[0] == until:
                 return
+        if self.error is not None:
+            raise self.error
 
     def finish(self) -> dict:
         """Let the chunk go on from the reward; TRL's scored batch of it."""
