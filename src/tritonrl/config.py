@@ -619,11 +619,14 @@ class RLRunConfig(Section):
     def _check_reward_beside_training(self, steps: int) -> None:
         if self.algo != "grpo":
             self.fail("reward_beside_training", f"is implemented for grpo, not {self.algo}; set it false")
-        if "generation_batch_size" in self.trl or steps != self.generation_chunks * self.gradient_accumulation_steps:
+        if "generation_batch_size" in self.trl:
+            self.fail("reward_beside_training", "sizes a generation by rl.trl.steps_per_generation; leave "
+                      "rl.trl.generation_batch_size unset")
+        per_generation = self.generation_chunks * self.gradient_accumulation_steps
+        if steps != per_generation:
             self.fail("reward_beside_training", f"needs each of the {self.generation_chunks} chunks to be one optimizer "
                       f"step's batch: rl.trl.steps_per_generation = rl.generation_chunks x "
-                      f"rl.gradient_accumulation_steps = {self.generation_chunks * self.gradient_accumulation_steps} "
-                      f"(it is {steps}{', and rl.trl.generation_batch_size is set' if 'generation_batch_size' in self.trl else ''})")
+                      f"rl.gradient_accumulation_steps = {per_generation} (it is {steps})")
         batch = self.per_device_batch_size * self.gradient_accumulation_steps
         if batch % self.num_generations:
             self.fail("reward_beside_training", f"needs whole groups in a step's batch: rl.per_device_batch_size x "
