@@ -74,6 +74,7 @@ from tritonrl.verify.child.aten_ops import (
 )
 from tritonrl.verify.child.bounds import BoundedMemory
 from tritonrl.verify.child.hooks import without_dynamo_import  # noqa: F401 - the zygote's import
+from tritonrl.verify.child.inert import qualname
 from tritonrl.verify.child.interpreter import is_interpreter
 from tritonrl.verify.child.origins import Origins
 from tritonrl.verify.child.overrides import module_overrides, module_tensors
@@ -348,6 +349,11 @@ def _computes(func: Any) -> bool:
                 or name in ALLOC_OPS or name in COPY_OPS or name in FILL_OPS)
 
 
+# What a launch may be handed: a subclass of torch.Tensor (``x.as_subclass(C)``) brings methods of its own, and
+# ``__torch_function__`` runs in every torch call on it, the watch's own reads (storage, offset, snapshots) included.
+PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter)
+
+
 class ModelTampering(RuntimeError):
     """A module of the candidate's redefines nn.Module's machinery (``overrides.py``): not called."""
 
@@ -594,6 +600,13 @@ class Monitor:
         self.in_launch += 1
         try:
             given = launch_tensors((args, kwargs))
+            odd = next((type(t) for t in given if type(t) not in PLAIN_TENSORS), None)
+            if odd is not None:  # before any read of it: the watch's own reads would run the subclass's methods
+                message = (f"a kernel was handed a {qualname(odd)}, a subclass of torch.Tensor: launches take plain "
+                           "tensors (a subclass's __torch_function__ runs in the verifier's own reads of it, "
+                           "unwatched)")
+                self._stopped(message)
+                raise RuntimeError(message)
             watched = [t for t in given if not self._protected(t)]
             self.own_stream()
             unset = None
