@@ -25,7 +25,7 @@ torch's work).
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -45,6 +45,7 @@ SAMPLES = 48       # written elements an index map is fitted on
 CANDIDATES = 3     # nearest laundered values tried per sampled element
 TRIES = 48         # RANSAC draws per index system
 MAX_SYSTEMS = 16   # index systems tried per source (the shape, then rows of each width)
+PRUNED_AT = 8      # the share of a pool within the samples' reach (1 / PRUNED_AT) below which it is searched alone
 # A written value this close to a laundered one is that value (the tolerance of the float type the bytes are read
 # as, twice the comparison's: a copy nudged just outside the comparison's band is still a copy).
 COPY_RTOL = {torch.float64: 2e-6, torch.float32: 2e-4, torch.float16: 2e-2, torch.bfloat16: 2e-2}
@@ -63,9 +64,11 @@ def storage_values(t: torch.Tensor, mask: torch.Tensor, dtype: torch.dtype) -> t
 
 
 def copied_from(dst: torch.Tensor, elems: torch.Tensor, sources: list[tuple[torch.Tensor, torch.Tensor]],
-                laundered: torch.Tensor) -> int | None:
+                laundered: torch.Tensor, may_hold: Callable[[torch.Tensor], set[int]] | None = None) -> int | None:
     """The laundered class the elements of ``dst`` a launch wrote (``elems``, a mask shaped like ``dst``) copy
-    from one of ``sources`` ((tensor handed to the launch, its storage's byte mask)), or None."""
+    from one of ``sources`` ((tensor handed to the launch, its storage's byte mask)), or None. ``may_hold`` (the
+    classes a source's storage may hold, ``Provenance.storage_kinds``) narrows the byte classes looked for in each
+    source's mask to those it can hold: one pass over a storage's mask a class."""
     where = elems.reshape(-1).nonzero().reshape(-1)
     if not where.numel():
         return None
@@ -79,9 +82,15 @@ def copied_from(dst: torch.Tensor, elems: torch.Tensor, sources: list[tuple[torc
         if key in seen:
             continue
         seen.add(key)
+        among = laundered
+        if may_hold is not None:
+            held = may_hold(src)
+            among = laundered[[cls in held for cls in laundered.tolist()]]
+            if not among.numel():
+                continue
         for w_dtype, s_dtype, rtol in _readings(written.dtype, src.dtype):
             values, classes = storage_values(src, mask, s_dtype)
-            bad = member(classes, laundered).any(dim=-1)
+            bad = member(classes, among).any(dim=-1)
             if not bool(bad.any()):
                 continue
             found = _mapped_copy(dst, where, _as(written, w_dtype).double(), values.double(), bad, rtol)
@@ -125,15 +134,16 @@ def _mapped_copy(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, 
     least ``PART_SHARE`` of the writes (``PIECE_SHARE`` after the first), or if it is an exact copy of at least
     ``MIN_EXACT_PIECE`` elements lying in runs of the output (``_exact_run``): torch's transpose of an input cut into
     ten storages, moved by one kernel, was ten pieces of a tenth each, under any share."""
-    pool_at = bad.nonzero().reshape(-1)
-    pool = values[pool_at]
-    finite = torch.isfinite(pool)
-    pool, pool_at = pool[finite], pool_at[finite]
-    if not pool.numel():
+    if _samples(written).numel() < 2:
+        return None  # nothing to fit a map on: every written value zero or not finite
+    floor = _floor(written, rtol)
+    usable = bad & torch.isfinite(values)
+    if not _may_map(written, values, usable, rtol, floor):
         return None
+    pool_at = usable.nonzero().reshape(-1)
+    pool = values[pool_at]
     order = torch.argsort(pool)
     pool, pool_at = pool[order], pool_at[order]
-    floor = _floor(pool, written, rtol)
     n = written.numel()
     explained = torch.zeros(n, dtype=torch.bool, device=written.device)
     position = torch.zeros(n, dtype=torch.int64, device=written.device)
@@ -158,6 +168,26 @@ def _mapped_copy(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, 
     return explained, position[explained]
 
 
+def _may_map(written: torch.Tensor, values: torch.Tensor, usable: torch.Tensor, rtol: float, floor: float) -> bool:
+    """Whether the first map's sample can pass ``_one_map``'s first test (enough sampled values with a laundered
+    value near them): the same test on the part of the pool (the ``usable`` of ``values``) that lies within reach of
+    any sampled value, or True where that part is not small. If not, no map is sought and the pool is never sorted
+    (an honest ReLU launched 100 times a forward over a 64 M-element output: the output's poison, out of every
+    sample's reach, was sorted at each launch: ``r16_i8`` on an H200)."""
+    sampled = written[_samples(written)]
+    reach = (rtol * sampled.abs() + floor) * (1 + 1e-6)  # the candidates' tolerance, and some: a bound, not a test
+    within = usable & (values >= float((sampled - reach).min())) & (values <= float((sampled + reach).max()))
+    count = int(within.sum())
+    if not count:
+        return False
+    if count * PRUNED_AT > int(usable.sum()):
+        return True
+    near = values[within].sort().values
+    near = near.sort().values
+    candidates, exact = _candidates(sampled, near, torch.arange(near.numel(), device=near.device), rtol, floor)
+    return sum(1 for c in candidates if c) >= PART_SHARE * len(candidates) or exact >= FIT_MIN_HITS
+
+
 def _exact_run(piece: torch.Tensor, written: torch.Tensor, source: torch.Tensor) -> torch.Tensor | None:
     """The written elements of ``piece`` (a mask) that repeat their source values bit for bit, if there are at least
     ``MIN_EXACT_PIECE`` of them lying in runs of ``RUN_LENGTH`` or more on average along the output's flat order (a
@@ -171,16 +201,14 @@ def _exact_run(piece: torch.Tensor, written: torch.Tensor, source: torch.Tensor)
     return exact if count >= RUN_LENGTH * starts else None
 
 
-def _floor(pool: torch.Tensor, written: torch.Tensor, rtol: float) -> float:
+def _floor(written: torch.Tensor, rtol: float) -> float:
     """The absolute tolerance under which values count as equal (a copy of near-zero values): ``rtol`` of the
-    written values' mean magnitude (of the source's where nothing written is finite), as the comparison's absolute
+    written values' mean magnitude (finite ones: a map is sought only where some are), as the comparison's absolute
     tolerance is of the output's scale. Not the source's: a float64 storage read as float32 halves holds values up
     to ~1e19 (a floor of ~5e14: every written value "equalled" a zero half, and an honest kernel handed
     ``x.double()`` was a copy), and a source padded with zeros shrinks its mean at will (a red team nudged a copy's
     zeros to 1e-5, outside such a floor, inside the comparison's tolerance)."""
-    usable = written[torch.isfinite(written)]
-    scale = float(usable.abs().mean()) if usable.numel() else float(pool.abs().mean())
-    return rtol * scale + 1e-30
+    return rtol * float(written[torch.isfinite(written)].abs().mean()) + 1e-30
 
 
 def _one_map(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, values: torch.Tensor,

@@ -727,7 +727,7 @@ def credit_launch(prov: Provenance, watched: list, given: list, before: dict, st
                if src.untyped_storage().nbytes() and prov.storage_kinds(src) & LAUNDERED]
     for t, elems in copies:  # after every view is credited: a copy seen through any view of a storage stays one
         here = _on(t, sources)
-        source = copied_from(t, elems, here, _LAUNDERED) if here else None
+        source = copied_from(t, elems, here, _LAUNDERED, prov.storage_kinds) if here else None
         if source is not None:
             prov.region(t)[elems] = source
             prov.kinds[storage_key(t)].add(source)
