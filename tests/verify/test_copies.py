@@ -82,3 +82,36 @@ def test_a_copy_split_over_two_sources_is_found_through_the_gate(pruned_at, monk
     dst = torch.cat([first[:256], second[256:]])
     sources = [(t, torch.full((2048,), TORCH, dtype=torch.uint8)) for t in (first, second)]
     assert copies.copied_from(dst, torch.ones(512, dtype=torch.bool), sources, _LAUNDERED) == TORCH
+
+
+def _tiles_scrambled(x: torch.Tensor, grid: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(x's transpose, a scratch holding its grid x grid tiles in a scrambled order): what torch copied, tile by tile."""
+    rows, cols = x.shape[1] // grid, x.shape[0] // grid
+    tiles = [x.t()[i * rows:(i + 1) * rows, j * cols:(j + 1) * cols].contiguous() for i in range(grid) for j in range(grid)]
+    order = torch.randperm(len(tiles), generator=torch.Generator().manual_seed(3)).tolist()
+    return x.t().contiguous(), torch.cat([tiles[k].reshape(-1) for k in order])
+
+
+def test_a_copy_in_many_pieces_is_found_by_its_runs():
+    """The thirty-eighth red team's transpose: torch's tiles put back in order by a kernel are 64 affine pieces of
+    1/64 each, under every share an index map needs; their rows are runs of evenly stepping source positions."""
+    torch.manual_seed(0)
+    out, scratch = _tiles_scrambled(torch.randn(256, 192), 8)
+    mask = torch.full((scratch.numel() * 4,), TORCH, dtype=torch.uint8)
+    assert copies.copied_from(out, torch.ones(out.shape, dtype=torch.bool), [(scratch, mask)], _LAUNDERED) == TORCH
+
+
+def test_selections_and_partial_repeats_are_not_runs():
+    """A max-pool picks each window's element by value (its source positions step unevenly), and a ReLU over
+    torch's values repeats about half of them: neither is a copy, by runs or by maps."""
+    torch.manual_seed(0)
+    data = torch.randn(64, 64)
+    mask = torch.full((data.numel() * 4,), TORCH, dtype=torch.uint8)
+    pooled = torch.nn.functional.max_pool2d(data[None, None], 2)[0, 0].contiguous()
+    relu = data.clamp_min(0)
+    for written in (pooled, relu):
+        assert copies.copied_from(written, torch.ones(written.shape, dtype=torch.bool), [(data, mask)],
+                                  _LAUNDERED) is None
+    flat = data.reshape(-1)
+    pool, pool_at = flat.sort()
+    assert copies._moved_runs(pooled.reshape(-1).double(), pool.double(), pool_at) is None

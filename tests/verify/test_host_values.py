@@ -180,3 +180,17 @@ def test_a_table_in_the_grids_sizes_counts_as_integer_arguments_do():
     for callable_grid in (True, False):
         assert FOREIGN in _grid_forward(spelled, callable_grid)
         assert FOREIGN not in _grid_forward([16] * 400, callable_grid)
+
+
+def test_an_integer_counts_one_number_for_each_32_bits_it_carries():
+    """A table packed into one Python integer (the thirty-eighth red team's erf, 97 x 2 fields of 48 bits) is as
+    many numbers as its bits make, as a launch's parameter and among a phase's values; a size is one."""
+    from tritonrl.verify.child.monitor import HOST_INTS, HOST_VALUES, ForwardInts, _host_keys
+
+    table = (1 << (97 * 2 * 48)) - 12345
+    assert len(_host_keys(4096)) == 1 and len(_host_keys(-(1 << 40))) == 2
+    assert len(_host_keys(table)) == math.ceil(97 * 2 * 48 / 32) > HOST_VALUES
+    ints = ForwardInts()
+    assert ints.within("kernel", [("n", 4096), ("stride", 1)])
+    assert not ints.within("kernel", [("packed", table)])
+    assert ints.brought() > HOST_INTS

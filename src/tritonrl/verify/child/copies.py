@@ -164,9 +164,45 @@ def _mapped_copy(dst: torch.Tensor, where: torch.Tensor, written: torch.Tensor, 
         position[new] = qi[new]
         if bool(explained.all()):
             break
+    if not bool(explained.all()):
+        moved = _moved_runs(written, pool, pool_at)
+        if moved is not None:
+            new = moved[0] & ~explained
+            explained |= new
+            position[new] = moved[1][new]
     if not bool(explained.any()):
         return None
     return explained, position[explained]
+
+
+def _moved_runs(written: torch.Tensor, pool: torch.Tensor,
+                pool_at: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """The written elements that repeat, bit for bit, a laundered value the (sorted) ``pool`` holds once, in runs
+    of at least ``RUN_LENGTH`` along the output's flat order whose source positions step by one constant, and
+    those positions; None if there are none. A copy in any number of pieces: each piece's rows are such runs, with
+    no index map to fit (the thirty-eighth red team's transpose: torch copied 64 transposed tiles into a scratch in
+    a scrambled order and a kernel put the tiles back, 64 affine pieces of 1/64 each, under every share). A
+    data-dependent selection (a max-pool's) steps unevenly; a computed value repeats a source's only by chance."""
+    n = written.numel()
+    if n < RUN_LENGTH or not pool.numel():
+        return None
+    at = torch.searchsorted(pool, written).clamp(max=pool.numel() - 1)
+    after = (at + 1).clamp(max=pool.numel() - 1)
+    hit = (pool[at] == written) & ((after == at) | (pool[after] != written))  # equal, and held once
+    source = pool_at[at]
+    step = source[1:] - source[:-1]
+    link = hit[:-1] & hit[1:] & (step != 0)  # elements i and i + 1 both repeat a value, at different places
+    starts = torch.ones(n - 1, dtype=torch.bool, device=written.device)  # a run of links starts here
+    starts[1:] = ~(link[1:] & link[:-1] & (step[1:] == step[:-1]))
+    run = torch.cumsum(starts.to(torch.int64), 0) - 1
+    links = torch.zeros(int(run[-1]) + 1, dtype=torch.int64, device=written.device).index_add_(0, run, link.long())
+    long = link & (links[run] >= RUN_LENGTH - 1)
+    if not bool(long.any()):
+        return None
+    moved = torch.zeros(n, dtype=torch.bool, device=written.device)
+    moved[:-1] |= long
+    moved[1:] |= long
+    return moved, source
 
 
 def _may_map(written: torch.Tensor, values: torch.Tensor, usable: torch.Tensor, rtol: float, floor: float) -> bool:

@@ -156,6 +156,21 @@ def _host_key(n: Any) -> Any:
     return ("object", id(n))  # another class (one registered as a number): by identity, none of its methods run
 
 
+def _int_width(value: Any) -> int:
+    """How many numbers an integer counts as: one for each ``INT_BITS`` it carries (at least one). A table packed
+    into one Python integer (the thirty-eighth red team: erf and its slope at 97 points, 48 bits each, one int read
+    by the kernel as a constexpr global or handed as a constexpr argument, unpacked by constexpr shifts) is as many
+    numbers as its bits make; an honest size, stride or seed is one or two."""
+    return max(1, -(-abs(value).bit_length() // INT_BITS)) if type(value) is int else 1
+
+
+def _host_keys(n: Any) -> list:
+    """``_host_key`` of ``n``, and for an integer one more key for each further ``INT_BITS`` it carries
+    (``_int_width``): what a phase's count of distinct numbers adds for ``n``."""
+    key = _host_key(n)
+    return [key, *(("bits", key, part) for part in range(1, _int_width(key)))]
+
+
 def _leaves(value: Any, depth: int = 0) -> Iterator[tuple[Any, int]]:
     """``value`` itself, or what the tuples, lists and ``tl.constexpr`` it nests hold, each with how deep in them it
     sits (a Triton tuple argument or a constexpr tuple is a table's worth as much as as many scalars: the
@@ -272,13 +287,16 @@ class ForwardInts:
         in base-50 digits, 64 arguments a launch, with fewer than 64 distinct numbers in all
         (``integrity/f51_c4_erf_table_in_base50_integer_arguments``). An honest forward's sizes change a few times."""
         numbers: set = set()
+        wider = 0  # the numbers' further INT_BITS (``_int_width``): one huge integer is a table's worth
         bits = 0.0
         for first, _, step, even, values, breaks in self.params.values():
-            numbers |= ({first} if step is None else {first, step}) if even else values
+            new = (({first} if step is None else {first, step}) if even else values) - numbers
+            wider += sum(_int_width(v) - 1 for v in new)
+            numbers |= new
             bits += breaks * math.log2(max(2, len(values)))
-            if max(len(numbers), bits / INT_BITS) > HOST_INTS:
+            if max(len(numbers) + wider, bits / INT_BITS) > HOST_INTS:
                 break
-        return max(len(numbers), math.ceil(bits / INT_BITS))
+        return max(len(numbers) + wider, math.ceil(bits / INT_BITS))
 
 
 def watch_grid(grid: Any, seen: list) -> Any:
@@ -578,7 +596,7 @@ class Monitor:
         zeros of a fill), as an approximation's coefficients may be written in a kernel as literals."""
         seen = self.record.host_values
         for n in numbers:
-            seen.add(_host_key(n))
+            seen.update(_host_keys(n))
         return len(seen) <= HOST_VALUES
 
     def read(self, t: torch.Tensor, name: str, count: int) -> None:
