@@ -14,8 +14,11 @@ share is what the comparison's L2 bound leaves an attacker nudging values just o
 Values are compared as each float type their bytes can be read as, within twice the comparison's tolerance (a
 copy nudged by an ulp is still a copy).
 
-Not seen: a copy through an arbitrary permutation (an index tensor the kernel gathers with), which in strict
-mode needs torch compute (refused) to make, and in permissive mode is the limit of what a value check can tell.
+A copy in more pieces than the maps can fit (torch's tiles in a scrambled order, put back by a kernel) is found by
+its runs: exact repeats of values the source holds once, whose source positions step evenly along the output
+(``_moved_runs``). Not seen: a copy through an arbitrary permutation of single elements (an index tensor the
+kernel gathers with, or runs shorter than ``RUN_LENGTH``), which in strict mode needs torch compute (refused) or a
+torch copy every few elements to make, and in permissive mode is the limit of what a value check can tell.
 
 ``echoes`` is the other question, asked of inputs and parameters: which written elements hold an input's bits at
 the same flat place (an identity copy of an input is the kernel's, but a torch copy of it in another layout is
