@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from tritonrl.verify.child import audit, fidelity, probe, scramble, seccomp
+from tritonrl.verify.child import audit, fidelity, overrides, probe, scramble, seccomp
 from tritonrl.verify.child.bounds import UnsetRead
 from tritonrl.verify.child.fidelity import DataRace, InterpreterOnly
 from tritonrl.verify.child.inert import type_name
@@ -289,6 +289,7 @@ class Child:
             self.report.seccomp = seccomp.install() and seccomp.active()
         self.shortage.install(self.device)
         hold_garbage()  # from here on, garbage is collected only inside a watch
+        overrides.freeze()  # torch.Tensor's class and torch's names as the candidate finds them (``overrides``)
         missing = missing_protections(self.report.to_dict(), list(self.spec.get("sandbox_required") or ()))
         if missing and self.spec.get("sandbox", "strict") == "strict":
             self.refusal = sandbox_refusal(missing, self.report)

@@ -29,6 +29,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from tritonrl.verify.child import probe
+from tritonrl.verify.child.aten_ops import tensors
 
 _getframe = sys._getframe  # bound before the candidate is imported
 
@@ -46,6 +47,8 @@ def watch_mode(monitor: Any) -> type:
     def __torch_dispatch__(self, func, types, args=(), kwargs=None, *, _tritonrl_monitor=monitor):
         monitor = _tritonrl_monitor
         watched = monitor.record is not None and not monitor.internal
+        if watched:  # before the watch reads any of them
+            monitor.refuse_overrides(tensors(args))
         before = None
         if watched and func in _RESIZES:  # a grown storage is a new one: what the old bytes were goes with them
             monitor.internal += 1

@@ -77,7 +77,13 @@ from tritonrl.verify.child.hooks import without_dynamo_import  # noqa: F401 - th
 from tritonrl.verify.child.inert import qualname
 from tritonrl.verify.child.interpreter import is_interpreter
 from tritonrl.verify.child.origins import Origins
-from tritonrl.verify.child.overrides import module_overrides, module_tensors
+from tritonrl.verify.child.overrides import (
+    module_overrides,
+    module_tensors,
+    tensor_class_changed,
+    tensor_overrides,
+    torch_rebound,
+)
 from tritonrl.verify.child.provenance import (
     CONST,
     COPIED,
@@ -625,6 +631,7 @@ class Monitor:
                            "unwatched)")
                 self._stopped(message)
                 raise RuntimeError(message)
+            self.refuse_overrides(given)
             watched = [t for t in given if not self._protected(t)]
             self.own_stream()
             unset = None
@@ -912,6 +919,17 @@ class Monitor:
         if any(prov.holds_unset(t) for t in read):
             self.record.escape(f"{name} on {UNWRITTEN}")
 
+    def refuse_overrides(self, found: list) -> None:
+        """Before the watch reads ``found`` (a torch op's tensors, a launch's): none may hold an attribute of its own
+        under one of ``torch.Tensor``'s names, nor ``torch.Tensor``'s class have changed (``overrides``): the watch's
+        own reads would run the candidate's code where nothing is accounted. The phase is tampering, whatever
+        catches the error."""
+        problem = tensor_class_changed() or tensor_overrides(found)
+        if problem is not None:
+            if self.record is not None and self.record.unseen is None:
+                self.record.unseen = problem
+            raise RuntimeError(problem)
+
     def _stopped(self, message: str) -> None:
         """A kernel's memory operation was refused (``bounds``): the phase fails, whatever catches the error."""
         if self.record is not None and self.record.stopped is None:
@@ -976,7 +994,9 @@ class Monitor:
         calls not watched byte by byte): the same watch of torch ops and launches, with one set of classes per
         storage, no device work and no snapshots around launches (a launch may have written all it was handed)."""
         problem = module_overrides(model)  # before any of the model's methods runs here (``overrides.py``)
-        if problem is not None:
+        if problem is None:  # before the watch reads the inputs, parameters and buffers (an earlier call's
+            problem = tensor_class_changed() or tensor_overrides(tensors(inputs) + sum(module_tensors(model), []))
+        if problem is not None:  # inputs are handed to every timed call)
             raise ModelTampering(problem)
         record = self._forward_record(model, inputs, coarse)
         self.record = record
@@ -987,8 +1007,10 @@ class Monitor:
                 except BaseException:
                     self.failed = record  # what a forward that raised did is judged too (``Child.do_run``)
                     raise
-            record.unseen = record.unseen or module_overrides(model)  # rebound by the forward: next time too late
-            if not coarse:  # a timed call's checks run after its region (``Child.do_time``)
+            # rebound by the forward: next time too late; the outputs before the watch's last reads of them
+            record.unseen = (record.unseen or module_overrides(model) or tensor_class_changed() or torch_rebound()
+                             or tensor_overrides(tensors(output)))
+            if not coarse and record.unseen is None:  # a timed call's checks run after its region (``Child.do_time``)
                 self.internal += 1
                 try:
                     if _cuda_sync is not None and any(t.device.type == "cuda" for t in tensors(inputs)):

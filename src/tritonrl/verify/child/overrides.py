@@ -12,6 +12,13 @@ an instance attribute; and the watch reads parameters and buffers from the modul
 after construction and around every forward (the forward may rebind attributes). torch's own module classes are
 not the candidate's: they are not checked.
 
+Tensors alike (``tensor_overrides``): a tensor the watch or the harness reads may not hold, as an attribute of its
+own, a name ``torch.Tensor`` has (an instance attribute wins over a method: ``out.detach = f`` ran the candidate's
+``f`` in the harness's fingerprint of the output, after the watch closed, and ``out.storage_offset = f`` pointed
+the output's provenance at bytes it does not cover: the thirty-ninth red team), nor the class ``torch.Tensor``
+change (``tensor_class_changed``), nor a name of ``torch``'s be bound anew (``torch_rebound``); checked on every tensor of a watched torch op, of a launch, on a forward's
+inputs, parameters and buffers before it and on its outputs after it.
+
 The harness reads the modules outside a watch (before a forward's opens), so nothing here runs candidate code
 (``inert``): a module's ``_modules``, ``_parameters`` and ``_buffers`` must be plain dicts (a red team's dict
 subclass computed the answer in ``values``, unwatched, after the judge wrote the call's inputs), what
@@ -20,6 +27,9 @@ would run in the watch's own reads of them).
 """
 
 from __future__ import annotations
+
+import operator
+from collections.abc import Iterable
 
 import torch
 
@@ -32,6 +42,63 @@ _MODULE_NAMES = frozenset(dir(torch.nn.Module))
 _STORES = ("_modules", "_parameters", "_buffers")
 _get = object.__getattribute__
 _values = dict.values
+_TENSOR_NAMES = frozenset(dir(torch.Tensor))
+_tensor_attributes = vars(torch.Tensor)["__dict__"].__get__  # a tensor's own attribute dictionary, as stored
+_is = operator.is_
+_MISSING = object()
+# torch.Tensor's class and torch's names as the child left them before the candidate's import (``freeze``: after the
+# verifier's own wrappers went in); None until then (nothing to compare)
+_TENSOR_CLASS: list | None = None
+_TORCH_NAMES: list | None = None
+
+
+def freeze() -> None:
+    """Take ``torch.Tensor``'s class and ``torch``'s names as they are now, the verifier's wrappers installed and no
+    candidate code run yet: what ``tensor_class_changed`` and ``torch_rebound`` compare with."""
+    global _TENSOR_CLASS, _TORCH_NAMES
+    _TENSOR_CLASS = list(vars(torch.Tensor).values())
+    _TORCH_NAMES = [(name, value) for name, value in vars(torch).items() if type(name) is str]
+
+
+def tensor_overrides(tensors: Iterable[torch.Tensor]) -> str | None:
+    """What one of ``tensors`` holds of its own that shadows ``torch.Tensor``'s members (or under a key no attribute
+    lookup compares by value), or None. Read through the dictionary type's own methods: a dict subclass set as a
+    tensor's ``__dict__`` answers lookups from what it stores, not from its methods."""
+    for t in tensors:
+        own = _tensor_attributes(t)
+        if not dict.__len__(own):
+            continue
+        for key in dict.keys(own):
+            if type(key) is not str:
+                return "a tensor holds an attribute of its own under a key that is not a plain string"
+            if key in _TENSOR_NAMES:
+                return (f"a tensor holds its own attribute '{key}', a name torch.Tensor has: the verifier's reads of "
+                        "the tensor would run it")
+    return None
+
+
+def torch_rebound() -> str | None:
+    """Which of ``torch``'s names (as this module found them, before any candidate code) is bound to something else
+    now, or None: the harness calls ``torch.zeros`` and its like after the forward's watch closed (the thirty-ninth
+    red team's ``a01`` put its own ``torch.zeros`` there and rewrote the output in the fingerprint). Names added
+    since are not compared: importing a submodule adds its name, and a new name replaces none of the harness's."""
+    now = vars(torch)
+    get = dict.get
+    for name, value in _TORCH_NAMES or ():
+        if get(now, name, _MISSING) is not value:
+            return f"torch.{name} was rebound (the verifier calls torch's functions after the forward)"
+    return None
+
+
+def tensor_class_changed() -> str | None:
+    """What changed in ``torch.Tensor``'s class since this module was imported (a method replaced, added or
+    removed: the verifier's reads of every tensor would run it), or None."""
+    now = vars(torch.Tensor)
+    if _TENSOR_CLASS is None:
+        return None
+    if len(now) != len(_TENSOR_CLASS) or not all(map(_is, _TENSOR_CLASS, now.values())):
+        return "torch.Tensor's class was changed (a method replaced, added or removed)"
+    return None
 
 
 class NotPlain(Exception):

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from tritonrl.verify.child.inert import type_name
+from tritonrl.verify.child.overrides import tensor_class_changed, tensor_overrides, torch_rebound
 from tritonrl.verify.child.provenance import layout_problem, provenance_problem
 
 _Tensor = torch.Tensor
@@ -57,6 +58,10 @@ def judge_record(record: Any, output: Any, intact: bool, weak: bool = False,
                                     "tuple or list of tensors")
     if record.unseen is not None:
         return "tampering", record.unseen
+    overridden = (tensor_class_changed() or torch_rebound()
+                  or tensor_overrides([v for v in values if type(v) is _Tensor]))
+    if overridden is not None:  # before anything reads an output (``Child.deliver``'s fingerprint)
+        return "tampering", overridden
     if record.unowned is not None:
         return "threads", record.unowned
     if record.launches < 1:

@@ -277,7 +277,9 @@ def fingerprint(t: Any) -> str:
     read as 32-bit words where their count allows (else bytes): a quarter of the elements to weigh."""
     import torch
 
-    flat = t.detach().contiguous().reshape(-1).view(torch.uint8)
+    # through the class's own method, never the tensor's attribute: an output's own ``detach`` (a candidate's
+    # callable) ran here, after the watch closed (the thirty-ninth red team; ``overrides.tensor_overrides``)
+    flat = torch._C.TensorBase.detach(t).contiguous().reshape(-1).view(torch.uint8)
     if flat.numel() % 4 == 0 and flat.numel():
         flat = flat.view(torch.int32)
     sums = torch.zeros(2, dtype=torch.int64, device=flat.device)  # [words, position-weighted words]
