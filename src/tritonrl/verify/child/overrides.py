@@ -16,8 +16,9 @@ Tensors alike (``tensor_overrides``): a tensor the watch or the harness reads ma
 own, a name ``torch.Tensor`` has (an instance attribute wins over a method: ``out.detach = f`` ran the candidate's
 ``f`` in the harness's fingerprint of the output, after the watch closed, and ``out.storage_offset = f`` pointed
 the output's provenance at bytes it does not cover: the thirty-ninth red team), nor the class ``torch.Tensor``
-change (``tensor_class_changed``), nor a name of ``torch``'s be bound anew (``torch_rebound``); checked on every tensor of a watched torch op, of a launch, on a forward's
-inputs, parameters and buffers before it and on its outputs after it.
+change (``tensor_class_changed``), nor a name of ``torch``'s be bound anew (``torch_rebound``); checked on every
+tensor of a watched torch op and of a launch, on a forward's inputs, parameters and buffers before it and on its
+outputs after it (``Monitor.run_forward``, before the watch's last reads and the harness's delivery).
 
 The harness reads the modules outside a watch (before a forward's opens), so nothing here runs candidate code
 (``inert``): a module's ``_modules``, ``_parameters`` and ``_buffers`` must be plain dicts (a red team's dict
@@ -78,7 +79,7 @@ def tensor_overrides(tensors: Iterable[torch.Tensor]) -> str | None:
 
 
 def torch_rebound() -> str | None:
-    """Which of ``torch``'s names (as this module found them, before any candidate code) is bound to something else
+    """Which of ``torch``'s names (as ``freeze`` found them, before any candidate code) is bound to something else
     now, or None: the harness calls ``torch.zeros`` and its like after the forward's watch closed (the thirty-ninth
     red team's ``a01`` put its own ``torch.zeros`` there and rewrote the output in the fingerprint). Names added
     since are not compared: importing a submodule adds its name, and a new name replaces none of the harness's."""
@@ -91,11 +92,11 @@ def torch_rebound() -> str | None:
 
 
 def tensor_class_changed() -> str | None:
-    """What changed in ``torch.Tensor``'s class since this module was imported (a method replaced, added or
-    removed: the verifier's reads of every tensor would run it), or None."""
-    now = vars(torch.Tensor)
+    """What changed in ``torch.Tensor``'s class since ``freeze`` (a method replaced, added or removed: the
+    verifier's reads of every tensor would run it), or None."""
     if _TENSOR_CLASS is None:
         return None
+    now = vars(torch.Tensor)
     if len(now) != len(_TENSOR_CLASS) or not all(map(_is, _TENSOR_CLASS, now.values())):
         return "torch.Tensor's class was changed (a method replaced, added or removed)"
     return None

@@ -17,7 +17,6 @@ from typing import Any
 import torch
 
 from tritonrl.verify.child.inert import type_name
-from tritonrl.verify.child.overrides import tensor_class_changed, tensor_overrides, torch_rebound
 from tritonrl.verify.child.provenance import layout_problem, provenance_problem
 
 _Tensor = torch.Tensor
@@ -56,12 +55,8 @@ def judge_record(record: Any, output: Any, intact: bool, weak: bool = False,
     if values is None:
         return ("not_plain_tensor", f"forward returned a {type_name(output)}: return a tensor, or a plain "
                                     "tuple or list of tensors")
-    if record.unseen is not None:
+    if record.unseen is not None:  # tensors' own attributes, torch rebound: ``Monitor.run_forward`` (before delivery)
         return "tampering", record.unseen
-    overridden = (tensor_class_changed() or torch_rebound()
-                  or tensor_overrides([v for v in values if type(v) is _Tensor]))
-    if overridden is not None:  # before anything reads an output (``Child.deliver``'s fingerprint)
-        return "tampering", overridden
     if record.unowned is not None:
         return "threads", record.unowned
     if record.launches < 1:
